@@ -187,6 +187,10 @@ type Metadata struct {
 	// votes, finishes, joins, drops, flags. Secrets must be redacted by the
 	// codec before they land here.
 	Events []Event `json:"events,omitempty"`
+	// Growing marks a live recording that may still grow (an HCRP segment
+	// set): ingesting it again under the same ID, once more segments have
+	// arrived, replaces the archived copy instead of being refused.
+	Growing bool `json:"growing,omitempty"`
 	// Warnings say what the codec tolerated (a file cut short, a missing
 	// footer, a build with no protocol table). Ingest prints them.
 	Warnings []string `json:"warnings,omitempty"`
