@@ -18,7 +18,7 @@ import (
 // that Split fills and the formats.Source that Frames and Clip read.
 type Recording struct {
 	Metadata    *formats.Metadata
-	HeaderData []byte
+	HeaderData  []byte
 	ChunkIndex  []formats.Chunk
 	ChunkBytes  [][]byte
 	TrailerData []byte
