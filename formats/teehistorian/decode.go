@@ -1,0 +1,287 @@
+// This file decodes one record from a byte slice (parse) and applies it to the
+// decoder state (apply). parse never changes the state, so a caller can look
+// at a record (for instance to cut a chunk before it) before committing it.
+
+package teehistorian
+
+import (
+	"bytes"
+	"math"
+)
+
+// parseStatus says how parse ended.
+type parseStatus uint8
+
+const (
+	parseOK    parseStatus = iota
+	parseShort             // b ends inside the record: more bytes are needed
+	parseBad               // the record is invalid; see the message
+)
+
+// maxTick bounds tick numbers so that tick arithmetic cannot overflow.
+const maxTick = math.MaxInt64 / 4
+
+// cursor reads the fields of one record.
+type cursor struct {
+	b      []byte
+	n      int
+	status parseStatus
+	what   string // what was expected, when status == parseBad
+	at     int    // offset of the failing field within the record
+}
+
+func (c *cursor) fail(what string) {
+	if c.status == parseOK {
+		c.status = parseBad
+		c.what = what
+		c.at = c.n
+	}
+}
+
+func (c *cursor) int() int32 {
+	if c.status != parseOK {
+		return 0
+	}
+	v, n, st := readVarint(c.b[c.n:])
+	if st != varintOK {
+		c.status = parseShort
+		return 0
+	}
+	c.n += n
+	return v
+}
+
+// str reads a NUL-terminated string and returns it without the NUL.
+func (c *cursor) str() []byte {
+	if c.status != parseOK {
+		return nil
+	}
+	i := bytes.IndexByte(c.b[c.n:], 0)
+	if i < 0 {
+		c.status = parseShort
+		return nil
+	}
+	s := c.b[c.n : c.n+i : c.n+i]
+	c.n += i + 1
+	return s
+}
+
+func (c *cursor) raw(size int32, what string) []byte {
+	if c.status != parseOK {
+		return nil
+	}
+	if size < 0 {
+		c.fail(what)
+		return nil
+	}
+	if int64(len(c.b)-c.n) < int64(size) {
+		c.status = parseShort
+		return nil
+	}
+	s := c.b[c.n : c.n+int(size) : c.n+int(size)]
+	c.n += int(size)
+	return s
+}
+
+func (c *cursor) cid(what string) int32 {
+	v := c.int()
+	if c.status == parseOK && (v < 0 || v >= MaxClients) {
+		c.fail(what)
+	}
+	return v
+}
+
+// parse decodes the record at the start of b into it, given the state st
+// before the record. It does not modify st. On parseBad, what says what was
+// expected and at is the offset within b where it went wrong.
+func parse(b []byte, st *State, it *Item, version int) (n int, status parseStatus, what string, at int) {
+	c := cursor{b: b}
+	id := c.int()
+	if c.status != parseOK {
+		return 0, c.status, "", 0
+	}
+	it.Tick = st.Tick
+	it.Data = nil
+	it.Cmd = nil
+	it.Args = it.Args[:0]
+	it.Ex = ExUnknown
+	if id >= 0 {
+		it.Type = ItemPlayerDiff
+		if id >= MaxClients {
+			return 0, parseBad, "expected a client id below 256 for PLAYER_DIFF", 0
+		}
+		it.Cid = id
+		it.DX = c.int()
+		it.DY = c.int()
+		if c.status == parseOK && !st.Clients[id].Alive {
+			c.fail("expected PLAYER_DIFF only for a player that is present (PLAYER_NEW first)")
+			c.at = 0
+		}
+		if c.status == parseOK {
+			p := &st.Clients[id]
+			it.X, it.Y = p.X+it.DX, p.Y+it.DY
+		}
+	} else {
+		switch id {
+		case -1:
+			it.Type = ItemFinish
+		case -2:
+			it.Type = ItemTickSkip
+			it.Dt = c.int()
+			if c.status == parseOK && it.Dt < 0 {
+				c.fail("expected a non-negative TICK_SKIP count")
+			}
+		case -3:
+			it.Type = ItemPlayerNew
+			it.Cid = c.cid("expected a client id 0..255 in PLAYER_NEW")
+			it.X = c.int()
+			it.Y = c.int()
+			it.DX, it.DY = 0, 0
+		case -4:
+			it.Type = ItemPlayerOld
+			it.Cid = c.cid("expected a client id 0..255 in PLAYER_OLD")
+			if c.status == parseOK {
+				p := &st.Clients[it.Cid]
+				it.X, it.Y = p.X, p.Y
+			}
+		case -5:
+			it.Type = ItemInputDiff
+			it.Cid = c.cid("expected a client id 0..255 in INPUT_DIFF")
+			for i := range it.Diff {
+				it.Diff[i] = c.int()
+			}
+			if c.status == parseOK {
+				p := &st.Clients[it.Cid]
+				if !p.HasInput {
+					c.fail("expected INPUT_DIFF only after an INPUT_NEW for that client")
+					c.at = 0
+				}
+				for i := range it.Input {
+					it.Input[i] = p.Input[i] + it.Diff[i]
+				}
+			}
+		case -6:
+			it.Type = ItemInputNew
+			it.Cid = c.cid("expected a client id 0..255 in INPUT_NEW")
+			for i := range it.Input {
+				it.Input[i] = c.int()
+			}
+			it.Diff = Input{}
+		case -7:
+			it.Type = ItemMessage
+			it.Cid = c.int()
+			size := c.int()
+			it.Data = c.raw(size, "expected a non-negative MESSAGE size")
+		case -8:
+			it.Type = ItemJoin
+			it.Cid = c.int()
+		case -9:
+			it.Type = ItemDrop
+			it.Cid = c.int()
+			it.Data = c.str()
+		case -10:
+			it.Type = ItemConsoleCommand
+			it.Cid = c.int()
+			it.Flags = c.int()
+			it.Cmd = c.str()
+			nargs := c.int()
+			if c.status == parseOK && (nargs < 0 || nargs > maxArgs) {
+				c.fail("expected a CONSOLE_COMMAND argument count 0..1024")
+			}
+			for i := int32(0); i < nargs && c.status == parseOK; i++ {
+				it.Args = append(it.Args, c.str())
+			}
+		case -11:
+			if version < 2 {
+				return 0, parseBad, "expected no EX item in a version 1 file", 0
+			}
+			it.Type = ItemEx
+			if len(c.b)-c.n < 16 {
+				c.status = parseShort
+				break
+			}
+			copy(it.UUID[:], c.b[c.n:c.n+16])
+			c.n += 16
+			size := c.int()
+			it.Data = c.raw(size, "expected a non-negative EX size")
+			if c.status == parseOK {
+				it.Ex = exKindOf(it.UUID)
+			}
+		default:
+			return 0, parseBad, "expected an item type (-11..-1 or a client id)", 0
+		}
+	}
+	if c.status != parseOK {
+		return 0, c.status, c.what, c.at
+	}
+	// The tick this record belongs to.
+	switch {
+	case it.Type == ItemTickSkip:
+		it.Tick = st.Tick + int64(it.Dt) + 1
+	case it.IsPlayer() && it.Cid <= st.LastCid:
+		it.Tick = st.Tick + 1
+	}
+	if it.Tick > maxTick {
+		return 0, parseBad, "expected a tick below 2^61", 0
+	}
+	it.Size = c.n
+	return c.n, parseOK, "", 0
+}
+
+// apply commits a parsed record to the state.
+func apply(st *State, it *Item) {
+	st.Tick = it.Tick
+	switch it.Type {
+	case ItemTickSkip:
+		st.LastCid = -1
+	case ItemPlayerDiff, ItemPlayerNew:
+		st.LastCid = it.Cid
+		p := &st.Clients[it.Cid]
+		p.Alive, p.X, p.Y = true, it.X, it.Y
+	case ItemPlayerOld:
+		st.LastCid = it.Cid
+		st.Clients[it.Cid].Alive = false
+	case ItemInputNew, ItemInputDiff:
+		p := &st.Clients[it.Cid]
+		p.HasInput, p.Input = true, it.Input
+	case ItemJoin:
+		if it.Cid >= 0 && it.Cid < MaxClients {
+			st.Clients[it.Cid].Connected = true
+		}
+	case ItemDrop:
+		if it.Cid >= 0 && it.Cid < MaxClients {
+			st.Clients[it.Cid].Connected = false
+		}
+	case ItemEx:
+		applyEx(st, it)
+	}
+}
+
+// applyEx tracks the stateful EX items. A payload that does not parse is
+// ignored: layouts may change between server versions.
+func applyEx(st *State, it *Item) {
+	c := cursor{b: it.Data}
+	switch it.Ex {
+	case ExJoinVer6, ExJoinVer7:
+		cid := c.int()
+		if c.status == parseOK && cid >= 0 && cid < MaxClients {
+			st.Clients[cid].Proto7 = it.Ex == ExJoinVer7
+		}
+	case ExPlayerTeam:
+		cid, team := c.int(), c.int()
+		if c.status == parseOK && cid >= 0 && cid < MaxClients {
+			st.Clients[cid].Team = team
+		}
+	case ExTeamPractice:
+		team, on := c.int(), c.int()
+		if c.status == parseOK {
+			st.setPractice(team, on != 0)
+		}
+	case ExPlayerName:
+		cid, name := c.int(), c.str()
+		if c.status == parseOK && cid >= 0 && cid < MaxClients {
+			p := &st.Clients[cid]
+			p.Name = append(p.Name[:0], name...)
+		}
+	}
+}
