@@ -1,0 +1,233 @@
+// Package archive is the storage engine: a bbolt catalog that is the source
+// of truth, and time-partitioned bbolt shards that hold chunk blobs.
+//
+// Layout of an archive directory:
+//
+//	catalog.db         manifests, by-session, sources (sha256 → id), heads
+//	                   (native header and trailer), events, change log, policy
+//	shards/YYYY-MM.db  chunk blobs keyed by recording id ‖ start tick (big-endian)
+//	index/             the search index, derived from the catalog (package query)
+//
+// Chunks are written before the manifest and deleted after it, so a crash
+// leaves at worst chunks without a manifest: invisible to readers and removed
+// by Check with repair. Shards partition chunks by recording start month, so
+// retention by age unlinks whole files and gives the disk space back; bbolt
+// itself never shrinks a file.
+//
+// No read transaction is held across slow work: readers copy what they need
+// and close the transaction before decoding or writing to the caller.
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Catalog bucket names.
+var (
+	bucketRecordings = []byte("recordings") // id (16 B) → manifest JSON
+	bucketSessions   = []byte("sessions")   // session ‖ 0 ‖ id (16 B) → nil
+	bucketSources    = []byte("sources")    // sha256 (32 B) → id (16 B)
+	bucketHeads      = []byte("heads")      // id → zstd(header) ‖ zstd(trailer), see heads.go
+	bucketEvents     = []byte("events")     // id → zstd(JSON events)
+	bucketChanges    = []byte("changes")    // seq (8 B BE) → change JSON
+	bucketSettings   = []byte("settings")   // name → JSON (retention policy, ...)
+)
+
+// Shard bucket name.
+var bucketChunks = []byte("chunks") // id (16 B) ‖ start tick (8 B BE) → blob
+
+// ErrNotFound is returned for a recording id or prefix that names nothing.
+var ErrNotFound = errors.New("recording not found")
+
+// ErrInUse is returned when another process holds the archive open.
+var ErrInUse = errors.New("archive is in use by another process (bbolt file lock)")
+
+// Options tune an archive. The zero value is a good default.
+type Options struct {
+	// NoSync skips fsync on commit. Only for tests and benchmarks.
+	NoSync bool
+	// LockTimeout is how long Open waits for another process to let go of
+	// the archive's files (default 2s).
+	LockTimeout time.Duration
+	// ShardPeriod names the shard a recording goes to, from its start time.
+	// Default: one shard per month ("2006-01").
+	ShardPeriod func(time.Time) string
+	// Now is the clock (default time.Now); tests set it.
+	Now func() time.Time
+}
+
+// Archive is an open archive directory. It is safe for concurrent use by
+// several goroutines of one process; bbolt's file lock keeps out other
+// processes.
+type Archive struct {
+	dir     string
+	opts    Options
+	catalog *bolt.DB
+
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+
+	// commitMu serialises commits and deletes within this process.
+	commitMu sync.Mutex
+
+	mu     sync.Mutex
+	shards map[string]*bolt.DB
+	closed bool
+}
+
+// Open opens the archive in dir, creating it if needed.
+func Open(dir string, opts Options) (*Archive, error) {
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = 2 * time.Second
+	}
+	if opts.ShardPeriod == nil {
+		opts.ShardPeriod = func(t time.Time) string { return t.UTC().Format("2006-01") }
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "shards"), 0o755); err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	db, err := openBolt(filepath.Join(dir, "catalog.db"), opts)
+	if err != nil {
+		return nil, err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketRecordings, bucketSessions, bucketSources, bucketHeads, bucketEvents, bucketChanges, bucketSettings, bucketTombstones} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("archive: init catalog: %w", err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	// Decoded sizes are known from the manifest and checked before decoding;
+	// the memory cap is a second line of defence against a corrupt blob.
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	return &Archive{dir: dir, opts: opts, catalog: db, enc: enc, dec: dec, shards: map[string]*bolt.DB{}}, nil
+}
+
+func openBolt(path string, opts Options) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("archive: %s: %w", path, ErrInUse)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive: open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Dir returns the archive's directory.
+func (a *Archive) Dir() string { return a.dir }
+
+// Close closes the catalog and every open shard.
+func (a *Archive) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	var errs []error
+	for name, db := range a.shards {
+		errs = append(errs, db.Close())
+		delete(a.shards, name)
+	}
+	errs = append(errs, a.catalog.Close())
+	a.enc.Close()
+	a.dec.Close()
+	return errors.Join(errs...)
+}
+
+func (a *Archive) shardPath(name string) string {
+	return filepath.Join(a.dir, "shards", name+".db")
+}
+
+// shard returns the open shard name, opening (and with create, creating) it.
+func (a *Archive) shard(name string, create bool) (*bolt.DB, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return nil, fmt.Errorf("archive: bad shard name %q", name)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil, errors.New("archive: closed")
+	}
+	if db := a.shards[name]; db != nil {
+		return db, nil
+	}
+	path := a.shardPath(name)
+	if !create {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("archive: shard %s: %w", name, err)
+		}
+	}
+	db, err := openBolt(path, a.opts)
+	if err != nil {
+		return nil, err
+	}
+	if create {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucketIfNotExists(bucketChunks)
+			return err
+		}); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("archive: shard %s: %w", name, err)
+		}
+	}
+	a.shards[name] = db
+	return db, nil
+}
+
+// closeShard closes a shard if it is open, so its file can be removed or
+// replaced.
+func (a *Archive) closeShard(name string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	db := a.shards[name]
+	if db == nil {
+		return nil
+	}
+	delete(a.shards, name)
+	return db.Close()
+}
+
+// Shards lists the shard names on disk, sorted.
+func (a *Archive) Shards() ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(a.dir, "shards"))
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".db"); ok && !e.IsDir() {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}

@@ -1,0 +1,305 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+	bolt "go.etcd.io/bbolt"
+)
+
+func openTest(t *testing.T) *Archive {
+	t.Helper()
+	a, err := Open(t.TempDir(), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// ingest splits native with the toy codec and commits it.
+func ingest(t *testing.T, a *Archive, native []byte, mutate func(*formats.Metadata)) Result {
+	t.Helper()
+	p := a.NewPending("lines", "test.lines")
+	meta, err := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(native), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mutate != nil {
+		mutate(meta)
+	}
+	if _, err := p.Finish(meta); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Commit(context.Background(), []*Pending{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0]
+}
+
+func export(t *testing.T, a *Archive, id uuid.UUID) []byte {
+	t.Helper()
+	r, err := a.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := r.WriteTo(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestIngestExportRoundTrip(t *testing.T) {
+	a := openTest(t)
+	native := formatstest.LinesFile("s1", 103)
+	res := ingest(t, a, native, nil)
+	if res.Outcome != Ingested {
+		t.Fatalf("outcome %v", res.Outcome)
+	}
+	if got := export(t, a, res.ID); !bytes.Equal(got, native) {
+		t.Fatalf("export differs from ingested bytes")
+	}
+	m := res.Manifest
+	if len(m.Chunks) != 26 || m.NativeBytes != int64(len(native)) || m.Meta.Ticks != 103 {
+		t.Errorf("manifest: %d chunks, %d bytes, %d ticks", len(m.Chunks), m.NativeBytes, m.Meta.Ticks)
+	}
+	if m.EventCount != 10 {
+		t.Errorf("events stored = %d, want 10", m.EventCount)
+	}
+	evs, err := a.Events(res.ID)
+	if err != nil || len(evs) != 10 || evs[0].Text != "kick 10" {
+		t.Errorf("Events = %v, %v", evs, err)
+	}
+	// Same bytes again: duplicate, same id, nothing new.
+	again := ingest(t, a, native, nil)
+	if again.Outcome != Duplicate || again.ID != res.ID {
+		t.Errorf("re-ingest: outcome %v id %s, want Duplicate %s", again.Outcome, again.ID, res.ID)
+	}
+	if ids, _ := a.Session("s1"); len(ids) != 1 || ids[0] != res.ID {
+		t.Errorf("Session(s1) = %v", ids)
+	}
+}
+
+func TestSeekReadsOneChunk(t *testing.T) {
+	a := openTest(t)
+	res := ingest(t, a, formatstest.LinesFile("s", 400), nil)
+	r, err := a.Open(res.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ticks []int64
+	err = formatstest.Lines{}.Frames(context.Background(), r, 201, 202, func(f formats.Frame) error {
+		ticks = append(ticks, f.Tick)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ticks) != 2 || ticks[0] != 201 || r.Reads() != 1 {
+		t.Errorf("frames 201..202 gave ticks %v reading %d chunks, want [201 202] from 1", ticks, r.Reads())
+	}
+}
+
+func TestOwnIDConflictGetsDerivedID(t *testing.T) {
+	a := openTest(t)
+	own := uuid.MustParse("11111111-2222-3333-4444-555555555555")
+	first := ingest(t, a, formatstest.LinesFile("s", 20), func(m *formats.Metadata) { m.ID = own })
+	if first.ID != own {
+		t.Fatalf("id = %s, want the file's own %s", first.ID, own)
+	}
+	second := ingest(t, a, formatstest.LinesFile("s", 10), func(m *formats.Metadata) { m.ID = own })
+	if second.ID == own || second.Outcome != Ingested || second.Note == "" {
+		t.Errorf("conflicting id: got %s outcome %v note %q", second.ID, second.Outcome, second.Note)
+	}
+	// Both export intact.
+	if !bytes.Equal(export(t, a, own), formatstest.LinesFile("s", 20)) || !bytes.Equal(export(t, a, second.ID), formatstest.LinesFile("s", 10)) {
+		t.Error("exports differ after id conflict")
+	}
+}
+
+func TestGrowingReplaces(t *testing.T) {
+	a := openTest(t)
+	own := uuid.MustParse("11111111-2222-3333-4444-555555555555")
+	grow := func(m *formats.Metadata) { m.ID, m.Growing = own, true }
+	ingest(t, a, formatstest.LinesFile("w", 30), grow)
+	if _, err := a.SetHold(own, "evidence"); err != nil {
+		t.Fatal(err)
+	}
+	res := ingest(t, a, formatstest.LinesFile("w", 50), grow)
+	if res.Outcome != Replaced || res.ID != own {
+		t.Fatalf("outcome %v id %s", res.Outcome, res.ID)
+	}
+	if res.Manifest.Hold == nil {
+		t.Error("hold lost on replace")
+	}
+	if got := export(t, a, own); !bytes.Equal(got, formatstest.LinesFile("w", 50)) {
+		t.Error("export after replace differs")
+	}
+	rep, err := a.Check(context.Background(), CheckOptions{ReadData: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("check after replace: %+v %v", rep, err)
+	}
+}
+
+func TestDeleteAndCheck(t *testing.T) {
+	a := openTest(t)
+	keep := ingest(t, a, formatstest.LinesFile("a", 50), nil)
+	gone := ingest(t, a, formatstest.LinesFile("b", 50), nil)
+	if _, err := a.SetHold(gone.ID, "legal"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Delete(context.Background(), gone.ID); !errors.Is(err, ErrHeld) {
+		t.Fatalf("delete of held recording: %v, want ErrHeld", err)
+	}
+	if _, err := a.Release(gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Delete(context.Background(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Open(gone.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("open deleted: %v", err)
+	}
+	rep, err := a.Check(context.Background(), CheckOptions{ReadData: true})
+	if err != nil || !rep.OK() || rep.Recordings != 1 {
+		t.Fatalf("check: %+v %v", rep, err)
+	}
+	if !bytes.Equal(export(t, a, keep.ID), formatstest.LinesFile("a", 50)) {
+		t.Error("kept recording damaged")
+	}
+	ch, err := a.ChangesSince(0, 0)
+	if err != nil || len(ch) != 5 || ch[4].Op != ChangeDelete || ch[4].ID != gone.ID {
+		t.Errorf("change log = %+v, %v", ch, err)
+	}
+}
+
+// A crash after the chunks were written but before the manifest commit
+// leaves orphans that no reader sees and check --repair removes.
+func TestCrashBeforeManifestLeavesOnlyOrphans(t *testing.T) {
+	a := openTest(t)
+	p := a.NewPending("lines", "x")
+	meta, err := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(formatstest.LinesFile("c", 40)), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Finish(meta)
+	p.shard = "2026-01"
+	if err := a.writeBlobs(p.shard, uuid.New(), p.chunks, p.blobs); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	a.List(context.Background(), func(*Manifest) error { n++; return nil })
+	if n != 0 {
+		t.Fatalf("%d recordings visible after a crash before the manifest", n)
+	}
+	rep, _ := a.Check(context.Background(), CheckOptions{})
+	if rep.Orphans != 10 || rep.OK() {
+		t.Fatalf("check found %d orphans, want 10", rep.Orphans)
+	}
+	if rep, _ = a.Check(context.Background(), CheckOptions{Repair: true}); rep.Orphans != 10 {
+		t.Fatalf("repair pass saw %d orphans", rep.Orphans)
+	}
+	if rep, _ = a.Check(context.Background(), CheckOptions{}); !rep.OK() {
+		t.Fatalf("after repair: %+v", rep)
+	}
+}
+
+// An interrupted delete (mark committed, sweep not run) is finished by the
+// next Sweep, and Check reports it meanwhile.
+func TestInterruptedDeleteIsFinished(t *testing.T) {
+	a := openTest(t)
+	res := ingest(t, a, formatstest.LinesFile("d", 40), nil)
+	if _, err := a.Mark(context.Background(), []uuid.UUID{res.ID}, false); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := a.Check(context.Background(), CheckOptions{})
+	if rep.PendingDeletes != 1 || rep.Orphans != 10 {
+		t.Fatalf("check after mark: %+v", rep)
+	}
+	if _, err := a.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rep, _ = a.Check(context.Background(), CheckOptions{}); !rep.OK() {
+		t.Fatalf("after sweep: %+v", rep)
+	}
+}
+
+func TestCorruptChunkIsReported(t *testing.T) {
+	a := openTest(t)
+	res := ingest(t, a, formatstest.LinesFile("e", 40), nil)
+	m := res.Manifest
+	db, _ := a.shard(m.Shard, false)
+	key := chunkKey(m.ID, m.Chunks[3].StartTick)
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChunks)
+		v := bytes.Clone(b.Get(key))
+		v[len(v)-1] ^= 0x55
+		return b.Put(key, v)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := a.Open(res.ID)
+	if _, err := r.WriteTo(context.Background(), &bytes.Buffer{}); err == nil {
+		t.Fatal("export of a corrupt chunk succeeded")
+	}
+	rep, _ := a.Check(context.Background(), CheckOptions{ReadData: true})
+	if len(rep.Problems) != 1 {
+		t.Fatalf("problems = %v", rep.Problems)
+	}
+}
+
+func TestResolvePrefix(t *testing.T) {
+	a := openTest(t)
+	res := ingest(t, a, formatstest.LinesFile("f", 5), nil)
+	s := res.ID.String()
+	for _, ref := range []string{s, s[:8], s[:5], s[:13]} {
+		if id, err := a.Resolve(ref); err != nil || id != res.ID {
+			t.Errorf("Resolve(%q) = %s, %v", ref, id, err)
+		}
+	}
+	for _, ref := range []string{"zz", "", "0000000000"} {
+		if _, err := a.Resolve(ref); err == nil {
+			t.Errorf("Resolve(%q) succeeded", ref)
+		}
+	}
+}
+
+func TestShardByStartMonth(t *testing.T) {
+	a := openTest(t)
+	start := time.Date(2024, 3, 9, 12, 0, 0, 0, time.UTC)
+	res := ingest(t, a, formatstest.LinesFile("g", 5), func(m *formats.Metadata) { m.Start = start })
+	if res.Manifest.Shard != "2024-03" {
+		t.Errorf("shard = %s", res.Manifest.Shard)
+	}
+	if _, err := os.Stat(filepath.Join(a.Dir(), "shards", "2024-03.db")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	a := openTest(t)
+	res := ingest(t, a, formatstest.LinesFile("h", 5), func(m *formats.Metadata) { m.Flags = []string{"speedhack"} })
+	m, err := a.SetFlag(res.ID, "griefing", "reported twice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.AllFlags(); len(got) != 2 || got[1] != "griefing" {
+		t.Errorf("flags = %v", got)
+	}
+	if _, err := a.Unflag(res.ID, "speedhack"); err == nil {
+		t.Error("removing a file's own flag succeeded")
+	}
+	if m, err = a.Unflag(res.ID, "griefing"); err != nil || len(m.AllFlags()) != 1 {
+		t.Errorf("unflag: %v %v", m.AllFlags(), err)
+	}
+}

@@ -1,0 +1,309 @@
+// Catalog access: manifests, id lookup by prefix, sessions, heads, events and
+// the change log that keeps the derived search index in step.
+
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Change is one entry of the change log: a recording was put (ingested or
+// its flags, hold or metadata changed) or deleted.
+type Change struct {
+	Seq uint64    `json:"-"`
+	Op  string    `json:"op"` // ChangePut or ChangeDelete
+	ID  uuid.UUID `json:"id"`
+}
+
+// Change log operations.
+const (
+	ChangePut    = "put"
+	ChangeDelete = "delete"
+)
+
+// appendChange adds an entry to the change log inside tx.
+func appendChange(tx *bolt.Tx, op string, id uuid.UUID) error {
+	b := tx.Bucket(bucketChanges)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	v, err := json.Marshal(Change{Op: op, ID: id})
+	if err != nil {
+		return err
+	}
+	return b.Put(seqKey(seq), v)
+}
+
+func seqKey(seq uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], seq)
+	return k[:]
+}
+
+// ChangesSince returns up to limit change log entries with a sequence number
+// greater than seq, in order.
+func (a *Archive) ChangesSince(seq uint64, limit int) ([]Change, error) {
+	var out []Change
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketChanges).Cursor()
+		for k, v := c.Seek(seqKey(seq + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			var ch Change
+			if err := json.Unmarshal(v, &ch); err != nil {
+				return fmt.Errorf("change %x: %w", k, err)
+			}
+			ch.Seq = binary.BigEndian.Uint64(k)
+			out = append(out, ch)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: change log: %w", err)
+	}
+	return out, nil
+}
+
+// LastChange returns the newest change log sequence number (0 if none).
+func (a *Archive) LastChange() (uint64, error) {
+	var seq uint64
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		seq = tx.Bucket(bucketChanges).Sequence()
+		return nil
+	})
+	return seq, err
+}
+
+// TrimChanges drops change log entries up to and including seq, once the
+// index has applied them.
+func (a *Archive) TrimChanges(seq uint64) error {
+	return a.catalog.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketChanges).Cursor()
+		for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= seq; k, _ = c.First() {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func getManifest(tx *bolt.Tx, id uuid.UUID) (*Manifest, error) {
+	v := tx.Bucket(bucketRecordings).Get(id[:])
+	if v == nil {
+		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	m := new(Manifest)
+	if err := json.Unmarshal(v, m); err != nil {
+		return nil, fmt.Errorf("archive: manifest %s: %w", id, err)
+	}
+	return m, nil
+}
+
+func putManifest(tx *bolt.Tx, m *Manifest) error {
+	v, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketRecordings).Put(m.ID[:], v)
+}
+
+func sessionKey(session string, id uuid.UUID) []byte {
+	k := make([]byte, 0, len(session)+1+16)
+	k = append(k, session...)
+	k = append(k, 0)
+	return append(k, id[:]...)
+}
+
+// Manifest returns the manifest of recording id.
+func (a *Archive) Manifest(id uuid.UUID) (*Manifest, error) {
+	var m *Manifest
+	err := a.catalog.View(func(tx *bolt.Tx) (err error) {
+		m, err = getManifest(tx, id)
+		return err
+	})
+	return m, err
+}
+
+// Resolve turns a full id or a unique prefix of its hex form (dashes
+// optional) into a recording id.
+func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
+	if id, err := uuid.Parse(ref); err == nil {
+		if _, err := a.Manifest(id); err != nil {
+			return uuid.Nil, err
+		}
+		return id, nil
+	}
+	hexRef := strings.ToLower(strings.ReplaceAll(ref, "-", ""))
+	if hexRef == "" || len(hexRef) > 32 {
+		return uuid.Nil, fmt.Errorf("%q: not a recording id or id prefix", ref)
+	}
+	if _, err := hex.DecodeString(hexRef + strings.Repeat("0", len(hexRef)%2)); err != nil {
+		return uuid.Nil, fmt.Errorf("%q: not a recording id or id prefix", ref)
+	}
+	prefix, _ := hex.DecodeString(hexRef[:len(hexRef)&^1])
+	var found []uuid.UUID
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketRecordings).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if strings.HasPrefix(hex.EncodeToString(k), hexRef) {
+				found = append(found, uuid.UUID(k))
+				if len(found) > 1 {
+					break
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	switch len(found) {
+	case 0:
+		return uuid.Nil, fmt.Errorf("%q: %w", ref, ErrNotFound)
+	case 1:
+		return found[0], nil
+	default:
+		return uuid.Nil, fmt.Errorf("%q: prefix is ambiguous (matches %s and %s, at least)", ref, found[0], found[1])
+	}
+}
+
+// List calls fn with every manifest, in id order, stopping at the first
+// error. Manifests are copied out in pages so no read transaction stays
+// open while fn runs.
+func (a *Archive) List(ctx context.Context, fn func(*Manifest) error) error {
+	const page = 256
+	var after []byte
+	for {
+		var batch []*Manifest
+		err := a.catalog.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketRecordings).Cursor()
+			var k, v []byte
+			if after == nil {
+				k, v = c.First()
+			} else if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+			for ; k != nil && len(batch) < page; k, v = c.Next() {
+				m := new(Manifest)
+				if err := json.Unmarshal(v, m); err != nil {
+					return fmt.Errorf("manifest %x: %w", k, err)
+				}
+				batch = append(batch, m)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("archive: list: %w", err)
+		}
+		for _, m := range batch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		if len(batch) < page {
+			return nil
+		}
+		id := batch[len(batch)-1].ID
+		after = id[:]
+	}
+}
+
+// Session returns the ids of the recordings of a session.
+func (a *Archive) Session(session string) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	prefix := append([]byte(session), 0)
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketSessions).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) == len(prefix)+16 {
+				ids = append(ids, uuid.UUID(k[len(prefix):]))
+			}
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// Events returns the searchable events stored for recording id.
+func (a *Archive) Events(id uuid.UUID) ([]formats.Event, error) {
+	var blob []byte
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		blob = bytes.Clone(tx.Bucket(bucketEvents).Get(id[:]))
+		return nil
+	})
+	if err != nil || blob == nil {
+		return nil, err
+	}
+	raw, err := a.dec.DecodeAll(blob, nil)
+	if err != nil {
+		return nil, fmt.Errorf("archive: events of %s: %w", id, err)
+	}
+	var evs []formats.Event
+	if err := json.Unmarshal(raw, &evs); err != nil {
+		return nil, fmt.Errorf("archive: events of %s: %w", id, err)
+	}
+	return evs, nil
+}
+
+// heads blob: uvarint len(zstd header) ‖ zstd header ‖ zstd trailer; an
+// empty piece is stored as zero bytes.
+func (a *Archive) encodeHeads(header, trailer []byte) []byte {
+	var h, t []byte
+	if len(header) > 0 {
+		h = a.enc.EncodeAll(header, nil)
+	}
+	if len(trailer) > 0 {
+		t = a.enc.EncodeAll(trailer, nil)
+	}
+	out := binary.AppendUvarint(nil, uint64(len(h)))
+	out = append(out, h...)
+	return append(out, t...)
+}
+
+func (a *Archive) decodeHeads(blob []byte, headerLen, trailerLen int64) (header, trailer []byte, err error) {
+	n, k := binary.Uvarint(blob)
+	if k <= 0 || n > uint64(len(blob)-k) {
+		return nil, nil, fmt.Errorf("corrupt heads record")
+	}
+	h, t := blob[k:k+int(n)], blob[k+int(n):]
+	if len(h) > 0 {
+		if header, err = a.decodeBounded(h, headerLen); err != nil {
+			return nil, nil, fmt.Errorf("header: %w", err)
+		}
+	}
+	if len(t) > 0 {
+		if trailer, err = a.decodeBounded(t, trailerLen); err != nil {
+			return nil, nil, fmt.Errorf("trailer: %w", err)
+		}
+	}
+	if int64(len(header)) != headerLen || int64(len(trailer)) != trailerLen {
+		return nil, nil, fmt.Errorf("heads record holds %d+%d bytes, manifest says %d+%d", len(header), len(trailer), headerLen, trailerLen)
+	}
+	return header, trailer, nil
+}
+
+// decodeBounded decompresses a zstd blob whose decoded size must be want.
+func (a *Archive) decodeBounded(blob []byte, want int64) ([]byte, error) {
+	out, err := a.dec.DecodeAll(blob, make([]byte, 0, want))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) != want {
+		return nil, fmt.Errorf("decoded %d bytes, want %d", len(out), want)
+	}
+	return out, nil
+}
+

@@ -1,0 +1,286 @@
+// Consistency checks: every manifest has its heads and chunks, every chunk
+// in a shard belongs to a manifest, and the catalog's side buckets point at
+// live recordings. With ReadData every chunk is decompressed and every
+// recording's sha256 verified; with Repair, orphans are removed.
+
+package archive
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+)
+
+// CheckOptions choose how deep Check looks and whether it repairs.
+type CheckOptions struct {
+	// ReadData decompresses every chunk and verifies every recording's
+	// sha256, not just that its chunks exist.
+	ReadData bool
+	// Repair deletes orphaned chunks and dangling catalog entries and
+	// finishes interrupted deletes.
+	Repair bool
+	// Progress, if set, is called after each recording is checked.
+	Progress func(done, total int)
+}
+
+// CheckReport says what Check found.
+type CheckReport struct {
+	Recordings int `json:"recordings"`
+	Chunks     int `json:"chunks"`
+	// Problems lists what is wrong with recordings that exist (missing or
+	// corrupt chunks, checksum mismatches). Repair does not fix these.
+	Problems []string `json:"problems"`
+	// Orphans counts chunks no manifest references (leftovers of a crash
+	// during ingest or delete); OrphanBytes their stored size.
+	Orphans     int   `json:"orphan_chunks"`
+	OrphanBytes int64 `json:"orphan_bytes"`
+	// Dangling lists catalog entries that point at missing recordings.
+	Dangling []string `json:"dangling"`
+	// PendingDeletes counts tombstones not yet swept.
+	PendingDeletes int  `json:"pending_deletes"`
+	Repaired       bool `json:"repaired"`
+}
+
+// OK reports whether nothing is wrong.
+func (r *CheckReport) OK() bool {
+	return len(r.Problems) == 0 && r.Orphans == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0
+}
+
+// Check verifies the archive.
+func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, error) {
+	rep := &CheckReport{Problems: []string{}, Dangling: []string{}}
+	if opts.Repair {
+		if _, err := a.Sweep(ctx); err != nil {
+			return nil, err
+		}
+	}
+	// Owned chunk keys per shard, from the manifests.
+	owned := map[string]map[string]bool{}
+	var manifests []*Manifest
+	if err := a.List(ctx, func(m *Manifest) error {
+		manifests = append(manifests, m)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	rep.Recordings = len(manifests)
+	for i, m := range manifests {
+		keys := owned[m.Shard]
+		if keys == nil {
+			keys = map[string]bool{}
+			owned[m.Shard] = keys
+		}
+		for _, c := range m.Chunks {
+			keys[string(chunkKey(m.owner(), c.StartTick))] = true
+		}
+		rep.Chunks += len(m.Chunks)
+		if err := a.checkRecording(ctx, m, opts.ReadData); err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", m.ID, err))
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(manifests))
+		}
+	}
+
+	// Orphans: chunk keys in shards that no manifest owns.
+	shards, err := a.Shards()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range shards {
+		db, err := a.shard(name, false)
+		if err != nil {
+			return nil, err
+		}
+		keys := owned[name]
+		var orphans [][]byte
+		err = db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketChunks)
+			if b == nil {
+				return nil
+			}
+			return b.ForEach(func(k, v []byte) error {
+				if !keys[string(k)] {
+					orphans = append(orphans, bytes.Clone(k))
+					rep.OrphanBytes += int64(len(v))
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("archive: check shard %s: %w", name, err)
+		}
+		rep.Orphans += len(orphans)
+		if opts.Repair && len(orphans) > 0 {
+			err := db.Update(func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketChunks)
+				for _, k := range orphans {
+					if err := b.Delete(k); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("archive: repair shard %s: %w", name, err)
+			}
+		}
+	}
+
+	// Dangling catalog entries and unswept tombstones.
+	live := map[uuid.UUID]bool{}
+	for _, m := range manifests {
+		live[m.ID] = true
+	}
+	var dangling []struct{ bucket, key []byte }
+	err = a.catalog.View(func(tx *bolt.Tx) error {
+		for _, bn := range [][]byte{bucketHeads, bucketEvents, bucketSources, bucketSessions} {
+			err := tx.Bucket(bn).ForEach(func(k, v []byte) error {
+				var id uuid.UUID
+				switch {
+				case bytes.Equal(bn, bucketSources) && len(v) == 16:
+					id = uuid.UUID(v)
+				case bytes.Equal(bn, bucketSessions) && len(k) >= 17:
+					id = uuid.UUID(k[len(k)-16:])
+				case len(k) == 16:
+					id = uuid.UUID(k)
+				}
+				if !live[id] {
+					dangling = append(dangling, struct{ bucket, key []byte }{bn, bytes.Clone(k)})
+					rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s/%x", bn, k))
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		rep.PendingDeletes = tx.Bucket(bucketTombstones).Stats().KeyN
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: check catalog: %w", err)
+	}
+	if opts.Repair && len(dangling) > 0 {
+		err := a.catalog.Update(func(tx *bolt.Tx) error {
+			for _, d := range dangling {
+				if err := tx.Bucket(d.bucket).Delete(d.key); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("archive: repair catalog: %w", err)
+		}
+	}
+	rep.Repaired = opts.Repair
+	return rep, nil
+}
+
+// checkRecording checks one manifest's heads and chunks.
+func (a *Archive) checkRecording(ctx context.Context, m *Manifest, readData bool) error {
+	if readData {
+		r, err := a.Open(m.ID)
+		if err != nil {
+			return err
+		}
+		return r.Verify(ctx)
+	}
+	var missing []int64
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketHeads).Get(m.ID[:]) == nil {
+			return fmt.Errorf("heads record missing")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(m.Chunks) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(a.shardPath(m.Shard)); err != nil {
+		return fmt.Errorf("shard %s missing", m.Shard)
+	}
+	db, err := a.shard(m.Shard, false)
+	if err != nil {
+		return err
+	}
+	owner := m.owner()
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChunks)
+		for _, c := range m.Chunks {
+			if b.Get(chunkKey(owner, c.StartTick)) == nil {
+				missing = append(missing, c.StartTick)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%d of %d chunks missing (first at tick %d)", len(missing), len(m.Chunks), missing[0])
+	}
+	return nil
+}
+
+// Stats summarises the archive.
+type Stats struct {
+	Recordings  int                     `json:"recordings"`
+	NativeBytes int64                   `json:"native_bytes"`
+	StoredBytes int64                   `json:"stored_bytes"`
+	DiskBytes   int64                   `json:"disk_bytes"`
+	Held        int                     `json:"held"`
+	Flagged     int                     `json:"flagged"`
+	Shards      int                     `json:"shards"`
+	Formats     map[string]*FormatStats `json:"formats"`
+}
+
+// FormatStats are the per-format totals.
+type FormatStats struct {
+	Recordings  int   `json:"recordings"`
+	NativeBytes int64 `json:"native_bytes"`
+	StoredBytes int64 `json:"stored_bytes"`
+}
+
+// Stats totals the archive's recordings and the bytes its files take.
+func (a *Archive) Stats(ctx context.Context) (*Stats, error) {
+	st := &Stats{Formats: map[string]*FormatStats{}}
+	err := a.List(ctx, func(m *Manifest) error {
+		st.Recordings++
+		st.NativeBytes += m.NativeBytes
+		st.StoredBytes += m.StoredBytes
+		if m.Hold != nil {
+			st.Held++
+		}
+		if m.Flagged() {
+			st.Flagged++
+		}
+		f := st.Formats[m.Format]
+		if f == nil {
+			f = &FormatStats{}
+			st.Formats[m.Format] = f
+		}
+		f.Recordings++
+		f.NativeBytes += m.NativeBytes
+		f.StoredBytes += m.StoredBytes
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.DiskBytes, err = DiskUsage(a.dir)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := a.Shards()
+	st.Shards = len(shards)
+	return st, err
+}
+

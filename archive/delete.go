@@ -1,0 +1,213 @@
+// Deleting recordings, and the moderator's marks on them: flags and holds.
+//
+// A delete is two phases. Mark: one catalog transaction removes the manifest
+// and what hangs off it, logs the change for the index, and leaves a
+// tombstone naming the shard and key owner of the chunks. Sweep: the chunks
+// are deleted and the tombstone with them. A process killed between the two
+// leaves a tombstone, and the next Sweep finishes the job.
+
+package archive
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+)
+
+// bucketTombstones: owner id (16 B) → tombstone JSON.
+var bucketTombstones = []byte("tombstones")
+
+type tombstone struct {
+	Shard  string    `json:"shard"`
+	Owner  uuid.UUID `json:"owner"`
+	Stored int64     `json:"stored"`
+}
+
+// ErrHeld is returned when deleting a held recording.
+var ErrHeld = errors.New("recording is held")
+
+// Mark removes recordings from the catalog in one transaction and leaves
+// tombstones for Sweep. Held recordings are refused (the whole mark fails)
+// unless ignoreHold is set. It returns the manifests removed.
+func (a *Archive) Mark(ctx context.Context, ids []uuid.UUID, ignoreHold bool) ([]*Manifest, error) {
+	a.commitMu.Lock()
+	defer a.commitMu.Unlock()
+	var removed []*Manifest
+	err := a.catalog.Update(func(tx *bolt.Tx) error {
+		tb := tx.Bucket(bucketTombstones)
+		for _, id := range ids {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			m, err := getManifest(tx, id)
+			if err != nil {
+				return err
+			}
+			if m.Hold != nil && !ignoreHold {
+				return fmt.Errorf("%s: %w (%s): release it first", id, ErrHeld, m.Hold.Reason)
+			}
+			if err := removeCatalogEntries(tx, m); err != nil {
+				return err
+			}
+			v, err := json.Marshal(tombstone{Shard: m.Shard, Owner: m.owner(), Stored: m.StoredBytes})
+			if err != nil {
+				return err
+			}
+			owner := m.owner()
+			if err := tb.Put(owner[:], v); err != nil {
+				return err
+			}
+			if err := appendChange(tx, ChangeDelete, id); err != nil {
+				return err
+			}
+			removed = append(removed, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: delete: %w", err)
+	}
+	return removed, nil
+}
+
+// Sweep deletes the chunks of every tombstoned recording and then the
+// tombstones. It returns the shards it touched.
+func (a *Archive) Sweep(ctx context.Context) ([]string, error) {
+	var stones []tombstone
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTombstones).ForEach(func(_, v []byte) error {
+			var t tombstone
+			if err := json.Unmarshal(v, &t); err != nil {
+				return err
+			}
+			stones = append(stones, t)
+			return nil
+		})
+	})
+	if err != nil || len(stones) == 0 {
+		return nil, err
+	}
+	touched := map[string]bool{}
+	for _, t := range stones {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := a.deleteChunks(t.Shard, t.Owner); err != nil {
+			return nil, fmt.Errorf("archive: sweep %s: %w", t.Owner, err)
+		}
+		touched[t.Shard] = true
+	}
+	err = a.catalog.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTombstones)
+		for _, t := range stones {
+			if err := b.Delete(t.Owner[:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: sweep: %w", err)
+	}
+	var out []string
+	for s := range touched {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Delete removes one recording (a takedown): mark, then sweep.
+func (a *Archive) Delete(ctx context.Context, id uuid.UUID) (*Manifest, error) {
+	removed, err := a.Mark(ctx, []uuid.UUID{id}, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.Sweep(ctx); err != nil {
+		return removed[0], err
+	}
+	return removed[0], nil
+}
+
+// update applies fn to recording id's manifest in one transaction and logs
+// the change for the index.
+func (a *Archive) update(id uuid.UUID, fn func(*Manifest) error) (*Manifest, error) {
+	a.commitMu.Lock()
+	defer a.commitMu.Unlock()
+	var m *Manifest
+	err := a.catalog.Update(func(tx *bolt.Tx) (err error) {
+		if m, err = getManifest(tx, id); err != nil {
+			return err
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+		if err := putManifest(tx, m); err != nil {
+			return err
+		}
+		return appendChange(tx, ChangePut, id)
+	})
+	return m, err
+}
+
+// SetFlag adds (or updates the note of) a moderator's flag.
+func (a *Archive) SetFlag(id uuid.UUID, name, note string) (*Manifest, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || strings.ContainsAny(name, " \t\n") {
+		return nil, fmt.Errorf("flag name %q: must be one word", name)
+	}
+	return a.update(id, func(m *Manifest) error {
+		for i := range m.Flags {
+			if m.Flags[i].Name == name {
+				m.Flags[i].Note = note
+				return nil
+			}
+		}
+		m.Flags = append(m.Flags, Flag{Name: name, Note: note, At: a.opts.Now().UTC()})
+		return nil
+	})
+}
+
+// Unflag removes a moderator's flag. Flags the file itself carries stay.
+func (a *Archive) Unflag(id uuid.UUID, name string) (*Manifest, error) {
+	return a.update(id, func(m *Manifest) error {
+		for i := range m.Flags {
+			if m.Flags[i].Name == name {
+				m.Flags = append(m.Flags[:i], m.Flags[i+1:]...)
+				return nil
+			}
+		}
+		for _, f := range m.Meta.Flags {
+			if f == name {
+				return fmt.Errorf("flag %q comes from the file itself and cannot be removed", name)
+			}
+		}
+		return fmt.Errorf("recording has no flag %q", name)
+	})
+}
+
+// SetHold pins a recording against retention and deletion.
+func (a *Archive) SetHold(id uuid.UUID, reason string) (*Manifest, error) {
+	if strings.TrimSpace(reason) == "" {
+		return nil, errors.New("a hold needs a reason")
+	}
+	return a.update(id, func(m *Manifest) error {
+		m.Hold = &Hold{Reason: reason, At: a.opts.Now().UTC()}
+		return nil
+	})
+}
+
+// Release removes a hold.
+func (a *Archive) Release(id uuid.UUID) (*Manifest, error) {
+	return a.update(id, func(m *Manifest) error {
+		if m.Hold == nil {
+			return errors.New("recording is not held")
+		}
+		m.Hold = nil
+		return nil
+	})
+}

@@ -1,0 +1,544 @@
+// The write path: a Pending recording collects the pieces a codec splits a
+// native file into, compresses chunks as they arrive, and a Batch commits one
+// or more pending recordings: chunk blobs into their shards first, then all
+// manifests in one catalog transaction.
+
+package archive
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats"
+	bolt "go.etcd.io/bbolt"
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// idNamespace is the UUIDv5 namespace of recording ids derived from the
+// sha256 of their native bytes.
+var idNamespace = uuid.MustParse("6f1e8a52-3c1b-4d8e-9a57-0b7c1d2e3f40")
+
+// IDFromSHA256 returns the id a recording gets when its file does not name
+// one: a UUIDv5 over its sha256, so ingesting the same bytes twice is
+// idempotent.
+func IDFromSHA256(sum []byte) uuid.UUID { return uuid.NewSHA1(idNamespace, sum) }
+
+// spillBytes is how many compressed bytes a pending recording buffers before
+// it writes chunks to its shard ahead of the commit (bounding memory for
+// very large files). Chunks written early are invisible until the manifest
+// commits, and removed by Check with repair after a crash.
+const spillBytes = 64 << 20
+
+// Pending is a recording being ingested. It implements formats.Writer.
+type Pending struct {
+	a      *Archive
+	format string
+	source string
+
+	sha     hash.Hash
+	size    int64
+	header  []byte
+	trailer []byte
+	chunks  []ChunkEntry
+	blobs   [][]byte // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
+	pending int64    // bytes in blobs
+
+	id      uuid.UUID // set once decided (first spill or commit)
+	shard   string
+	spilled bool // some chunks are already in the shard
+	meta    *formats.Metadata
+	sum     []byte
+}
+
+// NewPending starts a recording of the given format. source is the base name
+// of the file it comes from, for show and ls.
+func (a *Archive) NewPending(format, source string) *Pending {
+	return &Pending{a: a, format: format, source: filepath.Base(source), sha: sha256.New()}
+}
+
+// Header implements formats.Writer.
+func (p *Pending) Header(b []byte) error {
+	if p.size != 0 || p.header != nil {
+		return errors.New("archive: header must come first, once")
+	}
+	p.header = bytes.Clone(b)
+	if p.header == nil {
+		p.header = []byte{}
+	}
+	p.sha.Write(b)
+	p.size += int64(len(b))
+	return nil
+}
+
+// Chunk implements formats.Writer.
+func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
+	if p.trailer != nil {
+		return errors.New("archive: chunk after trailer")
+	}
+	if c.Ticks < 0 {
+		return fmt.Errorf("archive: chunk at tick %d: negative tick count", c.StartTick)
+	}
+	if n := len(p.chunks); n > 0 && c.StartTick <= p.chunks[n-1].StartTick {
+		return fmt.Errorf("archive: chunk start tick %d does not follow %d", c.StartTick, p.chunks[n-1].StartTick)
+	}
+	blob := p.a.encodeBlob(c.Resume, native, c.Precompressed)
+	p.chunks = append(p.chunks, ChunkEntry{
+		StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
+		Offset: p.size, Length: int64(len(native)), Stored: int64(len(blob)),
+		CRC: crc32.Checksum(native, crcTable), Precompressed: c.Precompressed,
+	})
+	p.blobs = append(p.blobs, blob)
+	p.pending += int64(len(blob))
+	p.sha.Write(native)
+	p.size += int64(len(native))
+	if p.pending >= spillBytes {
+		return p.spill()
+	}
+	return nil
+}
+
+// Trailer implements formats.Writer.
+func (p *Pending) Trailer(b []byte) error {
+	if p.trailer != nil {
+		return errors.New("archive: trailer given twice")
+	}
+	p.trailer = bytes.Clone(b)
+	if p.trailer == nil {
+		p.trailer = []byte{}
+	}
+	p.sha.Write(b)
+	p.size += int64(len(b))
+	return nil
+}
+
+// Size returns the native bytes received so far.
+func (p *Pending) Size() int64 { return p.size }
+
+// spill writes the buffered blobs to the shard ahead of the commit. The
+// recording's id and start are not known yet, so its chunks are keyed by a
+// provisional random id, which the manifest records as ChunkOwner, in the
+// shard of the current month.
+func (p *Pending) spill() error {
+	if p.id == uuid.Nil {
+		p.id = uuid.New()
+		p.shard = p.a.opts.ShardPeriod(p.a.opts.Now())
+	}
+	if err := p.a.writeBlobs(p.shard, p.id, p.chunks[len(p.chunks)-len(p.blobs):], p.blobs); err != nil {
+		return err
+	}
+	p.spilled = true
+	p.blobs, p.pending = nil, 0
+	return nil
+}
+
+// Finish records the codec's metadata once Split has returned, and decides
+// the recording id. It returns the sha256 of the native bytes.
+func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
+	if meta == nil {
+		return nil, errors.New("archive: no metadata")
+	}
+	p.meta = meta
+	p.sum = p.sha.Sum(nil)
+	if p.header == nil {
+		p.header = []byte{}
+	}
+	if p.trailer == nil {
+		p.trailer = []byte{}
+	}
+	return p.sum, nil
+}
+
+// Discard drops a pending recording that will not be committed, removing any
+// chunks it spilled.
+func (p *Pending) Discard() error {
+	if !p.spilled {
+		return nil
+	}
+	return p.a.deleteChunks(p.shard, p.id)
+}
+
+// encodeBlob lays out a shard value: flags (bit 0: zstd) ‖ uvarint
+// len(resume) ‖ resume ‖ payload.
+func (a *Archive) encodeBlob(resume, native []byte, precompressed bool) []byte {
+	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(resume)+len(native)/2+64)
+	flags := byte(0)
+	if !precompressed {
+		flags = 1
+	}
+	out = append(out, flags)
+	out = binary.AppendUvarint(out, uint64(len(resume)))
+	out = append(out, resume...)
+	if precompressed {
+		return append(out, native...)
+	}
+	return a.enc.EncodeAll(native, out)
+}
+
+// decodeBlob reverses encodeBlob, checking the native length and CRC.
+func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, err error) {
+	if len(blob) < 2 {
+		return nil, nil, errors.New("blob too short")
+	}
+	flags := blob[0]
+	n, k := binary.Uvarint(blob[1:])
+	if k <= 0 || n > uint64(len(blob)-1-k) {
+		return nil, nil, errors.New("blob resume length out of range")
+	}
+	resume = blob[1+k : 1+k+int(n)]
+	payload := blob[1+k+int(n):]
+	if flags&1 != 0 {
+		native, err = a.decodeBounded(payload, e.Length)
+		if err != nil {
+			return nil, nil, err
+		}
+	} else {
+		native = payload
+	}
+	if int64(len(native)) != e.Length {
+		return nil, nil, fmt.Errorf("chunk holds %d bytes, index says %d", len(native), e.Length)
+	}
+	if crc32.Checksum(native, crcTable) != e.CRC {
+		return nil, nil, errors.New("chunk checksum mismatch")
+	}
+	return native, resume, nil
+}
+
+func chunkKey(id uuid.UUID, tick int64) []byte {
+	k := make([]byte, 24)
+	copy(k, id[:])
+	binary.BigEndian.PutUint64(k[16:], uint64(tick))
+	return k
+}
+
+// writeBlobs puts blobs for chunks into shard under id in one transaction.
+func (a *Archive) writeBlobs(shard string, id uuid.UUID, chunks []ChunkEntry, blobs [][]byte) error {
+	db, err := a.shard(shard, true)
+	if err != nil {
+		return err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChunks)
+		b.FillPercent = 1.0 // keys arrive in order within a recording
+		for i, blob := range blobs {
+			if err := b.Put(chunkKey(id, chunks[i].StartTick), blob); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("archive: write chunks to shard %s: %w", shard, err)
+	}
+	return nil
+}
+
+// deleteChunks removes every chunk of id from shard.
+func (a *Archive) deleteChunks(shard string, id uuid.UUID) error {
+	db, err := a.shard(shard, false)
+	if err != nil {
+		return nil // no shard, no chunks
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketChunks).Cursor()
+		for k, _ := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, _ = c.Seek(id[:]) {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Outcome says what committing a pending recording did.
+type Outcome int
+
+// Outcomes of a commit.
+const (
+	// Ingested: a new recording was added.
+	Ingested Outcome = iota
+	// Duplicate: a recording with the same sha256 was already archived.
+	Duplicate
+	// Replaced: a growing recording replaced its earlier, shorter copy.
+	Replaced
+)
+
+// Result is the outcome of committing one pending recording.
+type Result struct {
+	ID      uuid.UUID
+	Outcome Outcome
+	// Note explains an id change (the file's own id was taken by other bytes).
+	Note string
+	// Manifest is the committed manifest (nil for Duplicate).
+	Manifest *Manifest
+}
+
+// Commit commits pending recordings as one group: blobs into their shards,
+// then every manifest in one catalog transaction. Recordings whose bytes are
+// already archived are reported as Duplicate and their blobs are not
+// written. All pendings must have been Finished.
+func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error) {
+	results := make([]Result, len(pend))
+	// Decide ids against the catalog as it is now. This process is the only
+	// writer (bbolt's lock); commitMu keeps goroutines of it from racing.
+	a.commitMu.Lock()
+	defer a.commitMu.Unlock()
+	var replaced []*Manifest
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		seen := map[string]uuid.UUID{}
+		for i, p := range pend {
+			if p.meta == nil {
+				return fmt.Errorf("pending %d not finished", i)
+			}
+			if v := tx.Bucket(bucketSources).Get(p.sum); v != nil {
+				results[i] = Result{ID: uuid.UUID(v), Outcome: Duplicate}
+				continue
+			}
+			if id, ok := seen[string(p.sum)]; ok {
+				results[i] = Result{ID: id, Outcome: Duplicate}
+				continue
+			}
+			id := p.meta.ID
+			if id == uuid.Nil {
+				id = IDFromSHA256(p.sum)
+			} else if old, err := getManifest(tx, id); err == nil {
+				if p.meta.Growing {
+					results[i].Outcome = Replaced
+					replaced = append(replaced, old)
+				} else {
+					derived := IDFromSHA256(p.sum)
+					results[i].Note = fmt.Sprintf("the file names recording %s, which holds other bytes (sha256 %s…); archived as %s", id, old.SHA256[:12], derived)
+					id = derived
+				}
+			}
+			results[i].ID = id
+			seen[string(p.sum)] = id
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: commit: %w", err)
+	}
+
+	// Blobs first, grouped per shard, one transaction each.
+	now := a.opts.Now().UTC()
+	type shardWrite struct {
+		ids    []uuid.UUID
+		chunks [][]ChunkEntry
+		blobs  [][][]byte
+	}
+	writes := map[string]*shardWrite{}
+	for i, p := range pend {
+		if results[i].Outcome == Duplicate {
+			continue
+		}
+		if p.shard == "" {
+			start := p.meta.Start
+			if start.IsZero() {
+				start = now
+			}
+			p.shard = a.opts.ShardPeriod(start)
+		}
+		w := writes[p.shard]
+		if w == nil {
+			w = &shardWrite{}
+			writes[p.shard] = w
+		}
+		w.ids = append(w.ids, p.chunkOwner(results[i].ID))
+		w.chunks = append(w.chunks, p.chunks[len(p.chunks)-len(p.blobs):])
+		w.blobs = append(w.blobs, p.blobs)
+	}
+	for shard, w := range writes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		db, err := a.shard(shard, true)
+		if err != nil {
+			return nil, err
+		}
+		err = db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketChunks)
+			b.FillPercent = 1.0
+			for j, id := range w.ids {
+				for k, blob := range w.blobs[j] {
+					if err := b.Put(chunkKey(id, w.chunks[j][k].StartTick), blob); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("archive: write chunks to shard %s: %w", shard, err)
+		}
+	}
+
+	// Then every manifest in one catalog transaction.
+	err = a.catalog.Update(func(tx *bolt.Tx) error {
+		for i, p := range pend {
+			if results[i].Outcome == Duplicate {
+				continue
+			}
+			m, err := a.buildManifest(p, results[i].ID, now)
+			if err != nil {
+				return err
+			}
+			if results[i].Outcome == Replaced {
+				if old, err := getManifest(tx, m.ID); err == nil {
+					m.Flags, m.Hold = old.Flags, old.Hold
+					if err := removeCatalogEntries(tx, old); err != nil {
+						return err
+					}
+				}
+			}
+			if err := a.putRecording(tx, m, p); err != nil {
+				return err
+			}
+			results[i].Manifest = m
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: commit catalog: %w", err)
+	}
+	// Chunks of replaced recordings that the new copy did not overwrite.
+	for _, old := range replaced {
+		a.dropStaleChunks(old, results)
+	}
+	for _, p := range pend {
+		p.blobs = nil
+	}
+	return results, nil
+}
+
+// chunkOwner is the id the chunk keys are written under: the recording id,
+// or for a spilled recording the provisional id its early chunks used.
+func (p *Pending) chunkOwner(id uuid.UUID) uuid.UUID {
+	if p.spilled {
+		return p.id
+	}
+	return id
+}
+
+func (a *Archive) buildManifest(p *Pending, id uuid.UUID, now time.Time) (*Manifest, error) {
+	meta := *p.meta
+	meta.Events = nil
+	m := &Manifest{
+		ID: id, Format: p.format, Meta: meta,
+		SHA256: hex.EncodeToString(p.sum), NativeBytes: p.size,
+		HeaderBytes: int64(len(p.header)), TrailerBytes: int64(len(p.trailer)),
+		Shard: p.shard, Ingested: now, SourceName: p.source,
+		Chunks: p.chunks, EventCount: len(p.meta.Events),
+	}
+	if p.spilled && p.id != id {
+		m.ChunkOwner = p.id
+	}
+	for _, c := range p.chunks {
+		m.StoredBytes += c.Stored
+	}
+	return m, nil
+}
+
+// putRecording writes a manifest and everything that hangs off it.
+func (a *Archive) putRecording(tx *bolt.Tx, m *Manifest, p *Pending) error {
+	heads := a.encodeHeads(p.header, p.trailer)
+	m.StoredBytes += int64(len(heads))
+	var evBlob []byte
+	if len(p.meta.Events) > 0 {
+		raw, err := json.Marshal(p.meta.Events)
+		if err != nil {
+			return err
+		}
+		evBlob = a.enc.EncodeAll(raw, nil)
+		m.StoredBytes += int64(len(evBlob))
+		if err := tx.Bucket(bucketEvents).Put(m.ID[:], evBlob); err != nil {
+			return err
+		}
+	}
+	if err := tx.Bucket(bucketHeads).Put(m.ID[:], heads); err != nil {
+		return err
+	}
+	if err := putManifest(tx, m); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketSources).Put(p.sum, m.ID[:]); err != nil {
+		return err
+	}
+	if m.Meta.Session != "" {
+		if err := tx.Bucket(bucketSessions).Put(sessionKey(m.Meta.Session, m.ID), nil); err != nil {
+			return err
+		}
+	}
+	return appendChange(tx, ChangePut, m.ID)
+}
+
+// removeCatalogEntries deletes a manifest and what hangs off it (not the
+// chunks), without logging a change.
+func removeCatalogEntries(tx *bolt.Tx, m *Manifest) error {
+	sum, err := hex.DecodeString(m.SHA256)
+	if err != nil {
+		return fmt.Errorf("manifest %s: bad sha256: %w", m.ID, err)
+	}
+	for _, del := range []struct {
+		bucket []byte
+		key    []byte
+	}{
+		{bucketRecordings, m.ID[:]},
+		{bucketHeads, m.ID[:]},
+		{bucketEvents, m.ID[:]},
+		{bucketSources, sum},
+		{bucketSessions, sessionKey(m.Meta.Session, m.ID)},
+	} {
+		if err := tx.Bucket(del.bucket).Delete(del.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropStaleChunks removes chunks of a replaced manifest that the new copy no
+// longer references.
+func (a *Archive) dropStaleChunks(old *Manifest, results []Result) {
+	var cur *Manifest
+	for _, r := range results {
+		if r.Manifest != nil && r.Manifest.ID == old.ID {
+			cur = r.Manifest
+		}
+	}
+	if cur == nil {
+		return
+	}
+	keep := map[string]bool{}
+	if cur.Shard == old.Shard && cur.owner() == old.owner() {
+		for _, c := range cur.Chunks {
+			keep[string(chunkKey(cur.owner(), c.StartTick))] = true
+		}
+	}
+	db, err := a.shard(old.Shard, false)
+	if err != nil {
+		return
+	}
+	_ = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChunks)
+		for _, c := range old.Chunks {
+			k := chunkKey(old.owner(), c.StartTick)
+			if !keep[string(k)] {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
