@@ -306,4 +306,3 @@ func (a *Archive) decodeBounded(blob []byte, want int64) ([]byte, error) {
 	}
 	return out, nil
 }
-

@@ -283,4 +283,3 @@ func (a *Archive) Stats(ctx context.Context) (*Stats, error) {
 	st.Shards = len(shards)
 	return st, err
 }
-

@@ -35,7 +35,7 @@ type Manifest struct {
 	// ChunkOwner is the id the chunk keys use when it differs from ID (a
 	// very large file whose chunks were written before its id was known).
 	ChunkOwner uuid.UUID `json:"chunk_owner,omitzero"`
-	Ingested time.Time `json:"ingested"`
+	Ingested   time.Time `json:"ingested"`
 	// SourceName is the base name of the file it was ingested from.
 	SourceName string       `json:"source_name,omitempty"`
 	Chunks     []ChunkEntry `json:"chunks"`
