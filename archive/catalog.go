@@ -221,6 +221,19 @@ func (a *Archive) List(ctx context.Context, fn func(*Manifest) error) error {
 	}
 }
 
+// SourceID returns the recording archived from bytes with sha256 sum, if any.
+func (a *Archive) SourceID(sum []byte) (uuid.UUID, bool, error) {
+	var id uuid.UUID
+	var ok bool
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketSources).Get(sum); len(v) == 16 {
+			id, ok = uuid.UUID(v), true
+		}
+		return nil
+	})
+	return id, ok, err
+}
+
 // Session returns the ids of the recordings of a session.
 func (a *Archive) Session(session string) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
