@@ -1,0 +1,219 @@
+// This file opens a replay: the MPQ archive through our reader, the replay
+// header from the user data, the protocol for its base build, and the inner
+// streams decoded with s2prot, every decoder call guarded against panics.
+
+package sc2replay
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/icza/s2prot"
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/sc2replay/mpq"
+)
+
+// Inner file names.
+const (
+	fileDetails       = "replay.details"
+	fileDetailsBackup = "replay.details.backup"
+	fileInitData      = "replay.initData"
+	fileInitBackup    = "replay.initData.backup"
+	fileGameEvents    = "replay.game.events"
+	fileMessageEvents = "replay.message.events"
+	fileTrackerEvents = "replay.tracker.events"
+)
+
+// replay is an opened replay file.
+type replay struct {
+	arc       *mpq.Archive
+	header    s2prot.Struct
+	baseBuild int
+	loops     int64
+	proto     *s2prot.Protocol // nil when the build has no protocol table
+}
+
+// openReplay opens the MPQ archive in data and decodes the replay header.
+// It fails when data is not an MPQ archive or has no decodable header; a
+// build without a protocol table is not an error (proto stays nil).
+func openReplay(data []byte) (*replay, error) {
+	arc, err := mpq.Open(data)
+	if err != nil {
+		return nil, err
+	}
+	ud := arc.UserData()
+	if len(ud) == 0 {
+		return nil, formats.Errorf(Name, 0, "expected the MPQ user-data header (MPQ\\x1b) carrying the replay header")
+	}
+	if err := checkBlocks(arc, len(data)); err != nil {
+		return nil, err
+	}
+	r := &replay{arc: arc}
+	// s2prot skips the 4-byte user-data size that precedes the content.
+	buf := make([]byte, 4+len(ud))
+	copy(buf[4:], ud)
+	if err := guard(16, "replay header (versioned SHeader) in the user data", func() {
+		r.header = s2prot.DecodeHeader(buf)
+	}); err != nil {
+		return nil, err
+	}
+	if r.header == nil || r.header.Structv("version") == nil {
+		return nil, formats.Errorf(Name, 16, "expected a replay header struct with a version in the user data")
+	}
+	sig := r.header.Stringv("signature")
+	if len(sig) < len(signature) || sig[:len(signature)] != signature {
+		return nil, formats.Errorf(Name, 16, "expected replay signature %q, got %q", signature, sig)
+	}
+	bb := r.header.Int("version", "baseBuild")
+	if bb <= 0 || bb > 1<<30 {
+		return nil, formats.Errorf(Name, 16, "expected a positive base build in the replay header, got %d", bb)
+	}
+	r.baseBuild = int(bb)
+	r.loops = r.header.Int("elapsedGameLoops")
+	if r.loops < 0 {
+		return nil, formats.Errorf(Name, 16, "expected a non-negative elapsedGameLoops, got %d", r.loops)
+	}
+	r.proto = s2prot.GetProtocol(r.baseBuild)
+	return r, nil
+}
+
+// checkBlocks verifies that the data of every existing block lies inside the
+// file, so a truncated replay is refused even where Split does not read.
+func checkBlocks(arc *mpq.Archive, size int) error {
+	h := arc.Header()
+	for i, b := range arc.Blocks() {
+		if b.Flags&mpq.FlagExists == 0 {
+			continue
+		}
+		start := h.Offset + b.Offset
+		if b.Offset < 0 || start > int64(size) || int64(b.CompressedSize) > int64(size)-start {
+			return formats.Errorf(Name, h.Offset+h.BlockTableOffset+int64(i)*16,
+				"block %d: expected its %d bytes at file offset %d to lie inside the %d-byte file", i, b.CompressedSize, start, size)
+		}
+	}
+	return nil
+}
+
+// guard runs f and turns a decoder panic into a *formats.Error at off.
+func guard(off int64, what string, f func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &formats.Error{Format: Name, Offset: off, What: "expected a valid " + what, Err: fmt.Errorf("decoder failed: %v", p)}
+		}
+	}()
+	f()
+	return nil
+}
+
+// stream reads an inner file, trying each name in turn (the anonymised
+// replays keep details and initData only in the .backup files). It returns
+// the bytes and the file's data offset, or an error wrapping mpq.ErrNotExist
+// when none exists or all are empty.
+func (r *replay) stream(names ...string) ([]byte, int64, error) {
+	var first error
+	for _, name := range names {
+		f, err := r.arc.Stat(name)
+		if err == nil {
+			var b []byte
+			if b, err = r.arc.ReadFile(name); err == nil && len(b) > 0 {
+				return b, f.DataOffset, nil
+			}
+		}
+		if first == nil && err != nil && !errors.Is(err, mpq.ErrNotExist) {
+			first = err
+		}
+	}
+	if first != nil {
+		return nil, 0, first
+	}
+	return nil, 0, fmt.Errorf("sc2replay: %s: %w", names[0], mpq.ErrNotExist)
+}
+
+// details decodes replay.details (or its backup).
+func (r *replay) details() (s2prot.Struct, error) {
+	b, off, err := r.stream(fileDetails, fileDetailsBackup)
+	if err != nil {
+		return nil, err
+	}
+	var s s2prot.Struct
+	if err := guard(off, "replay.details (versioned SDetails)", func() { s = r.proto.DecodeDetails(b) }); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, formats.Errorf(Name, off, "expected replay.details to decode to a struct")
+	}
+	return s, nil
+}
+
+// initData decodes replay.initData (or its backup).
+func (r *replay) initData() (s2prot.Struct, error) {
+	b, off, err := r.stream(fileInitData, fileInitBackup)
+	if err != nil {
+		return nil, err
+	}
+	var s s2prot.Struct
+	if err := guard(off, "replay.initData (bit-packed SInitData)", func() { s = r.proto.DecodeInitData(b) }); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, formats.Errorf(Name, off, "expected replay.initData to decode to a struct")
+	}
+	return s, nil
+}
+
+// events decodes one event stream. A missing stream gives no events and no
+// error (tracker events exist only from 2.0.8). When decoding stops early the
+// events before the failure are returned with the error.
+func (r *replay) events(name string) ([]s2prot.Event, error) {
+	b, off, err := r.stream(name)
+	if errors.Is(err, mpq.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var evs []s2prot.Event
+	var derr error
+	if err := guard(off, name, func() {
+		switch name {
+		case fileGameEvents:
+			evs, derr = r.proto.DecodeGameEvts(b)
+		case fileMessageEvents:
+			evs, derr = r.proto.DecodeMessageEvts(b)
+		case fileTrackerEvents:
+			evs, derr = r.proto.DecodeTrackerEvts(b)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return evs, &formats.Error{Format: Name, Offset: off, What: fmt.Sprintf("expected valid %s; decoded %d events before", name, len(evs)), Err: derr}
+	}
+	return evs, nil
+}
+
+// standardFlags are the block flags StarCraft II writes for every non-empty
+// inner file: exists, single unit, compressed.
+const standardFlags = 0x81000200
+
+// layoutWarning describes an archive whose blocks differ from what the game
+// writes (encrypted or sectored files), which means a third-party tool
+// repacked it; empty when the layout is the game's own.
+func layoutWarning(r *replay) string {
+	var enc, sectored int
+	for _, b := range r.arc.Blocks() {
+		if b.Flags&mpq.FlagExists == 0 || b.FileSize == 0 || b.Flags == standardFlags {
+			continue
+		}
+		if b.Flags&mpq.FlagEncrypted != 0 {
+			enc++
+		}
+		if b.Flags&mpq.FlagSingleUnit == 0 {
+			sectored++
+		}
+	}
+	if enc == 0 && sectored == 0 {
+		return ""
+	}
+	return fmt.Sprintf("MPQ archive was repacked by another tool: %d encrypted and %d sectored files where StarCraft II writes single-unit files", enc, sectored)
+}
