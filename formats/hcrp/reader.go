@@ -1,0 +1,489 @@
+// This file reads recordings: compacted files (NewReader), live recording
+// directories (OpenDir), the tick records inside chunks, and the world
+// state rebuilt by seeking to the nearest snapshot chunk and replaying
+// events from there.
+
+package hcrp
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/formats"
+)
+
+// Reader gives random access to the chunks of one recording.
+type Reader struct {
+	Header *Header
+	// Meta holds the known metadata keys; MetaRaw the whole NBT blob.
+	Meta    *Meta
+	MetaRaw []byte
+	Index   []IndexEntry
+
+	read    func(ctx context.Context, i int) ([]byte, error) // compressed chunk i
+	closers []io.Closer
+	dec     *zstd.Decoder
+	raw     []byte
+}
+
+func newDecoder() (*zstd.Decoder, error) {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunkLen))
+	if err != nil {
+		return nil, fmt.Errorf("hcrp: zstd decoder: %w", err)
+	}
+	return d, nil
+}
+
+// parsePreamble decodes header, metadata and index from b, which holds at
+// least the whole preamble. segmented selects the offset rule of the index.
+func parsePreamble(b []byte, segmented bool) (*Header, []byte, []IndexEntry, error) {
+	h, err := ParseHeader(b)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	end := h.PreambleLen()
+	if int64(len(b)) < end {
+		return nil, nil, nil, formats.Errorf(formatName, int64(len(b)), "expected a %d-byte preamble (header, %d bytes of metadata, %d bytes of index), got %d bytes",
+			end, h.MetadataLen, h.IndexLen, len(b))
+	}
+	meta := b[HeaderSize : HeaderSize+int(h.MetadataLen)]
+	if err := checkCompound(meta); err != nil {
+		return nil, nil, nil, &formats.Error{Format: formatName, Offset: HeaderSize, What: "expected a network NBT compound", Err: err}
+	}
+	ibase := int64(HeaderSize) + int64(h.MetadataLen)
+	index, err := parseIndex(b[ibase:end], int(h.Chunks), ibase)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkIndex(h, index, segmented, end, ibase); err != nil {
+		return nil, nil, nil, err
+	}
+	return h, meta, index, nil
+}
+
+func newReader(h *Header, meta []byte, index []IndexEntry) (*Reader, error) {
+	dec, err := newDecoder()
+	if err != nil {
+		return nil, err
+	}
+	m, _ := DecodeMeta(meta) // unknown shapes of known keys are not fatal
+	if m == nil {
+		m = &Meta{}
+	}
+	return &Reader{Header: h, Meta: m, MetaRaw: meta, Index: index, dec: dec}, nil
+}
+
+// readPreamble reads the preamble at the start of r (size bytes long).
+func readPreamble(r io.ReaderAt, size int64, segmented bool) (*Header, []byte, []IndexEntry, error) {
+	head := make([]byte, min(size, HeaderSize))
+	if _, err := r.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, nil, fmt.Errorf("hcrp: read header: %w", err)
+	}
+	h, err := ParseHeader(head)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := h.PreambleLen()
+	if n > size {
+		return nil, nil, nil, formats.Errorf(formatName, size, "expected a %d-byte preamble, the file has %d bytes", n, size)
+	}
+	pre := make([]byte, n)
+	if _, err := r.ReadAt(pre, 0); err != nil {
+		return nil, nil, nil, fmt.Errorf("hcrp: read preamble: %w", err)
+	}
+	return parsePreamble(pre, segmented)
+}
+
+// NewReader opens a compacted file of size bytes.
+func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
+	h, meta, index, err := readPreamble(r, size, false)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(index); n > 0 {
+		if end := index[n-1].Offset + int64(index[n-1].CompressedLen); end > size {
+			return nil, formats.Errorf(formatName, size, "chunk %d ends at %d, past the end of the %d-byte file", n-1, end, size)
+		}
+	}
+	rd, err := newReader(h, meta, index)
+	if err != nil {
+		return nil, err
+	}
+	rd.read = func(_ context.Context, i int) ([]byte, error) {
+		e := &rd.Index[i]
+		b := make([]byte, e.CompressedLen)
+		if _, err := r.ReadAt(b, e.Offset); err != nil {
+			return nil, fmt.Errorf("hcrp: read chunk %d: %w", i, err)
+		}
+		return b, nil
+	}
+	return rd, nil
+}
+
+// segmentSet is a live recording directory: its preamble and the open
+// segment files the index refers to.
+type segmentSet struct {
+	dir      string
+	hdr      *Header
+	meta     []byte
+	index    []IndexEntry
+	files    []*os.File
+	spans    []int64 // indexed bytes of each segment
+	finished bool
+}
+
+// openSegmentSet reads dir's preamble and checks that every indexed chunk is
+// present in its segment file.
+func openSegmentSet(dir string) (*segmentSet, error) {
+	f, err := os.Open(filepath.Join(dir, PreambleFile))
+	if err != nil {
+		return nil, fmt.Errorf("hcrp: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("hcrp: %w", err)
+	}
+	h, meta, index, err := readPreamble(f, st.Size(), true)
+	if err != nil {
+		var fe *formats.Error
+		if errors.As(err, &fe) {
+			fe.What = PreambleFile + ": " + fe.What
+		}
+		return nil, err
+	}
+	s := &segmentSet{dir: dir, hdr: h, meta: meta, index: index}
+	_, err = os.Stat(filepath.Join(dir, FinishedFile))
+	s.finished = err == nil
+	for i := range index {
+		seg, off := index[i].Segment()
+		end := off + int64(index[i].CompressedLen)
+		if seg == len(s.files) {
+			sf, err := os.Open(filepath.Join(dir, SegmentName(seg)))
+			if err != nil {
+				s.Close()
+				return nil, fmt.Errorf("hcrp: chunk %d: %w", i, err)
+			}
+			s.files = append(s.files, sf)
+			s.spans = append(s.spans, 0)
+		}
+		s.spans[seg] = end
+	}
+	for seg, sf := range s.files {
+		st, err := sf.Stat()
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("hcrp: %w", err)
+		}
+		if st.Size() < s.spans[seg] {
+			s.Close()
+			return nil, formats.Errorf(formatName, st.Size(), "%s: expected at least %d bytes of indexed chunks, the segment is truncated at %d",
+				SegmentName(seg), s.spans[seg], st.Size())
+		}
+	}
+	return s, nil
+}
+
+// Close closes the segment files.
+func (s *segmentSet) Close() error {
+	var first error
+	for _, f := range s.files {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.files = nil
+	return first
+}
+
+// OpenDir opens a live (or finished but not compacted) recording directory
+// holding preamble.dat and segment files. Close the Reader when done.
+func OpenDir(dir string) (*Reader, error) {
+	s, err := openSegmentSet(dir)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := newReader(s.hdr, s.meta, s.index)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	rd.closers = append(rd.closers, s)
+	rd.read = func(_ context.Context, i int) ([]byte, error) {
+		e := &rd.Index[i]
+		seg, off := e.Segment()
+		b := make([]byte, e.CompressedLen)
+		if _, err := s.files[seg].ReadAt(b, off); err != nil {
+			return nil, fmt.Errorf("hcrp: %s: read chunk %d: %w", SegmentName(seg), i, err)
+		}
+		return b, nil
+	}
+	return rd, nil
+}
+
+// Close releases the reader's files and decoder.
+func (r *Reader) Close() error {
+	var first error
+	for _, c := range r.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	r.closers = nil
+	if r.dec != nil {
+		r.dec.Close()
+		r.dec = nil
+	}
+	return first
+}
+
+// Ticks returns the number of ticks in the recording.
+func (r *Reader) Ticks() int64 { return int64(r.Header.Ticks) }
+
+// RawChunk returns chunk i as stored (one zstd frame).
+func (r *Reader) RawChunk(ctx context.Context, i int) ([]byte, error) {
+	if i < 0 || i >= len(r.Index) {
+		return nil, fmt.Errorf("hcrp: no chunk %d", i)
+	}
+	return r.read(ctx, i)
+}
+
+// Chunk returns the decompressed tick records of chunk i. The slice is
+// reused by the next call.
+func (r *Reader) Chunk(ctx context.Context, i int) ([]byte, error) {
+	b, err := r.RawChunk(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	r.raw, err = decompress(r.dec, b, &r.Index[i], i, r.raw)
+	return r.raw, err
+}
+
+// decompress decodes one chunk frame into dst, bounded by and checked
+// against the index's uncompressed length.
+func decompress(dec *zstd.Decoder, src []byte, e *IndexEntry, i int, dst []byte) ([]byte, error) {
+	if int64(len(src)) != int64(e.CompressedLen) {
+		return dst, formats.Errorf(formatName, e.Offset, "chunk %d: expected %d compressed bytes, got %d", i, e.CompressedLen, len(src))
+	}
+	if cap(dst) < int(e.UncompressedLen) {
+		dst = make([]byte, 0, e.UncompressedLen)
+	}
+	out, err := dec.DecodeAll(src, dst[:0])
+	if err != nil {
+		return dst, &formats.Error{Format: formatName, Offset: e.Offset, What: fmt.Sprintf("chunk %d: expected a zstd frame", i), Err: err}
+	}
+	if len(out) != int(e.UncompressedLen) {
+		return out, formats.Errorf(formatName, e.Offset, "chunk %d: expected %d bytes after decompression, got %d", i, e.UncompressedLen, len(out))
+	}
+	return out, nil
+}
+
+// findChunk returns the index entry holding tick (len(index) past the end).
+func findChunk(index []IndexEntry, tick int64) int {
+	return sort.Search(len(index), func(i int) bool { return index[i].EndTick() > tick })
+}
+
+// snapshotBefore returns the nearest chunk at or before i with a snapshot,
+// or 0 when there is none.
+func snapshotBefore(index []IndexEntry, i int) int {
+	for j := min(i, len(index)-1); j >= 0; j-- {
+		if index[j].Snapshot() {
+			return j
+		}
+	}
+	return 0
+}
+
+// scanner walks the events of one decompressed chunk.
+type scanner struct {
+	b     []byte
+	p     int
+	tick  int64 // tick of the current event
+	ticks int   // ticks not yet started
+	left  int   // events left in the current tick
+	start int   // offset of the current event
+	Event Event
+	err   error
+}
+
+func (s *scanner) reset(b []byte, e *IndexEntry) {
+	items := s.Event.Items
+	*s = scanner{b: b, tick: int64(e.StartTick) - 1, ticks: int(e.Ticks)}
+	s.Event.Items = items
+}
+
+// next advances to the next event, returning false at the end of the chunk
+// or on an error (in s.err, with s.p at the failing byte).
+func (s *scanner) next() bool {
+	if s.err != nil {
+		return false
+	}
+	for s.left == 0 {
+		if s.ticks == 0 {
+			if s.p != len(s.b) {
+				s.err = fmt.Errorf("%d bytes after the chunk's last tick", len(s.b)-s.p)
+			}
+			return false
+		}
+		var err error
+		// The stored tick number is ignored, as in the reference reader:
+		// the tick is implied by the position in the chunk.
+		if _, s.p, err = readVarInt(s.b, s.p); err != nil {
+			s.err = fmt.Errorf("tick number: %w", err)
+			return false
+		}
+		if s.p+2 > len(s.b) {
+			s.err = fmt.Errorf("event count: %w", errShort)
+			return false
+		}
+		n := int16(binary.BigEndian.Uint16(s.b[s.p:]))
+		if n < 0 {
+			s.err = fmt.Errorf("negative event count %d", n)
+			return false
+		}
+		s.p += 2
+		s.tick++
+		s.ticks--
+		s.left = int(n)
+	}
+	s.start = s.p
+	p, err := decodeEvent(s.b, s.p, &s.Event)
+	if err != nil {
+		s.err = err
+		return false
+	}
+	s.p = p
+	s.left--
+	return true
+}
+
+// chunkError reports where in a chunk's decompressed bytes decoding failed.
+func chunkError(i int, e *IndexEntry, s *scanner) error {
+	return &formats.Error{Format: formatName, Offset: e.Offset,
+		What: fmt.Sprintf("chunk %d, tick %d, decompressed byte %d", i, s.tick, s.start), Err: s.err}
+}
+
+// Events calls fn for every event of the ticks in [from, to] (to < 0: to the
+// end), reading only the chunks that cover them. The Event is reused.
+func (r *Reader) Events(ctx context.Context, from, to int64, fn func(tick int64, e *Event) error) error {
+	if to < 0 || to >= r.Ticks() {
+		to = r.Ticks() - 1
+	}
+	var s scanner
+	for i := findChunk(r.Index, from); i < len(r.Index) && int64(r.Index[i].StartTick) <= to; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		raw, err := r.Chunk(ctx, i)
+		if err != nil {
+			return err
+		}
+		s.reset(raw, &r.Index[i])
+		for s.next() {
+			if s.tick < from {
+				continue
+			}
+			if s.tick > to {
+				return nil
+			}
+			if err := fn(s.tick, &s.Event); err != nil {
+				return err
+			}
+		}
+		if s.err != nil {
+			return chunkError(i, &r.Index[i], &s)
+		}
+	}
+	return nil
+}
+
+// Entity is one entity's state.
+type Entity struct {
+	ID       int32
+	Type     int32
+	Pos      Pos
+	Velocity Vec3
+	Pose     int32
+	State    uint8
+	HeldSlot int32
+}
+
+// State is the world as rebuilt from a snapshot and the events after it.
+type State struct {
+	// Tick is the last tick applied (-1 before any).
+	Tick     int64
+	Entities map[int32]*Entity
+	Blocks   map[BlockPos]int32
+	// RunTime is the latest run time (ms) reported by a run event.
+	RunTime int64
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{Tick: -1, Entities: map[int32]*Entity{}, Blocks: map[BlockPos]int32{}}
+}
+
+func (st *State) entity(id int32) *Entity {
+	en := st.Entities[id]
+	if en == nil {
+		en = &Entity{ID: id}
+		st.Entities[id] = en
+	}
+	return en
+}
+
+// Apply updates the state with one event.
+func (st *State) Apply(e *Event) {
+	switch e.Type {
+	case DeltaMove:
+		en := st.entity(e.Entity)
+		en.Pos.X += e.Pos.X
+		en.Pos.Y += e.Pos.Y
+		en.Pos.Z += e.Pos.Z
+		en.Pos.Yaw, en.Pos.Pitch = e.Pos.Yaw, e.Pos.Pitch
+		en.Velocity = e.Velocity
+	case AbsoluteMove:
+		en := st.entity(e.Entity)
+		en.Pos, en.Velocity = e.Pos, e.Velocity
+	case SpawnEntity:
+		en := st.entity(e.Entity)
+		en.Type, en.Pos = e.EntityType, e.Pos
+	case EntityState:
+		en := st.entity(e.Entity)
+		en.Pose, en.State = e.Pose, e.State
+	case ChangeHeldSlot:
+		st.entity(e.Entity).HeldSlot = e.Slot
+	case DestroyEntity:
+		delete(st.Entities, e.Entity)
+	case SetBlock:
+		st.Blocks[e.Block] = e.BlockState
+	case RunStart:
+		st.RunTime = 0
+	case CheckpointReached, CheckpointReset, RunEnd:
+		st.RunTime = e.RunTime
+	}
+}
+
+// Seek returns the state at the end of tick: it decodes from the nearest
+// snapshot chunk at or before the chunk holding tick.
+func (r *Reader) Seek(ctx context.Context, tick int64) (*State, error) {
+	if tick < 0 || tick >= r.Ticks() {
+		return nil, fmt.Errorf("hcrp: seek to tick %d outside [0, %d)", tick, r.Ticks())
+	}
+	i := findChunk(r.Index, tick)
+	s := snapshotBefore(r.Index, i)
+	st := NewState()
+	err := r.Events(ctx, int64(r.Index[s].StartTick), tick, func(t int64, e *Event) error {
+		st.Apply(e)
+		return nil
+	})
+	st.Tick = tick
+	return st, err
+}
