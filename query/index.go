@@ -1,0 +1,516 @@
+// Package query indexes archived recordings and their searchable events in a
+// bleve index and answers the moderator query language (see Parse) over it.
+//
+// The index is derived from the archive's catalog: the archive drives it with
+// Apply, one batch per run of change-log entries, and Seq says which entry was
+// applied last. The index can always be deleted and rebuilt.
+//
+// Each recording becomes one recording document (id "<rec>") and one event
+// document per event (id "<rec>/e<n>", n in hex, zero-padded). All of them
+// carry the recording id in the keyword field "rec", which is how Apply finds
+// and removes a recording's documents. Mappings are lean: keyword fields for
+// names, lower-cased; analysed text only for free text, command and chat text;
+// no "_all" field; one compact stored field per document ("d") that holds what
+// a search hit shows.
+//
+// This file holds the index: opening it, building documents and Apply.
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/replayarchive/replay/formats"
+)
+
+// RecordingDoc is what the index is told about one recording.
+type RecordingDoc struct {
+	ID                       string // recording id (uuid text); must not contain '/'
+	Format                   string
+	Session                  string
+	Start                    time.Time
+	Duration                 time.Duration
+	Ticks                    int64
+	Players                  []formats.Player // Name, ID, Team
+	Map, Server              string
+	Flags                    []string // flag names, from the file or set by moderators
+	Held                     bool
+	NativeBytes, StoredBytes int64
+	// Attrs values are searchable as free words, except those whose key
+	// looks secret (see secretKey): they are dropped.
+	Attrs map[string]string
+	// Events: console commands, chat, logins, votes, finishes, flags,
+	// joins/drops, team changes. Their Text is indexed as given: codecs
+	// redact secrets before they get here.
+	Events []formats.Event
+}
+
+// Field names in the bleve documents.
+const (
+	fRec     = "rec"     // recording id, on every document
+	fIsRec   = "t"       // "r" on recording documents only
+	fFormat  = "format"  // keyword
+	fSession = "session" // keyword
+	fPlayer  = "player"  // keyword: player names
+	fPID     = "pid"     // keyword: player ids
+	fMap     = "map"     // keyword
+	fServer  = "server"  // keyword
+	fFlag    = "flag"    // keyword
+	fHeld    = "held"    // keyword "true"/"false"
+	fKinds   = "kinds"   // keyword: event kinds present in the recording
+	fStart   = "start"   // date, with doc values for sorting
+	fDur     = "dur"     // number: duration in milliseconds
+	fWords   = "words"   // analysed: player names, map, server, attrs (recording documents)
+	fText    = "text"    // analysed: event text (event documents)
+	fCmd     = "cmd"     // analysed: all command text of the recording
+	fChat    = "chat"    // analysed: all chat text of the recording
+	fEtc     = "etc"     // analysed: text of the recording's other events
+	fKind    = "kind"    // keyword: event kind (event documents)
+	fData    = "d"       // stored only: encoded hit data
+)
+
+// seqKey is the internal key under which Apply stores the last applied
+// change-log sequence number.
+var seqKey = []byte("replay.seq")
+
+// textAnalyzerName names textAnalyzer in the index mapping.
+const textAnalyzerName = "replaytext"
+
+// valueSep separates the values of a multi-valued analysed field; the gap
+// analyzer leaves a position gap there so phrases never span two values.
+const valueSep = '\x1e'
+
+const (
+	keywordOpts = index.IndexField | index.SkipFreqNorm
+	textOpts    = index.IndexField | index.IncludeTermVectors // positions for phrases
+	storeOpts   = index.StoreField
+)
+
+// Options tune an Index.
+type Options struct {
+	// MaxEvents caps the events listed under one hit (default 50). Hit.EventTotal
+	// still counts them all.
+	MaxEvents int
+	// NoSync makes Apply return before its batch is on disk (bleve's
+	// unsafe_batch). A crash can then lose the last batches, but never
+	// tears one: Seq still names the last batch that is in the index.
+	NoSync bool
+}
+
+// Index is a search index of recordings. It is safe for concurrent use.
+// bleve locks the directory: one process at a time.
+type Index struct {
+	bi        bleve.Index
+	text      analysis.Analyzer
+	gap       analysis.Analyzer
+	maxEvents int
+}
+
+// Open opens the index in dir, creating it (and dir) when missing.
+func Open(dir string) (*Index, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(dir string, opt Options) (*Index, error) {
+	ix := &Index{text: textAnalyzer(), maxEvents: opt.MaxEvents}
+	ix.gap = gapAnalyzer{ix.text}
+	if ix.maxEvents <= 0 {
+		ix.maxEvents = 50
+	}
+	cfg := map[string]interface{}{}
+	if opt.NoSync {
+		cfg["unsafe_batch"] = true
+	}
+	_, err := os.Stat(filepath.Join(dir, "index_meta.json"))
+	switch {
+	case err == nil:
+		ix.bi, err = bleve.OpenUsing(dir, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("query: open index %s: %w", dir, err)
+		}
+	case errors.Is(err, os.ErrNotExist):
+		// bleve refuses to create into an existing directory; accept an empty one.
+		if ents, err := os.ReadDir(dir); err == nil {
+			if len(ents) > 0 {
+				return nil, fmt.Errorf("query: %s is not empty and holds no index", dir)
+			}
+			if err := os.Remove(dir); err != nil {
+				return nil, fmt.Errorf("query: %w", err)
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, fmt.Errorf("query: %w", err)
+		}
+		m, err := indexMapping()
+		if err != nil {
+			return nil, fmt.Errorf("query: mapping: %w", err)
+		}
+		ix.bi, err = bleve.NewUsing(dir, m, scorch.Name, scorch.Name, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
+		}
+	default:
+		return nil, fmt.Errorf("query: %w", err)
+	}
+	return ix, nil
+}
+
+// indexMapping describes the documents for bleve's benefit (documents are
+// built directly, see docs): nothing dynamic, nothing stored by default, no
+// "_all" field.
+func indexMapping() (*mapping.IndexMappingImpl, error) {
+	m := bleve.NewIndexMapping()
+	// The analyzer text is indexed with, for bleve's match queries (this
+	// package builds term and phrase queries itself).
+	if err := m.AddCustomAnalyzer(textAnalyzerName, map[string]interface{}{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []string{lowercase.Name},
+	}); err != nil {
+		return nil, err
+	}
+	m.IndexDynamic = false
+	m.StoreDynamic = false
+	m.DocValuesDynamic = false
+	dm := bleve.NewDocumentStaticMapping()
+	kw := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
+		return f
+	}
+	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind} {
+		dm.AddFieldMappingsAt(name, kw())
+	}
+	for _, name := range []string{fWords, fText, fCmd, fChat, fEtc} {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = textAnalyzerName
+		f.Store, f.IncludeInAll, f.DocValues = false, false, false
+		dm.AddFieldMappingsAt(name, f)
+	}
+	st := bleve.NewDateTimeFieldMapping()
+	st.Store, st.IncludeInAll = false, false
+	dm.AddFieldMappingsAt(fStart, st)
+	du := bleve.NewNumericFieldMapping()
+	du.Store, du.IncludeInAll, du.DocValues = false, false, false
+	dm.AddFieldMappingsAt(fDur, du)
+	d := bleve.NewTextFieldMapping()
+	d.Index, d.Store, d.IncludeInAll, d.DocValues = false, true, false, false
+	dm.AddFieldMappingsAt(fData, d)
+	m.DefaultMapping = dm
+	return m, nil
+}
+
+// Close closes the index.
+func (ix *Index) Close() error {
+	if err := ix.bi.Close(); err != nil {
+		return fmt.Errorf("query: close: %w", err)
+	}
+	return nil
+}
+
+// Seq returns the change-log sequence number stored by the last Apply (0 for
+// a new index).
+func (ix *Index) Seq() (uint64, error) {
+	v, err := ix.bi.GetInternal(seqKey)
+	if err != nil {
+		return 0, fmt.Errorf("query: read seq: %w", err)
+	}
+	if len(v) == 0 {
+		return 0, nil
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("query: seq is %d bytes, want 8", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// DocCount returns the number of documents (recordings plus events).
+func (ix *Index) DocCount() (uint64, error) { return ix.bi.DocCount() }
+
+// Apply indexes one batch atomically: each put replaces all documents of its
+// recording (the recording document and its event documents), each delete
+// removes all documents of that recording id, and seq is stored in the same
+// batch so that after a crash Seq says exactly which change-log entry was
+// applied last. An id both put and deleted ends up put.
+func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, deletes []string) error {
+	ids := make([]string, 0, len(puts)+len(deletes))
+	for i := range puts {
+		if err := checkID(puts[i].ID); err != nil {
+			return err
+		}
+		ids = append(ids, puts[i].ID)
+	}
+	for _, id := range deletes {
+		if err := checkID(id); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	old, err := ix.docIDsOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	b := ix.bi.NewBatch()
+	for _, id := range old {
+		b.Delete(id)
+	}
+	for i := range puts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := ix.addDocs(b, &puts[i]); err != nil {
+			return err
+		}
+	}
+	var sb [8]byte
+	binary.BigEndian.PutUint64(sb[:], seq)
+	b.SetInternal(seqKey, sb[:])
+	if err := ix.bi.Batch(b); err != nil {
+		return fmt.Errorf("query: apply seq %d: %w", seq, err)
+	}
+	return nil
+}
+
+func checkID(id string) error {
+	if id == "" || strings.ContainsRune(id, '/') {
+		return fmt.Errorf("query: bad recording id %q", id)
+	}
+	return nil
+}
+
+// docIDsOf returns the ids of all documents of the given recordings.
+func (ix *Index) docIDsOf(ctx context.Context, recs []string) ([]string, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	if n, err := ix.bi.DocCount(); err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	} else if n == 0 {
+		return nil, nil
+	}
+	q := recsQuery(recs)
+	var out []string
+	const page = 10000
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(q, page, 0, false)
+		req.SortBy([]string{"_id"})
+		req.Score = bleve.ScoreNone
+		if after != nil {
+			req.SearchAfter = after
+		}
+		res, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("query: find documents to replace: %w", err)
+		}
+		for _, h := range res.Hits {
+			out = append(out, h.ID)
+		}
+		if len(res.Hits) < page {
+			return out, nil
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+}
+
+// recsQuery matches every document of the given recordings.
+func recsQuery(recs []string) query.Query {
+	if len(recs) == 1 {
+		return termQ(fRec, recs[0])
+	}
+	qs := make([]query.Query, len(recs))
+	for i, r := range recs {
+		qs[i] = termQ(fRec, r)
+	}
+	return query.NewDisjunctionQuery(qs)
+}
+
+func termQ(field, term string) *query.TermQuery {
+	q := query.NewTermQuery(term)
+	q.SetField(field)
+	return q
+}
+
+// secretKey reports whether an attribute key looks like it names a secret
+// (or a moderation timeout, which is not for search either); such values are
+// never indexed.
+func secretKey(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range []string{"password", "passwd", "secret", "token", "timeout", "rcon", "auth", "credential", "apikey", "api_key"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// eventDocID returns the document id of event n of recording rec. The hex
+// number is zero-padded so that ids sort in event order.
+func eventDocID(rec string, n int) string {
+	return fmt.Sprintf("%s/e%06x", rec, n)
+}
+
+// addDocs adds the documents of one recording to b.
+func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
+	d := document.NewDocument(r.ID)
+	kw := func(name, v string) {
+		if v != "" {
+			d.AddField(document.NewTextFieldCustom(name, nil, []byte(strings.ToLower(v)), keywordOpts, nil))
+		}
+	}
+	d.AddField(document.NewTextFieldCustom(fRec, nil, []byte(r.ID), keywordOpts, nil))
+	d.AddField(document.NewTextFieldCustom(fIsRec, nil, []byte("r"), keywordOpts, nil))
+	kw(fFormat, r.Format)
+	kw(fSession, r.Session)
+	kw(fMap, r.Map)
+	kw(fServer, r.Server)
+	if r.Held {
+		kw(fHeld, "true")
+	} else {
+		kw(fHeld, "false")
+	}
+	var free []byte // names, map, server, attrs
+	addFree := func(s string) {
+		if s == "" {
+			return
+		}
+		if len(free) > 0 {
+			free = append(free, valueSep)
+		}
+		free = append(free, s...)
+	}
+	seen := map[string]bool{}
+	for _, p := range r.Players {
+		if p.Name != "" && !seen["n"+p.Name] {
+			seen["n"+p.Name] = true
+			kw(fPlayer, p.Name)
+			addFree(p.Name)
+		}
+		if p.ID != "" && !seen["i"+p.ID] {
+			seen["i"+p.ID] = true
+			kw(fPID, p.ID)
+		}
+	}
+	for _, f := range r.Flags {
+		if !seen["f"+f] {
+			seen["f"+f] = true
+			kw(fFlag, f)
+		}
+	}
+	addFree(r.Map)
+	addFree(r.Server)
+	for k, v := range r.Attrs {
+		if !secretKey(k) {
+			addFree(v)
+		}
+	}
+	if len(free) > 0 {
+		d.AddField(document.NewTextFieldCustom(fWords, nil, free, textOpts, ix.gap))
+	}
+	if !r.Start.IsZero() {
+		if f, err := document.NewDateTimeFieldWithIndexingOptions(fStart, nil, r.Start, time.RFC3339Nano, index.IndexField|index.DocValues); err == nil {
+			d.AddField(f)
+		}
+	}
+	d.AddField(document.NewNumericFieldWithIndexingOptions(fDur, nil, float64(r.Duration/time.Millisecond), index.IndexField))
+
+	var cmd, chat, etc []byte
+	kinds := map[string]bool{}
+	for n := range r.Events {
+		e := &r.Events[n]
+		kind := strings.ToLower(e.Kind)
+		if !kinds[kind] && kind != "" {
+			kinds[kind] = true
+			kw(fKinds, kind)
+		}
+		if e.Text != "" {
+			switch kind {
+			case formats.EventCommand:
+				cmd = appendValue(cmd, e.Text)
+			case formats.EventChat:
+				chat = appendValue(chat, e.Text)
+			default:
+				etc = appendValue(etc, e.Text)
+			}
+		}
+		ed := document.NewDocument(eventDocID(r.ID, n))
+		ed.AddField(document.NewTextFieldCustom(fRec, nil, []byte(r.ID), keywordOpts, nil))
+		if kind != "" {
+			ed.AddField(document.NewTextFieldCustom(fKind, nil, []byte(kind), keywordOpts, nil))
+		}
+		if e.Text != "" {
+			ed.AddField(document.NewTextFieldCustom(fText, nil, []byte(e.Text), textOpts, ix.text))
+		}
+		ed.AddField(document.NewTextFieldCustom(fData, nil, encodeEvent(e), storeOpts, nil))
+		if err := b.IndexAdvanced(ed); err != nil {
+			return fmt.Errorf("query: recording %s event %d: %w", r.ID, n, err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    []byte
+	}{{fCmd, cmd}, {fChat, chat}, {fEtc, etc}} {
+		if len(f.v) > 0 {
+			d.AddField(document.NewTextFieldCustom(f.name, nil, f.v, textOpts, ix.gap))
+		}
+	}
+	d.AddField(document.NewTextFieldCustom(fData, nil, encodeRec(r), storeOpts, nil))
+	if err := b.IndexAdvanced(d); err != nil {
+		return fmt.Errorf("query: recording %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+func appendValue(b []byte, s string) []byte {
+	if len(b) > 0 {
+		b = append(b, valueSep)
+	}
+	return append(b, s...)
+}
+
+// gapAnalyzer analyses valueSep-separated values with a, leaving a gap of one
+// position between values so that no phrase matches across two of them.
+type gapAnalyzer struct{ a analysis.Analyzer }
+
+func (g gapAnalyzer) Analyze(in []byte) analysis.TokenStream {
+	var out analysis.TokenStream
+	pos, off := 0, 0
+	for {
+		k := bytes.IndexByte(in[off:], valueSep)
+		part := in[off:]
+		if k >= 0 {
+			part = in[off : off+k]
+		}
+		toks := g.a.Analyze(part)
+		for _, t := range toks {
+			t.Position += pos
+			t.Start += off
+			t.End += off
+		}
+		if len(toks) > 0 {
+			pos = toks[len(toks)-1].Position + 1
+			out = append(out, toks...)
+		}
+		if k < 0 {
+			return out
+		}
+		off += k + 1
+	}
+}

@@ -1,0 +1,350 @@
+// Tests for indexing and searching a small fixed set of recordings.
+
+package query
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/formats"
+)
+
+const (
+	idA = "00000000-0000-0000-0000-00000000000a"
+	idB = "00000000-0000-0000-0000-00000000000b"
+	idC = "00000000-0000-0000-0000-00000000000c"
+	idD = "00000000-0000-0000-0000-00000000000d"
+)
+
+func ev(tick int64, kind, player, text string) formats.Event {
+	return formats.Event{Tick: tick, Time: time.Duration(tick) * 20 * time.Millisecond, Kind: kind, Player: player, Text: text}
+}
+
+func fixture() []RecordingDoc {
+	return []RecordingDoc{
+		{
+			ID: idA, Format: "teehistorian", Session: "S1",
+			Start:    time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC),
+			Duration: 10 * time.Minute, Ticks: 30000,
+			Players: []formats.Player{{Name: "Kitty", ID: "K1", Team: "red"}, {Name: "Bob", ID: "b2"}},
+			Map:     "ctf5", Server: "DDNet GER", Flags: []string{"aimbot"},
+			Attrs: map[string]string{"region": "NorthEU", "rcon_password": "hunter2xyz", "vote_timeout": "zq9timeout"},
+			Events: []formats.Event{
+				ev(100, formats.EventCommand, "Kitty", "kick 3"),
+				ev(200, formats.EventChat, "Bob", "gg wp"),
+				ev(300, formats.EventCommand, "Kitty", "ban 3 spam"),
+				ev(400, formats.EventVote, "Bob", "kick Bob"),
+			},
+		},
+		{
+			ID: idB, Format: "butter", Session: "S2",
+			Start:    time.Date(2024, 6, 15, 0, 0, 0, 0, time.UTC),
+			Duration: 2 * time.Hour,
+			Players:  []formats.Player{{Name: "Kitkat"}, {Name: "Alice"}},
+			Map:      "Dust2", Server: "EU1",
+			Events: []formats.Event{
+				ev(5, formats.EventChat, "Alice", "ban 3 please"),
+				ev(6, formats.EventCommand, "Alice", "status"),
+			},
+		},
+		{
+			ID: idC, Format: "sc2replay",
+			Start:    time.Date(2023, 12, 31, 23, 0, 0, 0, time.UTC),
+			Duration: 90 * time.Second,
+			Players:  []formats.Player{{Name: "KITTY"}},
+			Map:      "Lost Temple", Flags: []string{"speedhack"}, Held: true,
+			Events: []formats.Event{
+				ev(1, formats.EventCommand, "KITTY", "timeout 5"),
+				ev(2, formats.EventChat, "KITTY", "hello kick"),
+			},
+		},
+		{ID: idD, Format: "hcrp", Duration: 5 * time.Minute, Players: []formats.Player{{Name: "Zed"}}},
+	}
+}
+
+func openFixture(t *testing.T) (*Index, string) {
+	t.Helper()
+	dir := t.TempDir() + "/ix"
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Apply(context.Background(), 7, fixture(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return ix, dir
+}
+
+// ids returns the hit ids, and for each hit its event texts.
+func ids(res *Results) ([]string, map[string][]string) {
+	var out []string
+	evs := map[string][]string{}
+	for _, h := range res.Hits {
+		out = append(out, h.ID)
+		for _, e := range h.Events {
+			evs[h.ID] = append(evs[h.ID], e.Text)
+		}
+	}
+	return out, evs
+}
+
+func TestSearch(t *testing.T) {
+	ix, _ := openFixture(t)
+	defer ix.Close()
+	type evs = map[string][]string
+	tests := []struct {
+		q      string
+		want   []string
+		events evs
+	}{
+		{"", []string{idB, idA, idC, idD}, nil},
+		{"player:kitty", []string{idA, idC}, nil},
+		{"player:KITTY", []string{idA, idC}, nil},
+		{"player:kit*", []string{idB, idA, idC}, nil},
+		{"player:Kit", nil, nil},
+		{"player-id:k1", []string{idA}, nil},
+		{"map:dust2", []string{idB}, nil},
+		{`map:"lost temple"`, []string{idC}, nil},
+		{`server:"DDNet GER"`, []string{idA}, nil},
+		{"server:ddnet*", []string{idA}, nil},
+		{"flag:AIMBOT", []string{idA}, nil},
+		{"format:butter", []string{idB}, nil},
+		{"session:s1", []string{idA}, nil},
+		{"id:" + idC, []string{idC}, nil},
+		{"held:true", []string{idC}, nil},
+		{"held:false", []string{idB, idA, idD}, nil},
+		{"after:2024-01-01", []string{idB, idA}, nil},
+		{"after:2024-03-01", []string{idB, idA}, nil}, // inclusive
+		{"after:2024-03-01T10:00:01Z", []string{idB}, nil},
+		{"before:2024-03-01T10:00:00Z", []string{idC}, nil}, // exclusive
+		{"after:2023-01-01 before:2024-06-01", []string{idA, idC}, nil},
+		{"longer:5m", []string{idB, idA}, nil}, // idD is exactly 5m
+		{"shorter:5m", []string{idC}, nil},
+		{"shorter:6m", []string{idC, idD}, nil},
+		{"longer:1m shorter:1h", []string{idA, idC, idD}, nil},
+		{"cmd:kick", []string{idA}, evs{idA: {"kick 3"}}},
+		{"cmd:KICK", []string{idA}, evs{idA: {"kick 3"}}},
+		{"cmd:ki*", []string{idA}, evs{idA: {"kick 3"}}},
+		{`cmd:"ban 3"`, []string{idA}, evs{idA: {"ban 3 spam"}}},
+		{`cmd:"3 ban"`, nil, nil}, // "kick 3" and "ban 3 spam" are separate commands
+		{`cmd:3`, []string{idA}, evs{idA: {"kick 3", "ban 3 spam"}}},
+		{`chat:"ban 3"`, []string{idB}, evs{idB: {"ban 3 please"}}},
+		{"chat:gg", []string{idA}, evs{idA: {"gg wp"}}},
+		{"kind:vote", []string{idA}, evs{idA: {"kick Bob"}}},
+		{"kick", []string{idA, idC}, evs{idA: {"kick 3", "kick Bob"}, idC: {"hello kick"}}},
+		{`"gg wp"`, []string{idA}, evs{idA: {"gg wp"}}},
+		{"kitty", []string{idA, idC}, nil},             // player names, no events
+		{"dust2", []string{idB}, nil},                  // map
+		{"ger", []string{idA}, nil},                    // server words
+		{"northeu", []string{idA}, nil},                // attribute value
+		{"-player:bob", []string{idB, idC, idD}, nil},  // exclusion alone
+		{"player:kitty -flag:aimbot", []string{idC}, nil},
+		{"-cmd:kick", []string{idB, idC, idD}, nil},
+		{"player:kitty cmd:kick", []string{idA}, evs{idA: {"kick 3"}}},
+		{"player:alice cmd:kick", nil, nil},
+		{"cmd:kick chat:gg", []string{idA}, evs{idA: {"kick 3", "gg wp"}}},
+		{"cmd:kick chat:please", nil, nil},
+		{"player:kitty kick", []string{idA, idC}, evs{idA: {"kick 3", "kick Bob"}, idC: {"hello kick"}}},
+		{"flag:speedhack after:2023-12-01 before:2024-01-01", []string{idC}, nil},
+		// Secrets are never indexed, and neither are these attribute values.
+		{"hunter2xyz", nil, nil},
+		{"zq9timeout", nil, nil},
+		{"hunter2*", nil, nil},
+	}
+	ctx := context.Background()
+	for _, tc := range tests {
+		res, err := ix.Search(ctx, tc.q, 10)
+		if err != nil {
+			t.Errorf("%q: %v", tc.q, err)
+			continue
+		}
+		got, gotEv := ids(res)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q: hits %v, want %v", tc.q, got, tc.want)
+		}
+		if res.Total != len(tc.want) {
+			t.Errorf("%q: total %d, want %d", tc.q, res.Total, len(tc.want))
+		}
+		if tc.events == nil {
+			tc.events = evs{}
+		}
+		if !reflect.DeepEqual(gotEv, tc.events) {
+			t.Errorf("%q: events %v, want %v", tc.q, gotEv, tc.events)
+		}
+	}
+}
+
+func TestHitContent(t *testing.T) {
+	ix, _ := openFixture(t)
+	defer ix.Close()
+	res, err := ix.Search(context.Background(), "cmd:ban", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 1 {
+		t.Fatalf("hits %d", len(res.Hits))
+	}
+	want := Hit{
+		ID: idA, Format: "teehistorian", Session: "S1", Map: "ctf5", Server: "DDNet GER",
+		Start: time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC), Duration: 10 * time.Minute,
+		Players: []string{"Kitty", "Bob"}, Flags: []string{"aimbot"},
+		Events:     []EventHit{{Tick: 300, Time: 6 * time.Second, Kind: "command", Player: "Kitty", Text: "ban 3 spam"}},
+		EventTotal: 1,
+	}
+	if !reflect.DeepEqual(res.Hits[0], want) {
+		t.Errorf("hit\n got %+v\nwant %+v", res.Hits[0], want)
+	}
+}
+
+func TestSearchLimitAndOffset(t *testing.T) {
+	ix, _ := openFixture(t)
+	defer ix.Close()
+	res, err := ix.Search(context.Background(), "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ids(res); res.Total != 4 || !reflect.DeepEqual(got, []string{idB, idA}) {
+		t.Errorf("limit 2: total %d hits %v", res.Total, got)
+	}
+	q, _ := Parse("")
+	res, err = ix.SearchQuery(context.Background(), q, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ids(res); !reflect.DeepEqual(got, []string{idC, idD}) {
+		t.Errorf("offset 2: hits %v", got)
+	}
+}
+
+func TestMaxEvents(t *testing.T) {
+	dir := t.TempDir()
+	ix, err := OpenWith(dir, Options{MaxEvents: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	r := RecordingDoc{ID: idA}
+	for i := range 20 {
+		r.Events = append(r.Events, ev(int64(i), formats.EventCommand, "x", "kick"))
+	}
+	if err := ix.Apply(context.Background(), 1, []RecordingDoc{r}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(context.Background(), "cmd:kick", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := res.Hits[0]
+	if h.EventTotal != 20 || len(h.Events) != 3 || h.Events[0].Tick != 0 || h.Events[2].Tick != 2 {
+		t.Errorf("events: total %d, %+v", h.EventTotal, h.Events)
+	}
+}
+
+func TestApplyReplaceAndDelete(t *testing.T) {
+	ix, _ := openFixture(t)
+	defer ix.Close()
+	ctx := context.Background()
+	count := func() uint64 {
+		n, err := ix.DocCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 4+4+2+2 { // recordings + events
+		t.Fatalf("doc count %d", n)
+	}
+	// Replace A with a version that has one event: its old event docs go.
+	a := fixture()[0]
+	a.Events = a.Events[1:2] // "gg wp"
+	a.Players = a.Players[1:]
+	if err := ix.Apply(ctx, 8, []RecordingDoc{a}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 4+1+2+2 {
+		t.Errorf("after replace: doc count %d", n)
+	}
+	for q, want := range map[string]int{"cmd:kick": 0, "kick": 1, "player:kitty": 1, "chat:gg": 1, "player:bob": 1} {
+		res, err := ix.Search(ctx, q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != want {
+			t.Errorf("after replace: %q: %d hits, want %d", q, res.Total, want)
+		}
+	}
+	// Delete A and C: all their documents go.
+	if err := ix.Apply(ctx, 9, nil, []string{idA, idC}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2+2 {
+		t.Errorf("after delete: doc count %d", n)
+	}
+	res, err := ix.Search(ctx, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ids(res); !reflect.DeepEqual(got, []string{idB, idD}) {
+		t.Errorf("after delete: %v", got)
+	}
+	// Put and delete of the same id in one batch: the put wins.
+	b := fixture()[1]
+	if err := ix.Apply(ctx, 10, []RecordingDoc{b}, []string{idB, idD}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1+2 {
+		t.Errorf("after put+delete: doc count %d", n)
+	}
+	if err := ix.Apply(ctx, 11, []RecordingDoc{{ID: "a/b"}}, nil); err == nil {
+		t.Error("id with '/' accepted")
+	}
+}
+
+func TestSeqSurvivesReopen(t *testing.T) {
+	ix, dir := openFixture(t)
+	if s, err := ix.Seq(); err != nil || s != 7 {
+		t.Fatalf("seq %d, %v", s, err)
+	}
+	if err := ix.Apply(context.Background(), 1<<40+3, nil, []string{idD}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if s, err := ix.Seq(); err != nil || s != 1<<40+3 {
+		t.Fatalf("after reopen: seq %d, %v", s, err)
+	}
+	res, err := ix.Search(context.Background(), "player:kitty", 10)
+	if err != nil || res.Total != 2 {
+		t.Fatalf("after reopen: %v %v", res, err)
+	}
+}
+
+func TestOpenNew(t *testing.T) {
+	dir := t.TempDir() // exists and is empty
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := ix.Seq(); err != nil || s != 0 {
+		t.Errorf("new index: seq %d, %v", s, err)
+	}
+	ix.Close()
+}
+
+func TestSearchParseError(t *testing.T) {
+	ix, _ := openFixture(t)
+	defer ix.Close()
+	_, err := ix.Search(context.Background(), "player:x after:2024-13-99", 10)
+	pe, ok := err.(*ParseError)
+	if !ok || pe.Pos != 9 || pe.Term != "after:2024-13-99" {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -1,0 +1,325 @@
+// This file parses the moderator query language into a Query: terms that
+// AND together, each naming a recording-level or event-level condition.
+
+package query
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+)
+
+// ParseError says which term of a query is malformed and why.
+type ParseError struct {
+	Pos  int    // byte offset of the term in the query
+	Term string // the offending term as typed
+	Msg  string // what is wrong, e.g. "after: not a date"
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("query: position %d: %q: %s", e.Pos, e.Term, e.Msg)
+}
+
+// Level says whether a term filters recordings or matches events.
+type Level int
+
+// Term levels.
+const (
+	// RecordingLevel terms (player:, map:, after:, ...) filter recordings.
+	RecordingLevel Level = iota
+	// EventLevel terms (cmd:, chat:, kind:) match events; a recording
+	// matches when at least one of its events does, and the matching
+	// events are shown under it.
+	EventLevel
+	// FreeLevel terms (free words and quoted phrases) match recordings by
+	// player name, map, server and attributes, or by any event's text; the
+	// events they hit are shown.
+	FreeLevel
+)
+
+// Term is one condition of a query.
+type Term struct {
+	Pos    int    // byte offset in the query
+	Raw    string // the term as typed, including a leading '-'
+	Op     string // operator ("player", "cmd", ...); "" for a free word or phrase
+	Neg    bool   // "-term": exclude recordings that match
+	Value  string // the value as typed, unquoted (lower-cased for keyword operators)
+	Prefix bool   // value ended in '*': match values (or words) starting with Value
+	Quoted bool   // value was a quoted phrase
+	// Words are the analysed words of a text value (cmd:, chat:, free words):
+	// lower-cased, split on word boundaries. More than one word is a phrase.
+	Words []string
+	// Time is the bound of after: and before:.
+	Time time.Time
+	// Dur is the bound of longer: and shorter:.
+	Dur time.Duration
+	// Bool is the value of held:.
+	Bool bool
+}
+
+// Level reports which level the term works at.
+func (t *Term) Level() Level {
+	switch t.Op {
+	case "":
+		return FreeLevel
+	case "cmd", "chat", "kind":
+		return EventLevel
+	}
+	return RecordingLevel
+}
+
+// Query is a parsed query: all its terms must hold.
+type Query struct {
+	Terms []Term
+}
+
+// opKind says how an operator's value is read.
+type opKind int
+
+const (
+	opKeyword opKind = iota // case-insensitive exact value, '*' suffix for prefix
+	opText                  // analysed words or a phrase
+	opDate
+	opDuration
+	opBool
+)
+
+// operators lists the known operators and how their values are read.
+var operators = map[string]opKind{
+	"player":    opKeyword,
+	"player-id": opKeyword,
+	"map":       opKeyword,
+	"server":    opKeyword,
+	"flag":      opKeyword,
+	"format":    opKeyword,
+	"session":   opKeyword,
+	"kind":      opKeyword,
+	"id":        opKeyword,
+	"cmd":       opText,
+	"chat":      opText,
+	"after":     opDate,
+	"before":    opDate,
+	"longer":    opDuration,
+	"shorter":   opDuration,
+	"held":      opBool,
+}
+
+// textAnalyzer splits text into lower-cased words. It is used for event text
+// and free text both when indexing and when parsing queries.
+func textAnalyzer() *analysis.DefaultAnalyzer {
+	return &analysis.DefaultAnalyzer{
+		Tokenizer:    unicode.NewUnicodeTokenizer(),
+		TokenFilters: []analysis.TokenFilter{lowercase.NewLowerCaseFilter()},
+	}
+}
+
+// words returns the analysed words of s.
+func words(a analysis.Analyzer, s string) []string {
+	toks := a.Analyze([]byte(s))
+	out := make([]string, 0, len(toks))
+	for _, t := range toks {
+		out = append(out, string(t.Term))
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// Parse parses a query. An empty query matches every recording. Errors are
+// *ParseError values that point at the offending term.
+func Parse(q string) (*Query, error) {
+	a := textAnalyzer()
+	out := &Query{}
+	i := 0
+	for {
+		for i < len(q) && isSpace(q[i]) {
+			i++
+		}
+		if i >= len(q) {
+			break
+		}
+		start := i
+		t := Term{Pos: start}
+		fail := func(msg string, args ...any) error {
+			end := i
+			for end < len(q) && !isSpace(q[end]) {
+				end++
+			}
+			if end < i {
+				end = i
+			}
+			return &ParseError{Pos: start, Term: q[start:end], Msg: fmt.Sprintf(msg, args...)}
+		}
+		if q[i] == '-' {
+			t.Neg = true
+			i++
+			if i >= len(q) || isSpace(q[i]) {
+				return nil, fail("'-' must be followed by a term")
+			}
+		}
+		// An operator is a run of letters and '-' followed by ':'.
+		j := i
+		for j < len(q) && (q[j] >= 'a' && q[j] <= 'z' || q[j] >= 'A' && q[j] <= 'Z' || q[j] == '-') {
+			j++
+		}
+		if j < len(q) && q[j] == ':' && j > i {
+			t.Op = strings.ToLower(q[i:j])
+			if _, ok := operators[t.Op]; !ok {
+				i = j + 1
+				return nil, fail("unknown operator %q (quote the term to search for it as text)", t.Op+":")
+			}
+			i = j + 1
+		}
+		// The value: quoted or up to the next space.
+		if i < len(q) && q[i] == '"' {
+			v, n, ok := unquote(q[i:])
+			if !ok {
+				i = len(q)
+				return nil, fail("unterminated quote")
+			}
+			i += n
+			if i < len(q) && !isSpace(q[i]) {
+				return nil, fail("expected a space after the closing quote")
+			}
+			t.Value, t.Quoted = v, true
+		} else {
+			j := i
+			for j < len(q) && !isSpace(q[j]) {
+				if q[j] == '"' {
+					i = j
+					return nil, fail("unexpected quote inside a term")
+				}
+				j++
+			}
+			t.Value = q[i:j]
+			i = j
+			if strings.HasSuffix(t.Value, "*") {
+				t.Prefix = true
+				t.Value = strings.TrimSuffix(t.Value, "*")
+			}
+		}
+		t.Raw = q[start:i]
+		if err := t.check(a); err != nil {
+			return nil, &ParseError{Pos: start, Term: t.Raw, Msg: err.Error()}
+		}
+		out.Terms = append(out.Terms, t)
+	}
+	return out, nil
+}
+
+// unquote reads a double-quoted string at the start of s (backslash escapes
+// '"' and '\'). It returns the value and the bytes consumed.
+func unquote(s string) (string, int, bool) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+		case '"':
+			return b.String(), i + 1, true
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return "", 0, false
+}
+
+// check validates the term's value and fills its typed fields.
+func (t *Term) check(a analysis.Analyzer) error {
+	name := t.Op
+	if name == "" {
+		name = "word"
+	}
+	if t.Value == "" {
+		if t.Prefix {
+			return fmt.Errorf("%s: empty prefix", name)
+		}
+		return fmt.Errorf("%s: empty value", name)
+	}
+	if !utf8.ValidString(t.Value) {
+		return fmt.Errorf("%s: not valid UTF-8", name)
+	}
+	kind := opText
+	if t.Op != "" {
+		kind = operators[t.Op]
+	}
+	if t.Prefix && kind != opKeyword && kind != opText {
+		return fmt.Errorf("%s: prefix '*' is not allowed here", name)
+	}
+	switch kind {
+	case opKeyword:
+		if t.Op != "id" { // recording ids are matched exactly
+			t.Value = strings.ToLower(t.Value)
+		}
+	case opText:
+		t.Words = words(a, t.Value)
+		if len(t.Words) == 0 {
+			return fmt.Errorf("%s: no searchable words", name)
+		}
+		if t.Prefix && len(t.Words) > 1 {
+			return fmt.Errorf("%s: a prefix must be a single word", name)
+		}
+	case opDate:
+		tm, err := parseDate(t.Value)
+		if err != nil {
+			return fmt.Errorf("%s: not a date (want RFC 3339 or YYYY-MM-DD)", name)
+		}
+		if tm.Year() < 1700 || tm.Year() > 2200 {
+			return fmt.Errorf("%s: date out of range (years 1700 to 2200)", name)
+		}
+		t.Time = tm
+	case opDuration:
+		d, err := parseDuration(t.Value)
+		if err != nil {
+			return fmt.Errorf("%s: not a duration (want e.g. 90s, 5m, 2h, 1d)", name)
+		}
+		t.Dur = d
+	case opBool:
+		switch strings.ToLower(t.Value) {
+		case "true", "yes", "1":
+			t.Bool = true
+		case "false", "no", "0":
+			t.Bool = false
+		default:
+			return fmt.Errorf("%s: want true or false", name)
+		}
+	}
+	return nil
+}
+
+// parseDate reads RFC 3339 (with or without fractional seconds) or a
+// YYYY-MM-DD date, which means midnight UTC of that day.
+func parseDate(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.DateOnly, s)
+}
+
+// parseDuration reads a Go duration ("90s", "1h30m") or a whole number of
+// days ("2d"). Negative durations are refused.
+func parseDuration(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		var days int64
+		if _, err := fmt.Sscanf(n, "%d", &days); err != nil || fmt.Sprint(days) != n || days < 0 || days > 100000 {
+			return 0, fmt.Errorf("bad days")
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration")
+	}
+	return d, nil
+}

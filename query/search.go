@@ -1,0 +1,252 @@
+// This file answers queries: one bleve search over recording documents
+// (event-level terms are matched there too, against the recording's
+// command, chat and other event text), then one small search per hit for the
+// events that matched under it.
+
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// Results are the recordings that matched a query.
+type Results struct {
+	Total int           // recordings that matched, of which Hits is a page
+	Took  time.Duration // time spent in Search
+	Hits  []Hit
+}
+
+// Hit is one matching recording with the events that matched under it.
+type Hit struct {
+	ID, Format, Session, Map, Server string
+	Start                            time.Time
+	Duration                         time.Duration
+	Players                          []string // player names
+	Flags                            []string
+	// Events are the events that matched the query's event-level terms
+	// (cmd:, chat:, kind:) and free words, in event order, at most
+	// Options.MaxEvents of them.
+	Events []EventHit
+	// EventTotal counts all matching events of the recording.
+	EventTotal int
+}
+
+// EventHit is one matching event.
+type EventHit struct {
+	Tick   int64
+	Time   time.Duration // offset from the recording's start
+	Kind   string
+	Player string
+	Text   string
+}
+
+// DefaultLimit is the number of hits Search returns when limit <= 0.
+const DefaultLimit = 20
+
+// Search parses q and returns up to limit matching recordings, newest first.
+// Parse errors are *ParseError values.
+func (ix *Index) Search(ctx context.Context, q string, limit int) (*Results, error) {
+	pq, err := Parse(q)
+	if err != nil {
+		return nil, err
+	}
+	return ix.SearchQuery(ctx, pq, 0, limit)
+}
+
+// SearchQuery runs a parsed query and returns the matching recordings from
+// offset from on, at most limit of them (DefaultLimit when limit <= 0),
+// newest first (recordings without a start time last, then by id).
+func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*Results, error) {
+	began := time.Now()
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if from < 0 {
+		from = 0
+	}
+	var must, not, events []query.Query
+	needRecField := true // must the query be limited to recording documents?
+	for i := range q.Terms {
+		t := &q.Terms[i]
+		rq := recQuery(t)
+		if t.Neg {
+			not = append(not, rq)
+			continue
+		}
+		must = append(must, rq)
+		if t.Op != "id" {
+			needRecField = false
+		}
+		if t.Level() != RecordingLevel {
+			events = append(events, eventQuery(t))
+		}
+	}
+	if needRecField {
+		must = append(must, termQ(fIsRec, "r"))
+	}
+	var top query.Query = query.NewConjunctionQuery(must)
+	if len(must) == 1 {
+		top = must[0]
+	}
+	if len(not) > 0 {
+		top = query.NewBooleanQuery(must, nil, not)
+	}
+	req := bleve.NewSearchRequestOptions(top, limit, from, false)
+	req.SortBy([]string{"-" + fStart, "_id"})
+	req.Score = bleve.ScoreNone
+	req.Fields = []string{fData}
+	res, err := ix.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("query: search: %w", err)
+	}
+	out := &Results{Total: int(res.Total), Hits: make([]Hit, 0, len(res.Hits))}
+	var evq query.Query
+	if len(events) == 1 {
+		evq = events[0]
+	} else if len(events) > 1 {
+		evq = query.NewDisjunctionQuery(events)
+	}
+	for _, dm := range res.Hits {
+		var h Hit
+		s, _ := dm.Fields[fData].(string)
+		if err := decodeRec(dm.ID, []byte(s), &h); err != nil {
+			return nil, fmt.Errorf("query: recording %s: %w", dm.ID, err)
+		}
+		if evq != nil {
+			if err := ix.events(ctx, &h, evq); err != nil {
+				return nil, err
+			}
+		}
+		out.Hits = append(out.Hits, h)
+	}
+	out.Took = time.Since(began)
+	return out, nil
+}
+
+// events fills h.Events with the recording's events that match evq.
+func (ix *Index) events(ctx context.Context, h *Hit, evq query.Query) error {
+	q := query.NewConjunctionQuery([]query.Query{termQ(fRec, h.ID), evq})
+	req := bleve.NewSearchRequestOptions(q, ix.maxEvents, 0, false)
+	req.SortBy([]string{"_id"})
+	req.Score = bleve.ScoreNone
+	req.Fields = []string{fData}
+	res, err := ix.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return fmt.Errorf("query: events of %s: %w", h.ID, err)
+	}
+	h.EventTotal = int(res.Total)
+	h.Events = make([]EventHit, len(res.Hits))
+	for i, dm := range res.Hits {
+		s, _ := dm.Fields[fData].(string)
+		if err := decodeEvent([]byte(s), &h.Events[i]); err != nil {
+			return fmt.Errorf("query: event %s: %w", dm.ID, err)
+		}
+	}
+	return nil
+}
+
+// recQuery matches the recording documents for which t holds (ignoring Neg).
+func recQuery(t *Term) query.Query {
+	switch t.Op {
+	case "player":
+		return kwQuery(fPlayer, t)
+	case "player-id":
+		return kwQuery(fPID, t)
+	case "map":
+		return kwQuery(fMap, t)
+	case "server":
+		return kwQuery(fServer, t)
+	case "flag":
+		return kwQuery(fFlag, t)
+	case "format":
+		return kwQuery(fFormat, t)
+	case "session":
+		return kwQuery(fSession, t)
+	case "kind":
+		return kwQuery(fKinds, t)
+	case "id":
+		return query.NewConjunctionQuery([]query.Query{termQ(fIsRec, "r"), kwQuery(fRec, t)})
+	case "held":
+		return termQ(fHeld, fmt.Sprint(t.Bool))
+	case "after":
+		yes := true
+		q := query.NewDateRangeInclusiveQuery(t.Time, time.Time{}, &yes, nil)
+		q.SetField(fStart)
+		return q
+	case "before":
+		no := false
+		q := query.NewDateRangeInclusiveQuery(time.Time{}, t.Time, nil, &no)
+		q.SetField(fStart)
+		return q
+	case "longer":
+		ms, no := float64(t.Dur/time.Millisecond), false
+		q := query.NewNumericRangeInclusiveQuery(&ms, nil, &no, nil)
+		q.SetField(fDur)
+		return q
+	case "shorter":
+		ms, no := float64(t.Dur/time.Millisecond), false
+		q := query.NewNumericRangeInclusiveQuery(nil, &ms, nil, &no)
+		q.SetField(fDur)
+		return q
+	case "cmd":
+		return textQuery(fCmd, t)
+	case "chat":
+		return textQuery(fChat, t)
+	case "":
+		return query.NewDisjunctionQuery([]query.Query{
+			textQuery(fWords, t), textQuery(fCmd, t), textQuery(fChat, t), textQuery(fEtc, t),
+		})
+	}
+	panic("query: no recording query for operator " + t.Op) // Parse admits only known operators
+}
+
+// eventQuery matches the event documents an event-level or free term brings.
+func eventQuery(t *Term) query.Query {
+	switch t.Op {
+	case "cmd":
+		return query.NewConjunctionQuery([]query.Query{termQ(fKind, "command"), textQuery(fText, t)})
+	case "chat":
+		return query.NewConjunctionQuery([]query.Query{termQ(fKind, "chat"), textQuery(fText, t)})
+	case "kind":
+		return kwQuery(fKind, t)
+	}
+	return textQuery(fText, t)
+}
+
+// kwQuery matches a keyword field exactly or by prefix.
+func kwQuery(field string, t *Term) query.Query {
+	if t.Prefix {
+		q := query.NewPrefixQuery(t.Value)
+		q.SetField(field)
+		return q
+	}
+	return termQ(field, t.Value)
+}
+
+// textQuery matches an analysed field: one word, a word prefix, or a phrase.
+func textQuery(field string, t *Term) query.Query {
+	switch {
+	case t.Prefix:
+		q := query.NewPrefixQuery(t.Words[0])
+		q.SetField(field)
+		return q
+	case len(t.Words) == 1:
+		return termQ(field, t.Words[0])
+	}
+	return query.NewPhraseQuery(t.Words, field)
+}
+
+// String returns the query in a normalised form.
+func (q *Query) String() string {
+	parts := make([]string, len(q.Terms))
+	for i, t := range q.Terms {
+		parts[i] = t.Raw
+	}
+	return strings.Join(parts, " ")
+}
