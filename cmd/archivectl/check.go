@@ -1,0 +1,105 @@
+// archivectl check: verify the archive's consistency, and repair it.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+
+	"github.com/replayarchive/replay/archive"
+)
+
+func cmdCheck() *command {
+	return &command{
+		name:    "check",
+		args:    "[--read-data] [--repair] [--json]",
+		summary: "verify manifests, chunks and catalog; --repair removes orphans",
+		help: `Without flags, check proves that every manifest has its header and all its
+chunks, that no chunk in any shard is without a manifest, and that the
+catalog's side tables point at live recordings. --read-data also
+decompresses every chunk, checks its CRC-32C and each recording's sha256.
+--repair finishes interrupted deletes, removes orphaned chunks (left by a
+crash during ingest or prune) and dangling catalog entries, then checks
+again. Exit status 1 when problems remain.`,
+		flags: func(fs *flag.FlagSet, o *opts) {
+			fs.BoolVar(&o.readData, "read-data", false, "decompress and verify every chunk and sha256")
+			fs.BoolVar(&o.repair, "repair", false, "remove orphans and dangling entries, finish interrupted deletes")
+			fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+		},
+		run: runCheck,
+	}
+}
+
+func runCheck(ctx context.Context, e *env, o *opts, args []string) error {
+	if len(args) > 0 {
+		return usagef("check takes no arguments")
+	}
+	a, err := e.open()
+	if err != nil {
+		return err
+	}
+	prog := newProgress(e.stderr, "check")
+	copts := archive.CheckOptions{ReadData: o.readData, Repair: o.repair, Progress: func(done, total int) {
+		prog.update(func() string { return fmt.Sprintf("%d/%d recordings", done, total) })
+	}}
+	rep, err := a.Check(ctx, copts)
+	prog.clear()
+	if err != nil {
+		return err
+	}
+	final := rep
+	if o.repair {
+		copts.Repair = false
+		if final, err = a.Check(ctx, copts); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		out := struct {
+			*archive.CheckReport
+			OK        bool                 `json:"ok"`
+			BeforeFix *archive.CheckReport `json:"before_repair,omitempty"`
+		}{final, final.OK(), nil}
+		if o.repair {
+			out.BeforeFix = rep
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	} else {
+		if o.repair {
+			fmt.Fprintf(e.stdout, "repaired: %d orphaned chunks (%s), %d dangling catalog entries, %d unfinished deletes\n",
+				rep.Orphans, humanBytes(rep.OrphanBytes), len(rep.Dangling), rep.PendingDeletes)
+		}
+		printCheck(e, final, o.readData)
+	}
+	if !final.OK() {
+		return errSilent
+	}
+	return nil
+}
+
+func printCheck(e *env, r *archive.CheckReport, readData bool) {
+	depth := "chunks present"
+	if readData {
+		depth = "all data read and verified"
+	}
+	fmt.Fprintf(e.stdout, "%d recordings, %d chunks (%s)\n", r.Recordings, r.Chunks, depth)
+	for _, p := range r.Problems {
+		fmt.Fprintf(e.stdout, "problem: %s\n", p)
+	}
+	if r.Orphans > 0 {
+		fmt.Fprintf(e.stdout, "orphans: %d chunks without a manifest (%s); run check --repair\n", r.Orphans, humanBytes(r.OrphanBytes))
+	}
+	for _, d := range r.Dangling {
+		fmt.Fprintf(e.stdout, "dangling: %s; run check --repair\n", d)
+	}
+	if r.PendingDeletes > 0 {
+		fmt.Fprintf(e.stdout, "unfinished deletes: %d; run check --repair or prune\n", r.PendingDeletes)
+	}
+	if r.OK() {
+		fmt.Fprintln(e.stdout, "ok")
+	}
+}

@@ -1,0 +1,112 @@
+// archivectl ls: list the archived recordings.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/replayarchive/replay/archive"
+)
+
+func cmdLs() *command {
+	return &command{
+		name:    "ls",
+		args:    "[--json] [--format F]",
+		summary: "list recordings (id, format, start, duration, players, map, flags, hold)",
+		flags: func(fs *flag.FlagSet, o *opts) {
+			fs.BoolVar(&o.json, "json", false, "print a JSON array of recordings (same fields as show --json)")
+			fs.Var(&o.formats, "format", "only recordings of this `format` (repeatable)")
+		},
+		run: runLs,
+	}
+}
+
+func runLs(ctx context.Context, e *env, o *opts, args []string) error {
+	if len(args) > 0 {
+		return usagef("ls takes no arguments")
+	}
+	a, err := e.open()
+	if err != nil {
+		return err
+	}
+	var rows []*archive.Manifest
+	err = a.List(ctx, func(m *archive.Manifest) error {
+		if len(o.formats) == 0 || contains(o.formats, m.Format) {
+			rows = append(rows, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if o.json {
+		out := make([]recordingJSON, len(rows))
+		for i, m := range rows {
+			out[i] = toJSON(m)
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tFORMAT\tSTART\tDURATION\tPLAYERS\tMAP\tSIZE\tMARKS")
+	for _, m := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", m.ID, m.Format, fmtTime(m.Meta.Start),
+			fmtDuration(m.Meta.Duration), len(m.Meta.Players), trunc(m.Meta.Map, 24), humanBytes(m.NativeBytes), marks(m))
+	}
+	tw.Flush()
+	if len(rows) == 0 {
+		fmt.Fprintf(e.stderr, "no recordings in %s\n", e.archiveDir)
+	}
+	return nil
+}
+
+func marks(m *archive.Manifest) string {
+	var s []string
+	if m.Hold != nil {
+		s = append(s, "held")
+	}
+	if f := m.AllFlags(); len(f) > 0 {
+		s = append(s, "flags:"+strings.Join(f, ","))
+	}
+	return strings.Join(s, " ")
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func fmtDuration(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return d.Round(time.Second).String()
+}
+
+func trunc(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

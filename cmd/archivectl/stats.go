@@ -1,0 +1,58 @@
+// archivectl stats: totals per format and on disk.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"sort"
+	"text/tabwriter"
+)
+
+func cmdStats() *command {
+	return &command{
+		name:    "stats",
+		args:    "[--json]",
+		summary: "count recordings and bytes (native, stored, on disk) per format",
+		flags: func(fs *flag.FlagSet, o *opts) {
+			fs.BoolVar(&o.json, "json", false, "print JSON")
+		},
+		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+			if len(args) > 0 {
+				return usagef("stats takes no arguments")
+			}
+			a, err := e.open()
+			if err != nil {
+				return err
+			}
+			st, err := a.Stats(ctx)
+			if err != nil {
+				return err
+			}
+			if o.json {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "FORMAT\tRECORDINGS\tNATIVE\tSTORED\tRATIO\t")
+			names := make([]string, 0, len(st.Formats))
+			for n := range st.Formats {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				f := st.Formats[n]
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1f%%\t\n", n, f.Recordings, humanBytes(f.NativeBytes), humanBytes(f.StoredBytes), pct(f.StoredBytes, f.NativeBytes))
+			}
+			fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%.1f%%\t\n", st.Recordings, humanBytes(st.NativeBytes), humanBytes(st.StoredBytes), pct(st.StoredBytes, st.NativeBytes))
+			tw.Flush()
+			fmt.Fprintf(e.stdout, "on disk: %s in %d shards; %d held, %d flagged\n", humanBytes(st.DiskBytes), st.Shards, st.Held, st.Flagged)
+			return nil
+		},
+	}
+}
+
+func pct(a, b int64) float64 { return 100 * float64(a) / float64(max(b, 1)) }
