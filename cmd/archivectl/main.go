@@ -37,7 +37,7 @@ type command struct {
 
 // opts holds every flag a command may declare; each command uses its own.
 type opts struct {
-	json, dryRun, readData, repair, includeFlagged, stats bool
+	json, dryRun, readData, repair, includeFlagged, stats  bool
 	from, to                                               int64
 	out, format, note, reason, olderThan, maxBytes, maxAge string
 	limit                                                  int
