@@ -135,11 +135,11 @@ func TestSearch(t *testing.T) {
 		{"kind:vote", []string{idA}, evs{idA: {"kick Bob"}}},
 		{"kick", []string{idA, idC}, evs{idA: {"kick 3", "kick Bob"}, idC: {"hello kick"}}},
 		{`"gg wp"`, []string{idA}, evs{idA: {"gg wp"}}},
-		{"kitty", []string{idA, idC}, nil},             // player names, no events
-		{"dust2", []string{idB}, nil},                  // map
-		{"ger", []string{idA}, nil},                    // server words
-		{"northeu", []string{idA}, nil},                // attribute value
-		{"-player:bob", []string{idB, idC, idD}, nil},  // exclusion alone
+		{"kitty", []string{idA, idC}, nil},            // player names, no events
+		{"dust2", []string{idB}, nil},                 // map
+		{"ger", []string{idA}, nil},                   // server words
+		{"northeu", []string{idA}, nil},               // attribute value
+		{"-player:bob", []string{idB, idC, idD}, nil}, // exclusion alone
 		{"player:kitty -flag:aimbot", []string{idC}, nil},
 		{"-cmd:kick", []string{idB, idC, idD}, nil},
 		{"player:kitty cmd:kick", []string{idA}, evs{idA: {"kick 3"}}},
