@@ -229,14 +229,14 @@ func fbOffsets[T any](d *fbDec, t fbTable, slot int, get func(d *fbDec, p int) (
 	return out, nil
 }
 
-func getBool(d *fbDec, p int) bool       { return d.b[p] != 0 }
-func getByte(d *fbDec, p int) byte       { return d.b[p] }
-func getI32(d *fbDec, p int) int32       { return int32(d.u32(p)) }
-func getU32(d *fbDec, p int) uint32      { return d.u32(p) }
-func getI64(d *fbDec, p int) int64       { return int64(d.u64(p)) }
-func getU64(d *fbDec, p int) uint64      { return d.u64(p) }
-func getF32(d *fbDec, p int) float32     { return math.Float32frombits(d.u32(p)) }
-func getF64(d *fbDec, p int) float64     { return math.Float64frombits(d.u64(p)) }
+func getBool(d *fbDec, p int) bool              { return d.b[p] != 0 }
+func getByte(d *fbDec, p int) byte              { return d.b[p] }
+func getI32(d *fbDec, p int) int32              { return int32(d.u32(p)) }
+func getU32(d *fbDec, p int) uint32             { return d.u32(p) }
+func getI64(d *fbDec, p int) int64              { return int64(d.u64(p)) }
+func getU64(d *fbDec, p int) uint64             { return d.u64(p) }
+func getF32(d *fbDec, p int) float32            { return math.Float32frombits(d.u32(p)) }
+func getF64(d *fbDec, p int) float64            { return math.Float64frombits(d.u64(p)) }
 func getString(d *fbDec, p int) (string, error) { return d.stringAt(p) }
 
 func getVector(d *fbDec, p int) Vector {

@@ -191,14 +191,14 @@ func le32(b []byte) uint32 {
 
 func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
 
-func u64id(v uint64) uint64     { return v }
-func u32of(v uint64) uint32     { return uint32(v) }
-func boolOf(v uint64) bool      { return v != 0 }
-func sint32Of(v uint64) int32   { return int32(protowire.DecodeZigZag(v & math.MaxUint32)) }
-func sint64Of(v uint64) int64   { return protowire.DecodeZigZag(v) }
+func u64id(v uint64) uint64      { return v }
+func u32of(v uint64) uint32      { return uint32(v) }
+func boolOf(v uint64) bool       { return v != 0 }
+func sint32Of(v uint64) int32    { return int32(protowire.DecodeZigZag(v & math.MaxUint32)) }
+func sint64Of(v uint64) int64    { return protowire.DecodeZigZag(v) }
 func float32Of(v uint32) float32 { return math.Float32frombits(v) }
 func float64Of(v uint64) float64 { return math.Float64frombits(v) }
-func u32id(v uint32) uint32     { return v }
+func u32id(v uint32) uint32      { return v }
 
 // pbHeader decodes a FileHeader.
 func pbHeader(b []byte) (*Header, error) {

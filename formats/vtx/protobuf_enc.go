@@ -77,7 +77,9 @@ func putBool(b []byte, v bool) []byte {
 	}
 	return append(b, 0)
 }
-func putSint32(b []byte, v int32) []byte  { return protowire.AppendVarint(b, protowire.EncodeZigZag(int64(v))) }
+func putSint32(b []byte, v int32) []byte {
+	return protowire.AppendVarint(b, protowire.EncodeZigZag(int64(v)))
+}
 func putSint64(b []byte, v int64) []byte  { return protowire.AppendVarint(b, protowire.EncodeZigZag(v)) }
 func putFloat(b []byte, v float32) []byte { return protowire.AppendFixed32(b, math.Float32bits(v)) }
 func putDouble(b []byte, v float64) []byte {
