@@ -470,3 +470,13 @@ func (rec *Recorder) Flush() error {
 	}
 	return rec.err
 }
+
+// newRecorderRaw writes a stored header block (magic, JSON, NUL) as is.
+func newRecorderRaw(w io.Writer, raw []byte) (*Recorder, error) {
+	rec := &Recorder{w: bufio.NewWriterSize(w, 64<<10)}
+	rec.reset()
+	if _, err := rec.w.Write(raw); err != nil {
+		return nil, fmt.Errorf("teehistorian: write header: %w", err)
+	}
+	return rec, nil
+}

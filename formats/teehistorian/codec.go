@@ -1,0 +1,314 @@
+// This file implements formats.Codec for teehistorian: detection, Split into
+// a header piece and tick-aligned chunks with resume states, and the metadata
+// (players, logins, commands, joins, drops, finishes, teams) gathered while
+// splitting.
+
+package teehistorian
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/replayarchive/replay/formats"
+)
+
+// TickRate is the DDNet server tick rate.
+const TickRate = 50
+
+// TickDuration is the real time of one tick.
+const TickDuration = time.Second / TickRate
+
+// DefaultChunkSize is the target native size of a chunk.
+const DefaultChunkSize = 128 << 10
+
+// maxTrailing bounds the bytes kept after FINISH.
+const maxTrailing = 16 << 20
+
+// Codec is the teehistorian formats.Codec. The zero value is usable.
+type Codec struct {
+	// ChunkSize is the native size after which Split cuts a chunk at the
+	// next tick boundary; 0 means DefaultChunkSize.
+	ChunkSize int
+}
+
+// New returns a Codec with the default chunk size.
+func New() *Codec { return &Codec{ChunkSize: DefaultChunkSize} }
+
+var _ formats.Codec = (*Codec)(nil)
+
+// Name implements formats.Codec.
+func (*Codec) Name() string { return FormatName }
+
+// Detect implements formats.Codec: the file starts with the teehistorian
+// magic UUID.
+func (*Codec) Detect(head []byte) bool {
+	return len(head) >= len(Magic) && bytes.Equal(head[:len(Magic)], Magic[:])
+}
+
+func (c *Codec) chunkSize() int {
+	if c == nil || c.ChunkSize <= 0 {
+		return DefaultChunkSize
+	}
+	return c.ChunkSize
+}
+
+// TickTime returns the offset of tick from the start of the recording.
+func TickTime(tick int64) time.Duration { return time.Duration(tick) * TickDuration }
+
+// Split implements formats.Codec. It streams: it holds one chunk (plus one
+// record) in memory at a time.
+func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats.Metadata, error) {
+	rd, err := NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	hdr := rd.Header()
+	if err := w.Header(hdr.Raw); err != nil {
+		return nil, fmt.Errorf("teehistorian: write header: %w", err)
+	}
+	mb := newMetaBuilder(hdr)
+	target := c.chunkSize()
+
+	rd.keep = rd.pos
+	startTick := int64(0)
+	resume := appendResume(nil, &rd.st)
+	emit := func(end int, ticks int64) error {
+		ch := formats.Chunk{StartTick: startTick, Ticks: ticks, Time: TickTime(startTick), Resume: resume}
+		if err := w.Chunk(ch, rd.buf[rd.keep:end]); err != nil {
+			return fmt.Errorf("teehistorian: write chunk at tick %d: %w", startTick, err)
+		}
+		return nil
+	}
+	items := 0
+	for {
+		if items++; items&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		it, err := rd.peek()
+		if errIsEOF(err) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if it.Tick > rd.st.Tick && rd.pos-rd.keep >= target {
+			if err := emit(rd.pos, it.Tick-startTick); err != nil {
+				return nil, err
+			}
+			rd.keep = rd.pos
+			startTick = it.Tick
+			resume = appendResume(resume[:0:0], &rd.st)
+		}
+		mb.observe(it, &rd.st)
+		rd.commit()
+		if rd.finished {
+			tail, err := rd.rest(maxTrailing)
+			if err != nil {
+				return nil, err
+			}
+			if len(tail) > 0 {
+				mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("%d bytes after FINISH kept as they are", len(tail)))
+			}
+			break
+		}
+	}
+	if rd.pos > rd.keep {
+		if err := emit(rd.pos, rd.st.Tick+1-startTick); err != nil {
+			return nil, err
+		}
+	}
+	if !rd.finished {
+		mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("file ends without FINISH at tick %d", rd.st.Tick))
+	}
+	return mb.finish(rd.st.Tick, rd.finished), nil
+}
+
+// metaBuilder gathers metadata from the records.
+type metaBuilder struct {
+	meta    *formats.Metadata
+	names   [MaxClients]string // current name per client
+	auth    [MaxClients]string // current auth account per client
+	players map[string]int     // name -> index in meta.Players
+	join    [MaxClients]int    // index+1 of the client's JOIN event while it has no name
+}
+
+func newMetaBuilder(h *Header) *metaBuilder {
+	m := &formats.Metadata{
+		Session:  h.GameUUID,
+		TickRate: TickRate,
+		Map:      h.MapName,
+		Server:   h.ServerName,
+		Attrs:    map[string]string{},
+	}
+	if id, err := uuid.Parse(h.GameUUID); err == nil {
+		m.ID = id
+	} else {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("header game_uuid %q is not a UUID", h.GameUUID))
+	}
+	if t, err := h.Start(); err == nil {
+		m.Start = t
+	} else if h.StartTime != "" {
+		m.Warnings = append(m.Warnings, err.Error())
+	}
+	set := func(k, v string) {
+		if v != "" {
+			m.Attrs[k] = v
+		}
+	}
+	set("version", strconv.Itoa(h.Version))
+	if h.VersionMinor > 0 {
+		set("version_minor", strconv.Itoa(h.VersionMinor))
+	}
+	set("server_version", h.ServerVersion)
+	set("server_port", h.ServerPort)
+	set("game_type", h.GameType)
+	set("start_time", h.StartTime)
+	set("prev_game_uuid", h.PrevGameUUID)
+	set("map_size", h.MapSize)
+	set("map_sha256", h.MapSHA256)
+	set("map_crc", h.MapCRC)
+	set("prng_description", h.PrngDescription)
+	return &metaBuilder{meta: m, players: map[string]int{}}
+}
+
+func (mb *metaBuilder) event(tick int64, kind string, cid int32, text string) {
+	e := formats.Event{Tick: tick, Time: TickTime(tick), Kind: kind, Text: text}
+	if cid >= 0 && cid < MaxClients {
+		e.Player = mb.names[cid]
+		e.PlayerID = mb.auth[cid]
+	}
+	mb.meta.Events = append(mb.meta.Events, e)
+}
+
+func (mb *metaBuilder) setName(cid int32, name string) {
+	if cid < 0 || cid >= MaxClients || name == "" {
+		return
+	}
+	mb.names[cid] = name
+	if j := mb.join[cid]; j > 0 {
+		mb.meta.Events[j-1].Player = name
+		mb.join[cid] = 0
+	}
+	if _, ok := mb.players[name]; !ok {
+		mb.players[name] = len(mb.meta.Players)
+		mb.meta.Players = append(mb.meta.Players, formats.Player{Name: name, ID: mb.auth[cid]})
+	}
+}
+
+func (mb *metaBuilder) player(cid int32) *formats.Player {
+	if cid < 0 || cid >= MaxClients || mb.names[cid] == "" {
+		return nil
+	}
+	return &mb.meta.Players[mb.players[mb.names[cid]]]
+}
+
+// observe looks at one record before it is applied to st.
+func (mb *metaBuilder) observe(it *Item, st *State) {
+	switch it.Type {
+	case ItemMessage:
+		if it.Cid >= 0 && it.Cid < MaxClients {
+			if name, ok := MessageName(it.Data, st.Clients[it.Cid].Proto7); ok {
+				mb.setName(it.Cid, name)
+			}
+		}
+	case ItemJoin:
+		proto := "0.6"
+		if it.Cid >= 0 && it.Cid < MaxClients && st.Clients[it.Cid].Proto7 {
+			proto = "0.7"
+		}
+		if it.Cid >= 0 && it.Cid < MaxClients {
+			mb.names[it.Cid], mb.auth[it.Cid] = "", ""
+		}
+		mb.event(it.Tick, formats.EventJoin, it.Cid, fmt.Sprintf("client %d joined (%s)", it.Cid, proto))
+		if it.Cid >= 0 && it.Cid < MaxClients {
+			mb.join[it.Cid] = len(mb.meta.Events)
+		}
+	case ItemDrop:
+		text := fmt.Sprintf("client %d left", it.Cid)
+		if len(it.Data) > 0 {
+			text += ": " + string(bytes.ToValidUTF8(it.Data, []byte("\uFFFD")))
+		}
+		mb.event(it.Tick, formats.EventDrop, it.Cid, text)
+		if it.Cid >= 0 && it.Cid < MaxClients {
+			mb.join[it.Cid] = 0
+		}
+	case ItemConsoleCommand:
+		mb.event(it.Tick, formats.EventCommand, it.Cid, CommandText(it.Cmd, it.Args))
+	case ItemEx:
+		f, ok := ParseEx(it.Ex, it.Data)
+		if !ok {
+			return
+		}
+		switch it.Ex {
+		case ExPlayerName:
+			mb.setName(f.Cid, f.Name)
+		case ExAuthInit, ExAuthLogin:
+			if f.Cid >= 0 && f.Cid < MaxClients {
+				mb.auth[f.Cid] = f.Name
+				if p := mb.player(f.Cid); p != nil && p.ID == "" {
+					p.ID = f.Name
+				}
+			}
+			mb.event(it.Tick, formats.EventLogin, f.Cid, fmt.Sprintf("rcon login as %s (%s)", f.Name, authLevel(f.Level)))
+		case ExAuthLogout:
+			mb.event(it.Tick, "logout", f.Cid, "rcon logout")
+			if f.Cid >= 0 && f.Cid < MaxClients {
+				mb.auth[f.Cid] = ""
+			}
+		case ExPlayerFinish:
+			mb.event(it.Tick, formats.EventFinish, f.Cid, "finish in "+raceTime(f.TimeTicks))
+		case ExTeamFinish:
+			mb.event(it.Tick, formats.EventFinish, -1, fmt.Sprintf("team %d finish in %s", f.Team, raceTime(f.TimeTicks)))
+		case ExPlayerTeam:
+			mb.event(it.Tick, formats.EventTeam, f.Cid, fmt.Sprintf("team %d", f.Team))
+			if p := mb.player(f.Cid); p != nil {
+				p.Team = ""
+				if f.Team != 0 {
+					p.Team = strconv.Itoa(int(f.Team))
+				}
+			}
+		case ExDDNetVersion:
+			mb.event(it.Tick, "client", f.Cid, fmt.Sprintf("%s (%d)", f.Name, f.Version))
+		case ExSaveSuccess:
+			mb.event(it.Tick, "save", -1, fmt.Sprintf("team %d saved (save id %s)", f.Team, f.SaveID))
+		case ExLoadSuccess:
+			mb.event(it.Tick, "load", -1, fmt.Sprintf("team %d loaded (save id %s)", f.Team, f.SaveID))
+		case ExPlayerSwap:
+			mb.event(it.Tick, "swap", f.Cid, fmt.Sprintf("client %d swapped with client %d", f.Cid, f.Cid2))
+		}
+	}
+}
+
+func (mb *metaBuilder) finish(lastTick int64, finished bool) *formats.Metadata {
+	m := mb.meta
+	m.Ticks = lastTick + 1
+	m.Duration = TickTime(lastTick)
+	m.Attrs["finished"] = strconv.FormatBool(finished)
+	return m
+}
+
+func authLevel(l int32) string {
+	switch l {
+	case 1:
+		return "helper"
+	case 2:
+		return "moderator"
+	case 3:
+		return "admin"
+	}
+	return "level " + strconv.Itoa(int(l))
+}
+
+// raceTime formats a race time in ticks as m:ss.cc.
+func raceTime(ticks int32) string {
+	cs := int64(ticks) * 100 / TickRate
+	return fmt.Sprintf("%d:%02d.%02d", cs/6000, cs/100%60, cs%100)
+}

@@ -1,0 +1,523 @@
+// Tests of the Codec over the real corpus and generated files: exact
+// split/reassembly, metadata facts, redaction, Frames reading only the
+// chunks it needs, and clips that keep every tick's state.
+
+package teehistorian
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+func corpusFiles(t testing.TB) map[string][]byte {
+	t.Helper()
+	dir := formatstest.CorpusDir(t, "teehistorian")
+	paths, err := filepath.Glob(filepath.Join(dir, "*.teehistorian"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no corpus files in %s", dir)
+	}
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = b
+	}
+	return out
+}
+
+func generated(t testing.TB, opt GenOptions) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Generate(&buf, opt); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// decodeAll returns every record of a file as strings.
+func decodeAll(t testing.TB, file []byte) []string {
+	t.Helper()
+	rd, err := NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for {
+		it, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, it.String())
+	}
+}
+
+// tickStates decodes file and returns, for each tick in [from, to], the
+// positions of present characters and the inputs of every client.
+func tickStates(t testing.TB, file []byte, from, to int64) map[int64]string {
+	t.Helper()
+	rd, err := NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]string{}
+	snap := func(st *State) string {
+		var b strings.Builder
+		for cid := range st.Clients {
+			c := &st.Clients[cid]
+			if c.Alive {
+				fmt.Fprintf(&b, "p%d=%d,%d ", cid, c.X, c.Y)
+			}
+			if c.HasInput {
+				fmt.Fprintf(&b, "i%d=%v ", cid, c.Input)
+			}
+		}
+		return b.String()
+	}
+	record := func(upto int64) {
+		// The state now is the state at the end of every tick from the
+		// current one up to (excluding) upto.
+		for tk := max(rd.State().Tick, from); tk < upto && tk <= to; tk++ {
+			out[tk] = snap(rd.State())
+		}
+	}
+	for {
+		it, err := rd.peek()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.Tick > rd.State().Tick {
+			record(it.Tick)
+		}
+		rd.commit()
+	}
+	record(to + 1)
+	return out
+}
+
+func TestCorpusSplit(t *testing.T) {
+	for name, file := range corpusFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			want := decodeAll(t, file)
+			for _, size := range []int{0, 1024, 4096} {
+				rec := formatstest.Split(t, &Codec{ChunkSize: size}, file)
+				if size == 1024 && len(file) > 8000 && len(rec.ChunkIndex) < 3 {
+					t.Errorf("chunk size %d: only %d chunks", size, len(rec.ChunkIndex))
+				}
+				var total int64
+				for i, c := range rec.ChunkIndex {
+					if i > 0 && c.StartTick != rec.ChunkIndex[i-1].EndTick() {
+						t.Errorf("chunk %d starts at %d, previous ends at %d", i, c.StartTick, rec.ChunkIndex[i-1].EndTick())
+					}
+					if len(c.Resume) > 4096 {
+						t.Errorf("chunk %d resume is %d bytes", i, len(c.Resume))
+					}
+					total += c.Ticks
+				}
+				if len(rec.ChunkIndex) > 0 && total != rec.Metadata.Ticks {
+					t.Errorf("chunks cover %d ticks, metadata says %d", total, rec.Metadata.Ticks)
+				}
+				// Frames over everything, chunk by chunk from resume states,
+				// gives the same records as one sequential decode.
+				var got []string
+				err := New().Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error {
+					got = append(got, fmt.Sprintf("%d %s", f.Tick, f.Type))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("chunk size %d: Frames gave %d records, sequential decode %d", size, len(got), len(want))
+				}
+				for i := range got {
+					if w := strings.SplitN(want[i], " ", 3); got[i] != w[0]+" "+w[1] {
+						t.Fatalf("chunk size %d: record %d: Frames %q, decode %q", size, i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+func eventTexts(m *formats.Metadata, kind string) []string {
+	var out []string
+	for _, e := range m.Events {
+		if e.Kind == kind {
+			out = append(out, e.Player+": "+e.Text)
+		}
+	}
+	return out
+}
+
+func playerNames(m *formats.Metadata) []string {
+	var out []string
+	for _, p := range m.Players {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func TestCorpusMetadata(t *testing.T) {
+	files := corpusFiles(t)
+	split := func(name string) *formats.Metadata {
+		file, ok := files[name]
+		if !ok {
+			t.Fatalf("corpus file %s missing", name)
+		}
+		return formatstest.Split(t, New(), file).Metadata
+	}
+
+	m := split("Tutorial.teehistorian")
+	if m.ID.String() != "71995651-3c21-44f6-9f69-0125dd5a020e" || m.Session != m.ID.String() {
+		t.Errorf("Tutorial id %s session %s", m.ID, m.Session)
+	}
+	if m.Map != "Tutorial" || m.Server != "TH Recording Server" || m.TickRate != 50 {
+		t.Errorf("Tutorial map %q server %q rate %v", m.Map, m.Server, m.TickRate)
+	}
+	if m.Ticks != 15646 || m.Duration != 15645*20*time.Millisecond {
+		t.Errorf("Tutorial ticks %d duration %v", m.Ticks, m.Duration)
+	}
+	if want := time.Date(2026, 6, 13, 19, 55, 11, 0, time.UTC); !m.Start.Equal(want) {
+		t.Errorf("Tutorial start %v, want %v", m.Start, want)
+	}
+	if m.Attrs["version_minor"] != "19" || m.Attrs["map_sha256"] != "796a3716fe64657bfb8bc6af5f9422b197278919a9d875e43b9bbbcb73262fc0" ||
+		m.Attrs["map_crc"] != "801ce63d" || m.Attrs["server_version"] != "0.6.4, 19.8.2 (cbb22df93df2d97c5b6630b1d84e80d95b3568a4)" ||
+		m.Attrs["prng_description"] != "pcg-xsh-rr:085d53077058df76:ce63a3679ea35011" || m.Attrs["finished"] != "true" {
+		t.Errorf("Tutorial attrs %v", m.Attrs)
+	}
+	if got := playerNames(m); fmt.Sprint(got) != "[p'*mac]" {
+		t.Errorf("Tutorial players %q", got)
+	}
+	if got := eventTexts(m, formats.EventFinish); len(got) != 1 || got[0] != "p'*mac: finish in 4:55.68" {
+		t.Errorf("Tutorial finishes %q", got)
+	}
+	if got := eventTexts(m, formats.EventCommand); fmt.Sprint(got) != "[p'*mac: timeout [redacted]]" {
+		t.Errorf("Tutorial commands %q", got)
+	}
+	if len(m.Warnings) != 0 {
+		t.Errorf("Tutorial warnings %q", m.Warnings)
+	}
+
+	m = split("265107d7-cdcf-4876-bc00-159bca662955.teehistorian")
+	if m.Map != "ctf5_spikes" || m.Attrs["version_minor"] != "6" || m.Attrs["game_type"] != "gCTF-test" {
+		t.Errorf("265107d7 map %q attrs %v", m.Map, m.Attrs)
+	}
+	if got := eventTexts(m, formats.EventLogin); fmt.Sprint(got) != "[*lukure*: rcon login as default_mod (moderator)]" {
+		t.Errorf("265107d7 logins %q", got)
+	}
+	if got := eventTexts(m, formats.EventCommand); got[len(got)-1] != "*lukure*: shutdown" {
+		t.Errorf("265107d7 commands %q", got)
+	}
+	if got := eventTexts(m, formats.EventJoin); len(got) != 3 || !strings.Contains(got[1], "(0.7)") {
+		t.Errorf("265107d7 joins %q", got)
+	}
+	if got := playerNames(m); !contains(got, "*lukure*") {
+		t.Errorf("265107d7 players %q", got)
+	}
+	if p := m.Players[0]; p.ID != "default_mod" && len(m.Players) == 1 {
+		t.Errorf("265107d7 player id %q", p.ID)
+	}
+
+	m = split("a227b0a8-bc1a-4946-b1f0-e663e1d6c8c1.teehistorian")
+	if got := playerNames(m); len(got) != 4 || got[0] != "*lukure*" || got[2] != "SpeedTime" {
+		t.Errorf("a227b0a8 players %q", got)
+	}
+	if got := eventTexts(m, formats.EventTeam); fmt.Sprint(got) != "[*lukure*: team 3 *lukure*: team 0]" {
+		t.Errorf("a227b0a8 teams %q", got)
+	}
+	if got := eventTexts(m, formats.EventLogin); len(got) != 1 || !strings.Contains(got[0], "default_admin (admin)") {
+		t.Errorf("a227b0a8 logins %q", got)
+	}
+	if got := eventTexts(m, formats.EventDrop); len(got) != 4 {
+		t.Errorf("a227b0a8 drops %q", got)
+	}
+	if got := eventTexts(m, formats.EventJoin); len(got) != 4 || got[0] != "*lukure*: client 0 joined (0.6)" {
+		t.Errorf("a227b0a8 joins %q", got)
+	}
+
+	m = split("5b62288c-8b75-4f51-b748-f9d9b3ab2ff7.teehistorian")
+	if m.Ticks != 1 || len(m.Events) != 0 || m.Attrs["finished"] != "true" {
+		t.Errorf("5b62288c ticks %d events %d attrs %v", m.Ticks, len(m.Events), m.Attrs)
+	}
+
+	for _, name := range []string{"7cee836b-aec8-44d9-9083-94d07d88bc05.teehistorian", "b4d0a2ef-da28-4b6d-8a22-53a72e75379a.teehistorian"} {
+		m = split(name)
+		if len(m.Warnings) != 1 || !strings.HasPrefix(m.Warnings[0], "file ends without FINISH at tick") || m.Attrs["finished"] != "false" {
+			t.Errorf("%s warnings %q", name, m.Warnings)
+		}
+	}
+	if m.Ticks != 10049 {
+		t.Errorf("b4d0a2ef ticks %d", m.Ticks)
+	}
+	m = split("7cee836b-aec8-44d9-9083-94d07d88bc05.teehistorian")
+	if got := eventTexts(m, formats.EventCommand); !contains(got, ": restart 10") {
+		t.Errorf("7cee836b commands %q", got)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSecretsRedacted proves that the players' reconnect (timeout) codes in
+// the corpus appear nowhere in the metadata or the frames.
+func TestSecretsRedacted(t *testing.T) {
+	files := corpusFiles(t)
+	var secrets []string
+	for _, file := range files {
+		rd, err := NewReader(bytes.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			it, err := rd.Next()
+			if err != nil {
+				break
+			}
+			if it.Type == ItemConsoleCommand && string(it.Cmd) == "timeout" {
+				secrets = append(secrets, string(it.Args[0]))
+			}
+		}
+	}
+	if !contains(secrets, "tjfekX6ScC8A3NkN") {
+		t.Fatalf("expected the Tutorial timeout code among %q", secrets)
+	}
+	gen := generated(t, GenOptions{Duration: 5 * time.Minute, Players: 16, Seed: 7})
+	var genSecrets int
+	rd, _ := NewReader(bytes.NewReader(gen))
+	for {
+		it, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if it.Type == ItemConsoleCommand && secretCommand(string(it.Cmd)) && len(it.Args) > 0 {
+			for _, a := range it.Args[len(it.Args)-1:] {
+				secrets = append(secrets, string(a))
+				genSecrets++
+			}
+		}
+	}
+	if genSecrets < 5 {
+		t.Fatalf("generated file has only %d secrets", genSecrets)
+	}
+	files["generated"] = gen
+	for name, file := range files {
+		rec := formatstest.Split(t, New(), file)
+		mj, _ := json.Marshal(rec.Metadata)
+		var fj bytes.Buffer
+		enc := json.NewEncoder(&fj)
+		if err := New().Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error { return enc.Encode(f) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(mj, []byte(s)) {
+				t.Errorf("%s: secret %q in metadata", name, s)
+			}
+			if bytes.Contains(fj.Bytes(), []byte(s)) {
+				t.Errorf("%s: secret %q in frames", name, s)
+			}
+		}
+		if strings.Contains(string(mj), "timeout") && !strings.Contains(string(mj), "timeout "+Redacted) {
+			t.Errorf("%s: timeout command without redaction", name)
+		}
+	}
+}
+
+// checkClip clips [from, to] out of file and compares per-tick state.
+func checkClip(t *testing.T, codec *Codec, file []byte, from, to int64) {
+	t.Helper()
+	rec := formatstest.Split(t, codec, file)
+	var out bytes.Buffer
+	if err := codec.Clip(context.Background(), rec.Source(), from, to, &out); err != nil {
+		t.Fatalf("clip %d..%d: %v", from, to, err)
+	}
+	clip := out.Bytes()
+	if !bytes.HasPrefix(clip, rec.HeaderData) {
+		t.Fatalf("clip does not start with the original header")
+	}
+	// The clip is itself a valid file that splits and ends with FINISH.
+	crec := formatstest.Split(t, New(), clip)
+	if crec.Metadata.Attrs["finished"] != "true" || len(crec.Metadata.Warnings) != 0 {
+		t.Fatalf("clip metadata %v warnings %q", crec.Metadata.Attrs, crec.Metadata.Warnings)
+	}
+	end := to
+	if end < 0 {
+		end = rec.Metadata.Ticks - 1
+	}
+	want := tickStates(t, file, from, end)
+	got := tickStates(t, clip, from, end)
+	keys := make([]int64, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	if int64(len(keys)) != end-from+1 {
+		t.Fatalf("expected %d ticks of state, got %d", end-from+1, len(keys))
+	}
+	for _, k := range keys {
+		if got[k] != want[k] {
+			t.Fatalf("clip %d..%d: tick %d:\n got %s\nwant %s", from, to, k, got[k], want[k])
+		}
+	}
+}
+
+func TestClipCorpus(t *testing.T) {
+	for name, file := range corpusFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			rec := formatstest.Split(t, New(), file)
+			last := rec.Metadata.Ticks - 1
+			codec := &Codec{ChunkSize: 2048}
+			for _, r := range [][2]int64{{0, -1}, {0, last / 3}, {1, 10}, {last / 3, last / 2}, {last / 2, -1}, {last, last}, {last - 1, -1}} {
+				if r[0] < 0 || r[0] > last {
+					continue
+				}
+				checkClip(t, codec, file, r[0], r[1])
+			}
+		})
+	}
+}
+
+func TestClipGenerated(t *testing.T) {
+	file := generated(t, GenOptions{Duration: 2 * time.Minute, Players: 12, Seed: 3, Messages: true})
+	codec := &Codec{ChunkSize: 16 << 10}
+	for _, r := range [][2]int64{{0, 100}, {1, 1}, {2, 2}, {777, 2500}, {3000, -1}, {5999, 5999}} {
+		checkClip(t, codec, file, r[0], r[1])
+	}
+	if _, err := (func() (int, error) {
+		rec := formatstest.Split(t, codec, file)
+		return 0, codec.Clip(context.Background(), rec.Source(), 1e6, -1, io.Discard)
+	})(); err == nil {
+		t.Errorf("clip after the end: expected an error")
+	}
+}
+
+// oneHour is generated once per test binary.
+var oneHour = sync.OnceValues(func() ([]byte, error) {
+	var buf bytes.Buffer
+	err := Generate(&buf, GenOptions{Duration: time.Hour, Players: 16, Seed: 1})
+	return buf.Bytes(), err
+})
+
+func TestFramesReadsOneChunk(t *testing.T) {
+	var file []byte
+	chunkSize := DefaultChunkSize
+	if testing.Short() {
+		file = generated(t, GenOptions{Duration: 3 * time.Minute, Players: 16, Seed: 1})
+		chunkSize = 16 << 10
+	} else {
+		start := time.Now()
+		var err error
+		if file, err = oneHour(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("one hour: %d bytes generated in %v", len(file), time.Since(start))
+	}
+	codec := &Codec{ChunkSize: chunkSize}
+	rec := formatstest.Split(t, codec, file)
+	if len(rec.ChunkIndex) < 5 {
+		t.Fatalf("only %d chunks", len(rec.ChunkIndex))
+	}
+	for _, i := range []int{1, len(rec.ChunkIndex) / 2, len(rec.ChunkIndex) - 2} {
+		c := rec.ChunkIndex[i]
+		if c.Length < int64(chunkSize) || c.Length > int64(2*chunkSize) {
+			t.Errorf("chunk %d is %d bytes, target %d", i, c.Length, chunkSize)
+		}
+		from, to := c.StartTick+c.Ticks/4, c.StartTick+c.Ticks/2
+		rec.Reads = 0
+		var n int
+		var positions int
+		err := codec.Frames(context.Background(), rec.Source(), from, to, func(f formats.Frame) error {
+			if f.Tick < from || f.Tick > to {
+				t.Fatalf("frame at tick %d outside %d..%d", f.Tick, from, to)
+			}
+			if p, ok := f.Data.(PlayerFrame); ok && f.Type == "player_diff" && (p.X != 0 || p.Y != 0) {
+				positions++
+			}
+			n++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Reads != 1 {
+			t.Errorf("Frames %d..%d read %d chunks, want 1", from, to, rec.Reads)
+		}
+		if n == 0 || positions == 0 {
+			t.Errorf("Frames %d..%d gave %d frames (%d positions)", from, to, n, positions)
+		}
+	}
+}
+
+func TestGenerateDeterministic(t *testing.T) {
+	opt := GenOptions{Duration: 30 * time.Second, Players: 8, Seed: 42, Messages: true}
+	a, b := generated(t, opt), generated(t, opt)
+	if !bytes.Equal(a, b) {
+		t.Fatal("same options gave different bytes")
+	}
+	opt.Seed = 43
+	if bytes.Equal(a, generated(t, opt)) {
+		t.Fatal("different seeds gave the same bytes")
+	}
+	opt.NoFinish = true
+	rec := formatstest.Split(t, New(), generated(t, opt))
+	if rec.Metadata.Attrs["finished"] != "false" {
+		t.Errorf("NoFinish file is finished")
+	}
+	m := formatstest.Split(t, New(), generated(t, GenOptions{Duration: 10 * time.Minute, Seed: 5})).Metadata
+	kinds := map[string]int{}
+	for _, e := range m.Events {
+		kinds[e.Kind]++
+	}
+	for _, k := range []string{formats.EventJoin, formats.EventDrop, formats.EventCommand, formats.EventTeam, formats.EventFinish, formats.EventLogin} {
+		if kinds[k] == 0 {
+			t.Errorf("10 generated minutes have no %s event (%v)", k, kinds)
+		}
+	}
+	if len(m.Players) < 10 || m.Ticks != 30001 {
+		t.Errorf("generated: %d players, %d ticks", len(m.Players), m.Ticks)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	c := New()
+	if c.Name() != "teehistorian" {
+		t.Errorf("Name %q", c.Name())
+	}
+	for name, file := range corpusFiles(t) {
+		if !c.Detect(file[:min(len(file), formats.DetectSize)]) {
+			t.Errorf("%s not detected", name)
+		}
+	}
+	for _, b := range [][]byte{nil, Magic[:15], []byte("{\"version\":\"2\"}"), bytes.Repeat([]byte{0x69}, 100)} {
+		if c.Detect(b) {
+			t.Errorf("Detect(%x) = true", b)
+		}
+	}
+}

@@ -1,0 +1,386 @@
+// This file implements Frames (decode the records of a tick range from the
+// chunks that cover it) and Clip (write a valid teehistorian file holding a
+// tick range, with the state at its start synthesized).
+
+package teehistorian
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/replayarchive/replay/formats"
+)
+
+// parseStoredHeader parses a header block (magic, JSON, NUL) kept by the
+// archive.
+func parseStoredHeader(raw []byte) (*Header, error) {
+	if len(raw) < len(Magic)+1 || !bytes.Equal(raw[:len(Magic)], Magic[:]) || raw[len(raw)-1] != 0 {
+		return nil, formats.Errorf(FormatName, 0, "expected a stored header block (magic, JSON, NUL)")
+	}
+	h := &Header{Raw: raw, JSON: raw[len(Magic) : len(raw)-1]}
+	if err := parseHeaderJSON(h, h.JSON); err != nil {
+		return nil, &formats.Error{Format: FormatName, Offset: int64(len(Magic)), What: "bad JSON header", Err: err}
+	}
+	return h, nil
+}
+
+// chunkWalker decodes the records of consecutive chunks of a source, starting
+// at the chunk that holds tick from.
+type chunkWalker struct {
+	src    formats.Source
+	hdr    *Header
+	chunks []formats.Chunk
+	i      int
+	rd     *Reader
+	st     State
+}
+
+func newChunkWalker(src formats.Source, from int64) (*chunkWalker, error) {
+	hdr, err := parseStoredHeader(src.Header())
+	if err != nil {
+		return nil, err
+	}
+	chunks := src.Chunks()
+	return &chunkWalker{src: src, hdr: hdr, chunks: chunks, i: formats.FindChunk(chunks, from)}, nil
+}
+
+// peek returns the next record (not yet applied; call commit), or io.EOF
+// after the last chunk or FINISH. The state before the record is w.rd.State().
+func (w *chunkWalker) peek(ctx context.Context) (*Item, error) {
+	for {
+		if w.rd != nil {
+			it, err := w.rd.peek()
+			if err == nil {
+				return it, nil
+			}
+			if !errIsEOF(err) {
+				return nil, fmt.Errorf("teehistorian: chunk %d: %w", w.i-1, err)
+			}
+			if w.rd.finished {
+				return nil, io.EOF
+			}
+		}
+		if w.i >= len(w.chunks) {
+			return nil, io.EOF
+		}
+		native, resume, err := w.src.ReadChunk(ctx, w.i)
+		if err != nil {
+			return nil, fmt.Errorf("teehistorian: read chunk %d: %w", w.i, err)
+		}
+		if w.rd == nil {
+			if err := decodeResume(&w.st, resume); err != nil {
+				return nil, fmt.Errorf("teehistorian: chunk %d: %w", w.i, err)
+			}
+			w.rd = newChunkReader(native, w.chunks[w.i].Offset, w.hdr, &w.st)
+		} else {
+			// Continue with the state the previous chunk ended in.
+			st := &w.rd.st
+			w.rd = &Reader{buf: native, end: len(native), keep: -1, base: w.chunks[w.i].Offset, rerr: io.EOF, hdr: *w.hdr, st: *st}
+		}
+		w.i++
+	}
+}
+
+func (w *chunkWalker) commit() { w.rd.commit() }
+
+// Frames implements formats.Codec. Each record in [from, to] becomes one
+// Frame whose Type is the record's name ("player_diff", "ex", ...) and
+// whose Data holds absolute positions and inputs; console command secrets
+// are redacted.
+func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
+	if from < 0 {
+		from = 0
+	}
+	w, err := newChunkWalker(src, from)
+	if err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		it, err := w.peek(ctx)
+		if errIsEOF(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if to >= 0 && it.Tick > to {
+			return nil
+		}
+		if it.Tick >= from {
+			if err := emit(formats.Frame{Tick: it.Tick, Type: it.Type.String(), Data: frameData(it, w.rd.State())}); err != nil {
+				return err
+			}
+		}
+		w.commit()
+	}
+}
+
+// Frame payloads, one per record type.
+type (
+	// PlayerFrame is a PLAYER_NEW, PLAYER_DIFF or PLAYER_OLD record.
+	PlayerFrame struct {
+		Cid int32 `json:"cid"`
+		X   int32 `json:"x"`
+		Y   int32 `json:"y"`
+		DX  int32 `json:"dx,omitempty"`
+		DY  int32 `json:"dy,omitempty"`
+	}
+	// InputFrame is an INPUT_NEW or INPUT_DIFF record with the absolute input.
+	InputFrame struct {
+		Cid   int32  `json:"cid"`
+		Input Input  `json:"input"`
+		Diff  *Input `json:"diff,omitempty"`
+	}
+	// TickSkipFrame is a TICK_SKIP record.
+	TickSkipFrame struct {
+		Dt int32 `json:"dt"`
+	}
+	// ClientFrame is a JOIN, or a DROP with its reason.
+	ClientFrame struct {
+		Cid    int32  `json:"cid"`
+		Reason string `json:"reason,omitempty"`
+	}
+	// MessageFrame is a client game message.
+	MessageFrame struct {
+		Cid   int32  `json:"cid"`
+		MsgID int32  `json:"msg_id"`
+		Sys   bool   `json:"sys,omitempty"`
+		Name  string `json:"name,omitempty"` // from start-info/change-info
+		Data  []byte `json:"data"`
+	}
+	// CommandFrame is a console command; Text has secrets redacted.
+	CommandFrame struct {
+		Cid   int32  `json:"cid"`
+		Flags int32  `json:"flags"`
+		Cmd   string `json:"cmd"`
+		Text  string `json:"text"`
+	}
+	// ExFrame is an EX record: the kind, its decoded fields, and the raw
+	// payload for unknown kinds and antibot data.
+	ExFrame struct {
+		Kind   string         `json:"kind"`
+		UUID   string         `json:"uuid"`
+		Size   int            `json:"size"`
+		Fields map[string]any `json:"fields,omitempty"`
+		Data   []byte         `json:"data,omitempty"`
+	}
+)
+
+// frameData builds the Frame payload of it; st is the state before it.
+func frameData(it *Item, st *State) any {
+	switch it.Type {
+	case ItemPlayerNew, ItemPlayerOld:
+		return PlayerFrame{Cid: it.Cid, X: it.X, Y: it.Y}
+	case ItemPlayerDiff:
+		return PlayerFrame{Cid: it.Cid, X: it.X, Y: it.Y, DX: it.DX, DY: it.DY}
+	case ItemInputNew:
+		return InputFrame{Cid: it.Cid, Input: it.Input}
+	case ItemInputDiff:
+		d := it.Diff
+		return InputFrame{Cid: it.Cid, Input: it.Input, Diff: &d}
+	case ItemTickSkip:
+		return TickSkipFrame{Dt: it.Dt}
+	case ItemJoin:
+		return ClientFrame{Cid: it.Cid}
+	case ItemDrop:
+		return ClientFrame{Cid: it.Cid, Reason: string(bytes.ToValidUTF8(it.Data, []byte("\uFFFD")))}
+	case ItemMessage:
+		m := MessageFrame{Cid: it.Cid, Data: bytes.Clone(it.Data)}
+		m.MsgID, m.Sys, _ = MessageID(it.Data)
+		if it.Cid >= 0 && it.Cid < MaxClients {
+			m.Name, _ = MessageName(it.Data, st.Clients[it.Cid].Proto7)
+		}
+		return m
+	case ItemConsoleCommand:
+		return CommandFrame{Cid: it.Cid, Flags: it.Flags, Cmd: string(bytes.ToValidUTF8(it.Cmd, []byte("\uFFFD"))), Text: CommandText(it.Cmd, it.Args)}
+	case ItemEx:
+		return exFrame(it)
+	}
+	return nil
+}
+
+func exFrame(it *Item) ExFrame {
+	e := ExFrame{Kind: it.Ex.String(), UUID: fmt.Sprintf("%x-%x-%x-%x-%x", it.UUID[0:4], it.UUID[4:6], it.UUID[6:8], it.UUID[8:10], it.UUID[10:16]), Size: len(it.Data)}
+	f, ok := ParseEx(it.Ex, it.Data)
+	if !ok {
+		if it.Ex == ExUnknown || it.Ex == ExAntibot || len(it.Data) > 0 {
+			e.Data = bytes.Clone(it.Data)
+		}
+		return e
+	}
+	m := map[string]any{}
+	switch it.Ex {
+	case ExDDNetVersionOld:
+		m["cid"], m["version"] = f.Cid, f.Version
+	case ExDDNetVersion:
+		m["cid"], m["connection_id"], m["version"], m["version_str"] = f.Cid, f.ConnectionID.String(), f.Version, f.Name
+	case ExAuthInit, ExAuthLogin:
+		m["cid"], m["level"], m["auth_name"] = f.Cid, f.Level, f.Name
+	case ExAuthLogout, ExJoinVer6, ExJoinVer7, ExPlayerReady, ExPlayerRejoin:
+		m["cid"] = f.Cid
+	case ExPlayerSwap:
+		m["cid1"], m["cid2"] = f.Cid, f.Cid2
+	case ExSaveSuccess, ExLoadSuccess:
+		// The save string is the team's full state; it is not shown.
+		m["team"], m["save_id"], m["save_size"] = f.Team, f.SaveID.String(), len(f.Save)
+	case ExSaveFailure, ExLoadFailure:
+		m["team"] = f.Team
+	case ExPlayerTeam:
+		m["cid"], m["team"] = f.Cid, f.Team
+	case ExTeamPractice:
+		m["team"], m["practice"] = f.Team, f.Practice
+	case ExPlayerName:
+		m["cid"], m["name"] = f.Cid, f.Name
+	case ExPlayerFinish:
+		m["cid"], m["time_ticks"], m["time"] = f.Cid, f.TimeTicks, raceTime(f.TimeTicks)
+	case ExTeamFinish:
+		m["team"], m["time_ticks"], m["time"] = f.Team, f.TimeTicks, raceTime(f.TimeTicks)
+	case ExAntibot:
+		e.Data = bytes.Clone(it.Data)
+	}
+	if len(m) > 0 {
+		e.Fields = m
+	}
+	return e
+}
+
+// Clip implements formats.Codec. The clip has the original header bytes.
+// When from > 0 it starts with tick from-1 holding the synthesized state at
+// the end of that tick: JOINVER/JOIN, PLAYER_NAME, PLAYER_TEAM and
+// TEAM_PRACTICE for connected clients, PLAYER_NEW for present characters,
+// INPUT_NEW with the last inputs. The records of ticks from..to follow,
+// re-encoded (so implicit ticks stay valid), and FINISH ends it. Positions
+// and inputs at every tick of the range equal the original's.
+func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+	if from < 0 {
+		from = 0
+	}
+	if to >= 0 && to < from {
+		return fmt.Errorf("teehistorian: clip range %d..%d is empty", from, to)
+	}
+	wk, err := newChunkWalker(src, from)
+	if err != nil {
+		return err
+	}
+	if len(wk.chunks) > 0 && wk.i >= len(wk.chunks) {
+		return fmt.Errorf("teehistorian: clip start tick %d is after the end of the recording (tick %d)", from, wk.chunks[len(wk.chunks)-1].EndTick()-1)
+	}
+	rec, err := newRecorderRaw(w, wk.hdr.Raw)
+	if err != nil {
+		return err
+	}
+	var uid [MaxClients]uint64
+	started := false
+	start := func(st *State) error {
+		started = true
+		if from == 0 {
+			return nil
+		}
+		if from-1 > 0 {
+			if err := rec.BeginTick(from - 1); err != nil {
+				return err
+			}
+			for cid := range st.Clients {
+				if p := &st.Clients[cid]; p.Alive {
+					rec.Player(int32(cid), p.X, p.Y)
+				}
+			}
+		}
+		for cid := range st.Clients {
+			p := &st.Clients[cid]
+			if p.Connected {
+				rec.PlayerJoin(int32(cid), p.Proto7)
+			}
+			if len(p.Name) > 0 {
+				rec.PlayerName(int32(cid), string(p.Name))
+			}
+			rec.PlayerTeam(int32(cid), p.Team)
+		}
+		for team := int32(0); team < 256; team++ {
+			if st.practice(team) {
+				rec.TeamPractice(team, true)
+			}
+		}
+		for cid := range st.Clients {
+			if p := &st.Clients[cid]; p.HasInput {
+				uid[cid] = 1
+				rec.Input(int32(cid), 1, p.Input)
+			}
+		}
+		return rec.err
+	}
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		it, err := wk.peek(ctx)
+		if errIsEOF(err) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if to >= 0 && it.Tick > to || it.Type == ItemFinish {
+			break
+		}
+		if it.Tick < from {
+			wk.commit()
+			continue
+		}
+		if !started {
+			if err := start(wk.rd.State()); err != nil {
+				return err
+			}
+		}
+		if it.Tick > rec.tick {
+			if err := rec.BeginTick(it.Tick); err != nil {
+				return err
+			}
+		}
+		if err := clipRecord(rec, it, &uid); err != nil {
+			return err
+		}
+		wk.commit()
+	}
+	if !started && wk.rd != nil {
+		if err := start(wk.rd.State()); err != nil {
+			return err
+		}
+	}
+	return rec.Finish()
+}
+
+// clipRecord re-records one decoded record.
+func clipRecord(rec *Recorder, it *Item, uid *[MaxClients]uint64) error {
+	switch it.Type {
+	case ItemPlayerNew, ItemPlayerDiff:
+		return rec.Player(it.Cid, it.X, it.Y)
+	case ItemPlayerOld:
+		return rec.DeadPlayer(it.Cid)
+	case ItemInputNew:
+		uid[it.Cid]++
+		return rec.Input(it.Cid, uid[it.Cid], it.Input)
+	case ItemInputDiff:
+		return rec.Input(it.Cid, uid[it.Cid], it.Input)
+	case ItemMessage:
+		return rec.Message(it.Cid, it.Data)
+	case ItemJoin:
+		return rec.Join(it.Cid)
+	case ItemDrop:
+		return rec.dropBytes(it.Cid, it.Data)
+	case ItemConsoleCommand:
+		return rec.consoleCommandBytes(it.Cid, it.Flags, it.Cmd, it.Args)
+	case ItemEx:
+		return rec.Ex(it.UUID, it.Data)
+	}
+	return nil
+}
