@@ -1,0 +1,175 @@
+// Keeping the search index in step with the archive's catalog.
+//
+// The catalog is the source of truth. Every catalog commit appends to its
+// change log; the index stores the sequence number of the last entry it
+// applied in the same bleve batch as the documents. Sync applies what is
+// missing, so a process killed between a catalog commit and the index
+// update leaves an index that the next Sync brings up to date.
+
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats"
+)
+
+// syncPage is how many change log entries one index batch applies.
+const syncPage = 512
+
+// DocFromManifest builds the index document of an archived recording.
+func DocFromManifest(m *archive.Manifest, events []formats.Event) RecordingDoc {
+	return RecordingDoc{
+		ID: m.ID.String(), Format: m.Format, Session: m.Meta.Session,
+		Start: m.Meta.Start, Duration: m.Meta.Duration, Ticks: m.Meta.Ticks,
+		Players: m.Meta.Players, Map: m.Meta.Map, Server: m.Meta.Server,
+		Flags: m.AllFlags(), Held: m.Hold != nil,
+		NativeBytes: m.NativeBytes, StoredBytes: m.StoredBytes,
+		Attrs: m.Meta.Attrs, Events: events,
+	}
+}
+
+// ErrStale is returned by Sync when the change log no longer holds the
+// entries the index needs (the index was removed, or restored from an old
+// copy): the index must be rebuilt with Rebuild.
+var ErrStale = errors.New("query: the search index is older than the catalog's change log; it must be rebuilt")
+
+// Sync applies the archive's change log entries that the index has not
+// seen yet, then trims the log. It returns how many entries it applied.
+func Sync(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
+	seq, err := ix.Seq()
+	if err != nil {
+		return 0, err
+	}
+	last, err := a.LastChange()
+	if err != nil {
+		return 0, err
+	}
+	if seq > last {
+		return 0, fmt.Errorf("query: index has applied change %d but the catalog's log ends at %d: the index belongs to another archive; run reindex", seq, last)
+	}
+	applied := 0
+	for seq < last {
+		changes, err := a.ChangesSince(seq, syncPage)
+		if err != nil {
+			return applied, err
+		}
+		if len(changes) == 0 || changes[0].Seq != seq+1 {
+			return applied, ErrStale
+		}
+		// The last operation on a recording in this page wins.
+		final := map[uuid.UUID]string{}
+		var order []uuid.UUID
+		for _, c := range changes {
+			if _, ok := final[c.ID]; !ok {
+				order = append(order, c.ID)
+			}
+			final[c.ID] = c.Op
+		}
+		var puts []RecordingDoc
+		var deletes []string
+		for _, id := range order {
+			if final[id] == archive.ChangeDelete {
+				deletes = append(deletes, id.String())
+				continue
+			}
+			doc, err := docFor(a, id)
+			if errors.Is(err, archive.ErrNotFound) {
+				deletes = append(deletes, id.String()) // deleted by a later, untrimmed entry
+				continue
+			}
+			if err != nil {
+				return applied, err
+			}
+			puts = append(puts, doc)
+		}
+		top := changes[len(changes)-1].Seq
+		if err := ix.Apply(ctx, top, puts, deletes); err != nil {
+			return applied, err
+		}
+		applied += len(changes)
+		seq = top
+	}
+	if seq > 0 {
+		if err := a.TrimChanges(seq); err != nil {
+			return applied, err
+		}
+	}
+	return applied, nil
+}
+
+func docFor(a *archive.Archive, id uuid.UUID) (RecordingDoc, error) {
+	m, err := a.Manifest(id)
+	if err != nil {
+		return RecordingDoc{}, err
+	}
+	evs, err := a.Events(id)
+	if err != nil {
+		return RecordingDoc{}, err
+	}
+	return DocFromManifest(m, evs), nil
+}
+
+// Rebuild removes the index in dir and builds it again from the archive's
+// manifests. It returns the number of recordings indexed.
+func Rebuild(ctx context.Context, dir string, a *archive.Archive, opts Options) (*Index, int, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, 0, fmt.Errorf("query: remove old index: %w", err)
+	}
+	ix, err := OpenWith(dir, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := rebuildInto(ctx, ix, a)
+	if err != nil {
+		ix.Close()
+		return nil, 0, err
+	}
+	return ix, n, nil
+}
+
+// rebuildInto indexes every manifest into an empty index and records the
+// catalog's last change as applied.
+func rebuildInto(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
+	last, err := a.LastChange()
+	if err != nil {
+		return 0, err
+	}
+	var batch []RecordingDoc
+	n := 0
+	flush := func(seq uint64) error {
+		err := ix.Apply(ctx, seq, batch, nil)
+		batch = batch[:0]
+		return err
+	}
+	err = a.List(ctx, func(m *archive.Manifest) error {
+		evs, err := a.Events(m.ID)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, DocFromManifest(m, evs))
+		n++
+		if len(batch) == syncPage {
+			// Intermediate batches keep the old seq: a crash mid-rebuild
+			// must not claim the whole log was applied.
+			cur, err := ix.Seq()
+			if err != nil {
+				return err
+			}
+			return flush(cur)
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	if err := flush(last); err != nil {
+		return n, err
+	}
+	return n, a.TrimChanges(last)
+}

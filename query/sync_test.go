@@ -1,0 +1,176 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+func ingestLines(t testing.TB, a *archive.Archive, session string, n int) *archive.Manifest {
+	t.Helper()
+	p := a.NewPending("lines", session+".lines")
+	meta, err := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(formatstest.LinesFile(session, n)), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Finish(meta)
+	res, err := a.Commit(context.Background(), []*archive.Pending{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0].Manifest
+}
+
+func hits(t *testing.T, ix *Index, q string) int {
+	t.Helper()
+	res, err := ix.Search(context.Background(), q, 10)
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	return res.Total
+}
+
+func TestSyncFollowsCatalog(t *testing.T) {
+	dir := t.TempDir()
+	a, err := archive.Open(dir, archive.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ix, err := OpenWith(filepath.Join(dir, "index"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	m1 := ingestLines(t, a, "alpha", 30)
+	ingestLines(t, a, "beta", 30)
+	if n, err := Sync(ctx, ix, a); err != nil || n != 2 {
+		t.Fatalf("Sync = %d, %v", n, err)
+	}
+	if got := hits(t, ix, "session:alpha"); got != 1 {
+		t.Errorf("session:alpha = %d hits", got)
+	}
+	if got := hits(t, ix, `cmd:"kick 20"`); got != 2 {
+		t.Errorf(`cmd:"kick 20" = %d hits`, got)
+	}
+	// A moderator's flag is searchable after the next sync.
+	if _, err := a.SetFlag(m1.ID, "griefing", ""); err != nil {
+		t.Fatal(err)
+	}
+	Sync(ctx, ix, a)
+	if got := hits(t, ix, "flag:griefing"); got != 1 {
+		t.Errorf("flag:griefing = %d hits", got)
+	}
+	// Deleting removes the recording and its events.
+	if _, err := a.Delete(ctx, m1.ID); err != nil {
+		t.Fatal(err)
+	}
+	Sync(ctx, ix, a)
+	if got := hits(t, ix, "session:alpha"); got != 0 {
+		t.Errorf("deleted recording still found (%d hits)", got)
+	}
+	if got := hits(t, ix, `cmd:"kick 20"`); got != 1 {
+		t.Errorf(`after delete cmd:"kick 20" = %d hits, want 1`, got)
+	}
+	// The applied entries were trimmed; a fresh index is stale and rebuilds.
+	fresh, err := OpenWith(filepath.Join(t.TempDir(), "index"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sync(ctx, fresh, a); !errors.Is(err, ErrStale) {
+		t.Errorf("sync of an empty index against a trimmed log: %v, want ErrStale", err)
+	}
+	fresh.Close()
+	ix.Close()
+	ix, n, err := Rebuild(ctx, filepath.Join(dir, "index"), a, Options{NoSync: true})
+	if err != nil || n != 1 {
+		t.Fatalf("Rebuild = %d, %v", n, err)
+	}
+	defer ix.Close()
+	if got := hits(t, ix, "session:beta"); got != 1 {
+		t.Errorf("after rebuild session:beta = %d hits", got)
+	}
+}
+
+// crashEnv makes the test binary, run as a child, ingest one recording,
+// commit the catalog, and kill itself before touching the index.
+const crashEnv = "REPLAY_QUERY_CRASH_DIR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashEnv); dir != "" {
+		a, err := archive.Open(dir, archive.Options{})
+		if err != nil {
+			os.Exit(3)
+		}
+		p := a.NewPending("lines", "crash.lines")
+		meta, _ := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(formatstest.LinesFile("crashed", 40)), p)
+		p.Finish(meta)
+		if _, err := a.Commit(context.Background(), []*archive.Pending{p}); err != nil {
+			os.Exit(4)
+		}
+		// The catalog commit is durable; die before the index hears of it.
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+func TestCrashBetweenCatalogAndIndex(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	// An index that is up to date with one recording.
+	a, err := archive.Open(dir, archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingestLines(t, a, "before", 10)
+	ix, err := Open(filepath.Join(dir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sync(ctx, ix, a); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	a.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die by SIGKILL: %v", err)
+	}
+
+	a, err = archive.Open(dir, archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ix, err = Open(filepath.Join(dir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if got := hits(t, ix, "session:crashed"); got != 0 {
+		t.Fatalf("index knew of the crashed ingest before catching up (%d hits)", got)
+	}
+	if n, err := Sync(ctx, ix, a); err != nil || n != 1 {
+		t.Fatalf("catch-up Sync = %d, %v; want 1 entry", n, err)
+	}
+	if got := hits(t, ix, "session:crashed"); got != 1 {
+		t.Errorf("after catch-up session:crashed = %d hits, want 1", got)
+	}
+	if got := hits(t, ix, "session:before"); got != 1 {
+		t.Errorf("session:before = %d hits, want 1", got)
+	}
+}
