@@ -179,7 +179,7 @@ type Transform struct {
 type Bones struct {
 	UserBones      []BonePlayer `json:"user_bones"`
 	ErrorCode      int          `json:"error_code"`
-	ErrDescription string       `json:"err_description"`
+	ErrDescription *string      `json:"err_description,omitempty"`
 }
 
 // BonePlayer holds one player's 23 bones: bone_t positions (x, y, z) and

@@ -92,6 +92,8 @@ func inputFrames(t testing.TB, set string) []*Frame {
 	return fs
 }
 
+func osStat(p string) (os.FileInfo, error) { return os.Stat(p) }
+
 func readFile(t testing.TB, path string) []byte {
 	b, err := os.ReadFile(path)
 	if err != nil {

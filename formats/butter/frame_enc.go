@@ -431,7 +431,7 @@ func (w *Writer) encodePlayer(b []byte, e *encFrame, pl *Player, pf *Frame) []by
 		}
 		b = binary.LittleEndian.AppendUint16(b, uint16(int16(pl.Ping-lping)))
 		b = appendHalf(b, pl.PacketLossRatio-lloss)
-		if !f.inCombat() {
+		if f.inArena() {
 			b = append(b, holdingByte(pl.HoldingLeft), holdingByte(pl.HoldingRight))
 		}
 	}

@@ -78,4 +78,3 @@ func firstDiff(a, b []byte) int {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
