@@ -420,8 +420,8 @@ func javaRound(v float64) int64 {
 	return int64(f)
 }
 
-func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
-func unzigzag(u int64) int64  { return int64(uint64(u)>>1) ^ -(u & 1) }
+func zigzag(v int64) uint64  { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(u int64) int64 { return int64(uint64(u)>>1) ^ -(u & 1) }
 func angleToShort(deg float32) uint16 {
 	return uint16(javaRound(float64(deg) * 65536 / 360))
 }

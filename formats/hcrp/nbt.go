@@ -271,7 +271,10 @@ func (e nbtEntry) scalar(b []byte) (string, bool) {
 // extra added; an entry of extra replaces one of orig with the same name.
 // Both must be network NBT compounds. Order is kept: orig's surviving
 // entries, then extra's.
-func MergeMeta(orig, extra []byte) ([]byte, error) {
+func MergeMeta(orig, extra []byte) ([]byte, error) { return mergeMeta(orig, extra) }
+
+// mergeMeta is MergeMeta that also drops the root entries named in drop.
+func mergeMeta(orig, extra []byte, drop ...string) ([]byte, error) {
 	if err := checkCompound(orig); err != nil {
 		return nil, err
 	}
@@ -279,7 +282,10 @@ func MergeMeta(orig, extra []byte) ([]byte, error) {
 		return nil, fmt.Errorf("extra %w", err)
 	}
 	ex := rootEntries(extra)
-	names := make(map[string]bool, len(ex))
+	names := make(map[string]bool, len(ex)+len(drop))
+	for _, n := range drop {
+		names[n] = true
+	}
 	for _, e := range ex {
 		names[e.Name] = true
 	}
@@ -291,4 +297,32 @@ func MergeMeta(orig, extra []byte) ([]byte, error) {
 	}
 	out = append(out, extra[1:len(extra)-1]...)
 	return append(out, tagEnd), nil
+}
+
+// shiftMeta keeps the anticheat flags and chat lines of ticks [first, end)
+// and renumbers them from first, for a clip or a ring save. Other keys are
+// kept as they are.
+func shiftMeta(meta []byte, first, end int64) ([]byte, error) {
+	m, err := DecodeMeta(meta)
+	if err != nil || (len(m.Anticheat) == 0 && len(m.Chat) == 0) {
+		return meta, nil // nothing this package understands to shift
+	}
+	var kept Meta
+	for _, f := range m.Anticheat {
+		if int64(f.Tick) >= first && int64(f.Tick) < end {
+			f.Tick -= int32(first)
+			kept.Anticheat = append(kept.Anticheat, f)
+		}
+	}
+	for _, c := range m.Chat {
+		if int64(c.Tick) >= first && int64(c.Tick) < end {
+			c.Tick -= int32(first)
+			kept.Chat = append(kept.Chat, c)
+		}
+	}
+	extra, err := EncodeMeta(&kept)
+	if err != nil {
+		return nil, err
+	}
+	return mergeMeta(meta, extra, "anticheat", "chat")
 }

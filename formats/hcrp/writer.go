@@ -270,22 +270,30 @@ func buildPreamble(h Header, meta []byte, entries []IndexEntry) ([]byte, error) 
 	return append(b, idx...), nil
 }
 
-// writeCompacted writes a compacted file: the preamble with absolute offsets,
-// then every chunk as chunk(i) returns it.
-func writeCompacted(w io.Writer, h Header, meta []byte, entries []IndexEntry, chunk func(i int) ([]byte, error)) error {
+// compactedPreamble returns the preamble of a compacted file holding
+// entries, and the entries with their absolute offsets.
+func compactedPreamble(h Header, meta []byte, entries []IndexEntry) ([]byte, []IndexEntry, error) {
 	out := make([]IndexEntry, len(entries))
 	copy(out, entries)
 	// Offsets are fixed-width, so the index length does not depend on them.
 	pre, err := buildPreamble(h, meta, out)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	off := int64(len(pre))
 	for i := range out {
 		out[i].Offset = off
 		off += int64(out[i].CompressedLen)
 	}
-	if pre, err = buildPreamble(h, meta, out); err != nil {
+	pre, err = buildPreamble(h, meta, out)
+	return pre, out, err
+}
+
+// writeCompacted writes a compacted file: the preamble with absolute offsets,
+// then every chunk as chunk(i) returns it.
+func writeCompacted(w io.Writer, h Header, meta []byte, entries []IndexEntry, chunk func(i int) ([]byte, error)) error {
+	pre, out, err := compactedPreamble(h, meta, entries)
+	if err != nil {
 		return err
 	}
 	if _, err := w.Write(pre); err != nil {
@@ -494,10 +502,21 @@ func writeSubset(w io.Writer, h Header, meta []byte, entries []IndexEntry, chunk
 	if err != nil {
 		return err
 	}
-	if meta, err = MergeMeta(meta, extra); err != nil {
+	if meta, err = mergeMeta(meta, extra); err != nil {
+		return err
+	}
+	if meta, err = shiftMeta(meta, first, first+h2ticks(out)); err != nil {
 		return err
 	}
 	return writeCompacted(w, h, meta, out, chunk)
+}
+
+func h2ticks(entries []IndexEntry) int64 {
+	var n int64
+	for _, e := range entries {
+		n += int64(e.Ticks)
+	}
+	return n
 }
 
 type ringChunk struct {

@@ -1,0 +1,442 @@
+// This file is the archive's codec for HCRP: Detect, Split of compacted
+// files into preamble and chunk pieces with metadata, Frames (seek to the
+// nearest snapshot chunk, then decode events) and Clip. Live recording
+// directories are compacted on the fly by segset.go and split the same way.
+
+package hcrp
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats"
+)
+
+// Codec implements formats.Codec for HCRP files.
+type Codec struct{}
+
+var _ formats.Codec = Codec{}
+
+// Name implements formats.Codec.
+func (Codec) Name() string { return formatName }
+
+// Detect implements formats.Codec: the "HCRP" magic and a format version
+// of 1 to 4 (Split explains why it reads only version 4).
+func (Codec) Detect(head []byte) bool {
+	if len(head) < 6 || binary.BigEndian.Uint32(head) != Magic {
+		return false
+	}
+	v := binary.BigEndian.Uint16(head[4:])
+	return v >= 1 && v <= Version
+}
+
+// Split implements formats.Codec for a compacted file: the header piece is
+// the preamble (header, metadata, index), then one piece per chunk (a zstd
+// frame, so Precompressed). Chunk resume state is the chunk's index flags
+// and the number of the nearest snapshot chunk at or before it.
+func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats.Metadata, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head := make([]byte, HeaderSize)
+	if n, err := io.ReadFull(br, head); err != nil {
+		if n >= 6 {
+			if _, herr := ParseHeader(head[:n]); herr != nil {
+				return nil, herr
+			}
+		}
+		return nil, &formats.Error{Format: formatName, Offset: int64(n), What: fmt.Sprintf("expected a %d-byte header", HeaderSize), Err: err}
+	}
+	h, err := ParseHeader(head)
+	if err != nil {
+		return nil, err
+	}
+	pre := make([]byte, h.PreambleLen())
+	copy(pre, head)
+	if n, err := io.ReadFull(br, pre[HeaderSize:]); err != nil {
+		return nil, &formats.Error{Format: formatName, Offset: int64(HeaderSize + n),
+			What: fmt.Sprintf("expected %d bytes of metadata and index", len(pre)-HeaderSize), Err: err}
+	}
+	h, metaRaw, index, err := parsePreamble(pre, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Header(pre); err != nil {
+		return nil, err
+	}
+	meta, col := newMetadata(h, metaRaw)
+	dec, err := newDecoder()
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	var comp, raw []byte
+	var sc scanner
+	snap := 0
+	for i := range index {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		e := &index[i]
+		if cap(comp) < int(e.CompressedLen) {
+			comp = make([]byte, e.CompressedLen)
+		}
+		comp = comp[:e.CompressedLen]
+		if n, err := io.ReadFull(br, comp); err != nil {
+			return nil, &formats.Error{Format: formatName, Offset: e.Offset + int64(n),
+				What: fmt.Sprintf("chunk %d: expected %d bytes", i, e.CompressedLen), Err: err}
+		}
+		if raw, err = decompress(dec, comp, e, i, raw); err != nil {
+			return nil, err
+		}
+		sc.reset(raw, e)
+		for sc.next() {
+			col.event(sc.tick, &sc.Event)
+		}
+		if sc.err != nil {
+			meta.Warnings = append(meta.Warnings, chunkError(i, e, &sc).Error()+" (rest of the chunk not indexed)")
+		}
+		if e.Snapshot() {
+			snap = i
+		}
+		c := formats.Chunk{
+			StartTick:     int64(e.StartTick),
+			Ticks:         int64(e.Ticks),
+			Time:          time.Duration(e.StartTick) * TickDuration,
+			Resume:        binary.AppendUvarint([]byte{e.Flags}, uint64(snap)),
+			Precompressed: true,
+		}
+		if err := w.Chunk(c, comp); err != nil {
+			return nil, err
+		}
+	}
+	end := h.PreambleLen()
+	if n := len(index); n > 0 {
+		end = index[n-1].Offset + int64(index[n-1].CompressedLen)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		if err != nil {
+			return nil, &formats.Error{Format: formatName, Offset: end, What: "expected end of file", Err: err}
+		}
+		return nil, formats.Errorf(formatName, end, "expected end of file after the last chunk, found more bytes")
+	}
+	col.finish(meta)
+	return meta, nil
+}
+
+// newMetadata fills what the preamble says and returns a collector for the
+// events found in chunks.
+func newMetadata(h *Header, metaRaw []byte) (*formats.Metadata, *collector) {
+	md := &formats.Metadata{
+		Session:  h.WorldID.String(),
+		Start:    h.Start(),
+		TickRate: TickRate,
+		Ticks:    int64(h.Ticks),
+		Duration: time.Duration(h.Ticks) * TickDuration,
+		Attrs: map[string]string{
+			"format_version": strconv.Itoa(int(h.Version)),
+			"data_version":   strconv.Itoa(int(h.DataVersion)),
+			"world_version":  hex.EncodeToString(h.WorldVersion),
+			"chunks":         strconv.Itoa(int(h.Chunks)),
+		},
+	}
+	if h.Flags != 0 {
+		md.Attrs["header_flags"] = strconv.Itoa(int(h.Flags))
+	}
+	col := &collector{players: map[int32]formats.Player{}, seen: map[int32]bool{}}
+	m, err := DecodeMeta(metaRaw)
+	if err != nil {
+		md.Warnings = append(md.Warnings, "hcrp: "+err.Error())
+	}
+	if m == nil {
+		return md, col
+	}
+	md.Map, md.Server = m.Map, m.Server
+	byUUID := map[string]string{}
+	for _, p := range m.Players {
+		pl := formats.Player{Name: p.Name, ID: p.UUID}
+		md.Players = append(md.Players, pl)
+		col.players[p.Entity] = pl
+		byUUID[p.UUID] = p.Name
+	}
+	seenFlag := map[string]bool{}
+	for _, f := range m.Anticheat {
+		if !seenFlag[f.Type] {
+			seenFlag[f.Type] = true
+			md.Flags = append(md.Flags, f.Type)
+		}
+		text := f.Type
+		if f.Detail != "" {
+			text += ": " + f.Detail
+		}
+		col.events = append(col.events, formats.Event{Tick: int64(f.Tick), Time: time.Duration(f.Tick) * TickDuration,
+			Kind: formats.EventFlag, Player: byUUID[f.Player], PlayerID: f.Player, Text: text})
+	}
+	for _, c := range m.Chat {
+		col.events = append(col.events, formats.Event{Tick: int64(c.Tick), Time: time.Duration(c.Tick) * TickDuration,
+			Kind: formats.EventChat, Player: byUUID[c.Player], PlayerID: c.Player, Text: c.Text})
+	}
+	known := map[string]bool{"map": true, "server": true, "players": true, "anticheat": true, "chat": true}
+	for _, e := range rootEntries(metaRaw) {
+		if v, ok := e.scalar(metaRaw); ok && !known[e.Name] {
+			md.Attrs["meta."+e.Name] = v
+		}
+	}
+	return md, col
+}
+
+// collector turns chunk events into searchable metadata events.
+type collector struct {
+	players map[int32]formats.Player // by entity id
+	seen    map[int32]bool           // player entities spawned
+	events  []formats.Event
+}
+
+func (c *collector) event(tick int64, e *Event) {
+	ev := formats.Event{Tick: tick, Time: time.Duration(tick) * TickDuration}
+	runner := c.players[0]
+	switch e.Type {
+	case SpawnEntity, DestroyEntity:
+		p, ok := c.players[e.Entity]
+		if !ok || (e.Type == SpawnEntity) == c.seen[e.Entity] {
+			return
+		}
+		c.seen[e.Entity] = e.Type == SpawnEntity
+		ev.Kind, ev.Player, ev.PlayerID = formats.EventJoin, p.Name, p.ID
+		if e.Type == DestroyEntity {
+			ev.Kind = formats.EventDrop
+		}
+	case RunStart:
+		ev.Kind, ev.Text = "run_start", "run started"
+	case CheckpointReached:
+		ev.Kind, ev.Text = "checkpoint", e.Checkpoint+" at "+runTime(e.RunTime)
+	case CheckpointReset:
+		ev.Kind, ev.Text = "checkpoint_reset", enumName(ResetReasonNames, e.Reason)+" at "+runTime(e.RunTime)
+	case RunEnd:
+		ev.Kind, ev.Text = "run_end", enumName(EndReasonNames, e.Reason)+" at "+runTime(e.RunTime)
+		if e.Reason == 0 {
+			ev.Kind = formats.EventFinish
+		}
+	default:
+		return
+	}
+	if ev.Player == "" && e.Type >= RunStart {
+		ev.Player, ev.PlayerID = runner.Name, runner.ID
+	}
+	c.events = append(c.events, ev)
+}
+
+func (c *collector) finish(md *formats.Metadata) {
+	sort.SliceStable(c.events, func(i, j int) bool { return c.events[i].Tick < c.events[j].Tick })
+	md.Events = c.events
+}
+
+// runTime formats a run time in milliseconds as m:ss.mmm.
+func runTime(ms int64) string {
+	if ms < 0 {
+		return strconv.FormatInt(ms, 10) + "ms"
+	}
+	return fmt.Sprintf("%d:%02d.%03d", ms/60000, ms/1000%60, ms%1000)
+}
+
+// sourceReader builds a Reader over an archived recording.
+func sourceReader(src formats.Source) (*Reader, error) {
+	h, meta, index, err := parsePreamble(src.Header(), false)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(src.Chunks()); n != len(index) {
+		return nil, fmt.Errorf("hcrp: archive holds %d chunks, the index %d", n, len(index))
+	}
+	rd, err := newReader(h, meta, index)
+	if err != nil {
+		return nil, err
+	}
+	rd.read = func(ctx context.Context, i int) ([]byte, error) {
+		b, _, err := src.ReadChunk(ctx, i)
+		return b, err
+	}
+	return rd, nil
+}
+
+// Frames implements formats.Codec. Decoding starts at the nearest snapshot
+// chunk at or before the one holding from. When that is earlier than from,
+// the first frame is a "state" frame at from with every entity's position
+// rebuilt from the snapshot. Events follow as frames named after the event
+// type (Data = Event.Fields()), interleaved with "anticheat_flag" and "chat"
+// frames from the metadata. A chunk whose events stop decoding yields one
+// "raw" frame with the rest of its bytes, and decoding goes on with the
+// next chunk.
+func (Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
+	rd, err := sourceReader(src)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if from < 0 {
+		from = 0
+	}
+	if to < 0 || to >= rd.Ticks() {
+		to = rd.Ticks() - 1
+	}
+	if from > to {
+		return nil
+	}
+	extra := metaFrames(rd.Meta, from, to)
+	flush := func(tick int64) error {
+		for len(extra) > 0 && extra[0].Tick <= tick {
+			if err := emit(extra[0]); err != nil {
+				return err
+			}
+			extra = extra[1:]
+		}
+		return nil
+	}
+	first := findChunk(rd.Index, from)
+	start := snapshotBefore(rd.Index, first)
+	st := NewState()
+	applied := false
+	var sc scanner
+	for i := start; i < len(rd.Index) && int64(rd.Index[i].StartTick) <= to; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e := &rd.Index[i]
+		raw, err := rd.Chunk(ctx, i)
+		if err != nil {
+			return err
+		}
+		sc.reset(raw, e)
+		for sc.next() {
+			if sc.tick < from {
+				st.Apply(&sc.Event)
+				applied = true
+				continue
+			}
+			if sc.tick > to {
+				break
+			}
+			if applied {
+				applied = false
+				if err := emit(formats.Frame{Tick: from, Type: "state", Data: stateFields(st)}); err != nil {
+					return err
+				}
+			}
+			if err := flush(sc.tick); err != nil {
+				return err
+			}
+			if err := emit(formats.Frame{Tick: sc.tick, Type: sc.Event.Type.String(), Data: sc.Event.Fields()}); err != nil {
+				return err
+			}
+		}
+		if sc.err != nil && sc.tick <= to {
+			err := chunkError(i, e, &sc)
+			if err := emit(formats.Frame{Tick: max(sc.tick, from), Type: "raw", Data: map[string]any{
+				"chunk": i, "offset": sc.start, "error": err.Error(), "bytes": append([]byte(nil), raw[sc.start:]...),
+			}}); err != nil {
+				return err
+			}
+		}
+	}
+	if applied {
+		if err := emit(formats.Frame{Tick: from, Type: "state", Data: stateFields(st)}); err != nil {
+			return err
+		}
+	}
+	return flush(to)
+}
+
+func stateFields(st *State) map[string]any {
+	ents := make([]map[string]any, 0, len(st.Entities))
+	ids := make([]int32, 0, len(st.Entities))
+	for id := range st.Entities {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		en := st.Entities[id]
+		ents = append(ents, map[string]any{"entity": id, "type": en.Type,
+			"x": en.Pos.X, "y": en.Pos.Y, "z": en.Pos.Z, "yaw": en.Pos.Yaw, "pitch": en.Pos.Pitch})
+	}
+	return map[string]any{"entities": ents, "blocks": len(st.Blocks)}
+}
+
+// metaFrames returns the metadata's flags and chat lines in [from, to] as
+// frames, in tick order.
+func metaFrames(m *Meta, from, to int64) []formats.Frame {
+	var out []formats.Frame
+	for _, f := range m.Anticheat {
+		if t := int64(f.Tick); t >= from && t <= to {
+			out = append(out, formats.Frame{Tick: t, Type: "anticheat_flag",
+				Data: map[string]any{"type": f.Type, "player": f.Player, "detail": f.Detail}})
+		}
+	}
+	for _, c := range m.Chat {
+		if t := int64(c.Tick); t >= from && t <= to {
+			out = append(out, formats.Frame{Tick: t, Type: "chat", Data: map[string]any{"player": c.Player, "text": c.Text}})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Tick < out[j].Tick })
+	return out
+}
+
+// Clip implements formats.Codec: a compacted file of the chunks from the
+// nearest snapshot chunk at or before from through the chunk holding to.
+// Chunk bytes are copied as they are; the index is renumbered from tick 0
+// (the reference requires it), the header timestamp moves to the first
+// kept tick, the metadata's flags and chat are cut to the clip and
+// renumbered, and "source_start_tick" records the original first tick.
+func (Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+	rd, err := sourceReader(src)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if from < 0 {
+		from = 0
+	}
+	if from >= rd.Ticks() {
+		return fmt.Errorf("hcrp: clip from tick %d: the recording has %d ticks", from, rd.Ticks())
+	}
+	if to < 0 || to >= rd.Ticks() {
+		to = rd.Ticks() - 1
+	}
+	if to < from {
+		return fmt.Errorf("hcrp: clip range [%d, %d] is empty", from, to)
+	}
+	first := snapshotBefore(rd.Index, findChunk(rd.Index, from))
+	last := findChunk(rd.Index, to)
+	entries := rd.Index[first : last+1]
+	return writeSubset(w, *rd.Header, rd.MetaRaw, entries, func(i int) ([]byte, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return rd.RawChunk(ctx, first+i)
+	})
+}
+
+// Resume decodes a chunk's resume state: its index flags and the number of
+// the nearest snapshot chunk at or before it.
+func Resume(b []byte) (flags uint8, snapshot int, err error) {
+	if len(b) < 2 {
+		return 0, 0, errors.New("hcrp: resume state too short")
+	}
+	v, n := binary.Uvarint(b[1:])
+	if n <= 0 || v > 1<<31 {
+		return 0, 0, errors.New("hcrp: bad resume state")
+	}
+	return b[0], int(v), nil
+}
+
+// recordingID derives a stable id for a live recording directory from its
+// world id and timestamp, when the directory is not named by a UUID.
+func recordingID(h *Header) uuid.UUID {
+	return uuid.NewSHA1(h.WorldID, strconv.AppendInt([]byte("hcrp-recording:"), h.Timestamp, 10))
+}
