@@ -141,7 +141,7 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 	}
 	gd := lobby.Structv("gameDescription")
 	if gd.Bool("isCoopMode") {
-		m.Attrs["coop"] = "true"
+		m.Attrs["coop"] = "true" // also set below when a slot has a commander
 	}
 	if opts := gd.Structv("gameOptions"); opts != nil {
 		if v, ok := opts["amm"].(bool); ok {
@@ -238,6 +238,7 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 			}
 			if c := slot.Stringv("commander"); c != "" {
 				m.Attrs[key+"commander"] = c
+				m.Attrs["coop"] = "true" // commanders exist only in co-op
 			}
 		}
 		m.Attrs[key+"result"] = enumName(resultNames[:], p.Int("result"))
