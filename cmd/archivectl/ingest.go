@@ -75,6 +75,9 @@ func runIngest(ctx context.Context, e *env, o *opts, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := syncIndex(ctx, e); err != nil {
+		return fmt.Errorf("archived, but the search index could not be updated (run reindex): %w", err)
+	}
 	if failed > 0 {
 		return errSilent
 	}

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/query"
 )
 
 // command is one subcommand; each lives in its own file.
@@ -57,6 +58,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	archive        *archive.Archive
+	index          *query.Index
 }
 
 // errUsage marks errors caused by how the command was called (exit 2).
@@ -146,6 +148,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	err = c.run(ctx, e, &o, pos)
+	if e.index != nil {
+		if cerr := e.index.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	if e.archive != nil {
 		if cerr := e.archive.Close(); cerr != nil && err == nil {
 			err = cerr

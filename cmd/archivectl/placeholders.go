@@ -9,12 +9,6 @@ import (
 
 var errNotBuilt = errors.New("not built yet")
 
-func cmdSearch() *command {
-	return &command{name: "search", args: "QUERY", summary: "find recordings and events", run: notBuilt}
-}
-func cmdReindex() *command {
-	return &command{name: "reindex", args: "", summary: "rebuild the search index", run: notBuilt}
-}
 func cmdRetention() *command {
 	return &command{name: "retention", args: "set|show", summary: "store or show the retention policy", run: notBuilt}
 }
@@ -25,8 +19,5 @@ func cmdDemo() *command {
 	return &command{name: "demo", args: "", summary: "run the whole job on embedded recordings", run: notBuilt}
 }
 func extraCommands() []*command { return nil }
-
-// syncIndex brings the search index up to date with the catalog.
-func syncIndex(ctx context.Context, e *env) error { return nil }
 
 func notBuilt(context.Context, *env, *opts, []string) error { return errNotBuilt }
