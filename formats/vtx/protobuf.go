@@ -128,7 +128,7 @@ func pbVarints[T any](d *pbDec, dst []T, f *pbField, conv func(uint64) T) ([]T, 
 		return append(dst, conv(f.x)), nil
 	case protowire.BytesType:
 		b := f.b
-		if dst == nil {
+		if dst == nil && len(b) > 0 {
 			dst = make([]T, 0, len(b)) // at most one value per byte
 		}
 		for len(b) > 0 {
@@ -153,7 +153,7 @@ func pbFixed32s[T any](d *pbDec, dst []T, f *pbField, conv func(uint32) T) ([]T,
 		if len(f.b)%4 != 0 {
 			return dst, d.errAt(f.at, "packed field %d: %d bytes is not a multiple of 4", f.num, len(f.b))
 		}
-		if dst == nil {
+		if dst == nil && len(f.b) > 0 {
 			dst = make([]T, 0, len(f.b)/4)
 		}
 		for b := f.b; len(b) >= 4; b = b[4:] {
@@ -173,7 +173,7 @@ func pbFixed64s[T any](d *pbDec, dst []T, f *pbField, conv func(uint64) T) ([]T,
 		if len(f.b)%8 != 0 {
 			return dst, d.errAt(f.at, "packed field %d: %d bytes is not a multiple of 8", f.num, len(f.b))
 		}
-		if dst == nil {
+		if dst == nil && len(f.b) > 0 {
 			dst = make([]T, 0, len(f.b)/8)
 		}
 		for b := f.b; len(b) >= 8; b = b[8:] {
