@@ -42,6 +42,13 @@ func (c *cursor) int() int32 {
 	if c.status != parseOK {
 		return 0
 	}
+	if c.n < len(c.b) {
+		// Fast path: a one-byte varint.
+		if b0 := c.b[c.n]; b0&0x80 == 0 {
+			c.n++
+			return int32(b0&0x3f) ^ -int32(b0>>6)
+		}
+	}
 	v, n, st := readVarint(c.b[c.n:])
 	if st != varintOK {
 		c.status = parseShort

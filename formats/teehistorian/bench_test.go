@@ -1,0 +1,136 @@
+// Benchmarks: decode, Split, Frames of one chunk and Clip on a generated
+// one-hour, 16-player file; and a check that decoding allocates nothing per
+// record.
+
+package teehistorian
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+func hourFile(b *testing.B) []byte {
+	b.Helper()
+	file, err := oneHour()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return file
+}
+
+// TestDecodeAllocsPerRecord decodes a generated file's records from a byte
+// slice: the whole run may allocate a handful of times (the reader, names),
+// never once per record.
+func TestDecodeAllocsPerRecord(t *testing.T) {
+	file := generated(t, GenOptions{Duration: time.Minute, Players: 16, Seed: 9})
+	rd, err := NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := rd.Header()
+	body := file[len(hdr.Raw):]
+	var items int
+	allocs := testing.AllocsPerRun(5, func() {
+		items = 0
+		var st State
+		st.Reset()
+		r := newChunkReader(body, int64(len(hdr.Raw)), hdr, &st)
+		for {
+			_, err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatal(err)
+				}
+				break
+			}
+			items++
+		}
+	})
+	if items < 10000 || allocs > 50 {
+		t.Errorf("%v allocations for %d records", allocs, items)
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	file := hourFile(b)
+	b.SetBytes(int64(len(file)))
+	b.ReportAllocs()
+	var items int
+	for b.Loop() {
+		rd, err := NewReader(bytes.NewReader(file))
+		if err != nil {
+			b.Fatal(err)
+		}
+		items = 0
+		for {
+			_, err := rd.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					b.Fatal(err)
+				}
+				break
+			}
+			items++
+		}
+	}
+	b.ReportMetric(float64(items)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+	b.ReportMetric(float64(items), "items/op")
+}
+
+// discard is a formats.Writer that keeps nothing.
+type discard struct{}
+
+func (discard) Header([]byte) error               { return nil }
+func (discard) Chunk(formats.Chunk, []byte) error { return nil }
+func (discard) Trailer([]byte) error              { return nil }
+
+func BenchmarkSplit(b *testing.B) {
+	file := hourFile(b)
+	b.SetBytes(int64(len(file)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := New().Split(context.Background(), bytes.NewReader(file), discard{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFramesOneChunk(b *testing.B) {
+	rec := formatstest.Split(b, New(), hourFile(b))
+	c := rec.ChunkIndex[len(rec.ChunkIndex)/2]
+	b.ReportAllocs()
+	for b.Loop() {
+		err := New().Frames(context.Background(), rec.Source(), c.StartTick, c.EndTick()-1, func(formats.Frame) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClip clips one minute from the middle of the hour.
+func BenchmarkClip(b *testing.B) {
+	rec := formatstest.Split(b, New(), hourFile(b))
+	from := rec.Metadata.Ticks / 2
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := New().Clip(context.Background(), rec.Source(), from, from+50*60, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGenerateHour(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Generate(io.Discard, GenOptions{Duration: time.Hour, Players: 16, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
