@@ -82,7 +82,11 @@ type Archive struct {
 
 	mu     sync.Mutex
 	shards map[string]*bolt.DB
+	gates  map[string]*shardGate // per-shard locks against compaction (compact.go)
 	closed bool
+
+	// pruneMu lets one Prune run at a time (compact.go).
+	pruneMu sync.Mutex
 }
 
 // Open opens the archive in dir, creating it if needed.
@@ -101,6 +105,11 @@ func Open(dir string, opts Options) (*Archive, error) {
 	}
 	db, err := openBolt(filepath.Join(dir, "catalog.db"), opts)
 	if err != nil {
+		return nil, err
+	}
+	// The catalog's lock is held: no other process can be compacting.
+	if err := removeStaleTemps(dir); err != nil {
+		db.Close()
 		return nil, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
@@ -127,7 +136,7 @@ func Open(dir string, opts Options) (*Archive, error) {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	return &Archive{dir: dir, opts: opts, catalog: db, enc: enc, dec: dec, shards: map[string]*bolt.DB{}}, nil
+	return &Archive{dir: dir, opts: opts, catalog: db, enc: enc, dec: dec, shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}, nil
 }
 
 func openBolt(path string, opts Options) (*bolt.DB, error) {

@@ -92,13 +92,9 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		return nil, err
 	}
 	for _, name := range shards {
-		db, err := a.shard(name, false)
-		if err != nil {
-			return nil, err
-		}
 		keys := owned[name]
 		var orphans [][]byte
-		err = db.View(func(tx *bolt.Tx) error {
+		err := a.viewShard(name, func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucketChunks)
 			if b == nil {
 				return nil
@@ -116,7 +112,7 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		}
 		rep.Orphans += len(orphans)
 		if opts.Repair && len(orphans) > 0 {
-			err := db.Update(func(tx *bolt.Tx) error {
+			err := a.updateShard(name, false, func(tx *bolt.Tx) error {
 				b := tx.Bucket(bucketChunks)
 				for _, k := range orphans {
 					if err := b.Delete(k); err != nil {
@@ -207,12 +203,8 @@ func (a *Archive) checkRecording(ctx context.Context, m *Manifest, readData bool
 	if _, err := os.Stat(a.shardPath(m.Shard)); err != nil {
 		return fmt.Errorf("shard %s missing", m.Shard)
 	}
-	db, err := a.shard(m.Shard, false)
-	if err != nil {
-		return err
-	}
 	owner := m.owner()
-	err = db.View(func(tx *bolt.Tx) error {
+	err = a.viewShard(m.Shard, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChunks)
 		for _, c := range m.Chunks {
 			if b.Get(chunkKey(owner, c.StartTick)) == nil {

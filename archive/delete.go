@@ -9,10 +9,12 @@
 package archive
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/google/uuid"
@@ -39,7 +41,6 @@ func (a *Archive) Mark(ctx context.Context, ids []uuid.UUID, ignoreHold bool) ([
 	defer a.commitMu.Unlock()
 	var removed []*Manifest
 	err := a.catalog.Update(func(tx *bolt.Tx) error {
-		tb := tx.Bucket(bucketTombstones)
 		for _, id := range ids {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -51,18 +52,7 @@ func (a *Archive) Mark(ctx context.Context, ids []uuid.UUID, ignoreHold bool) ([
 			if m.Hold != nil && !ignoreHold {
 				return fmt.Errorf("%s: %w (%s): release it first", id, ErrHeld, m.Hold.Reason)
 			}
-			if err := removeCatalogEntries(tx, m); err != nil {
-				return err
-			}
-			v, err := json.Marshal(tombstone{Shard: m.Shard, Owner: m.owner(), Stored: m.StoredBytes})
-			if err != nil {
-				return err
-			}
-			owner := m.owner()
-			if err := tb.Put(owner[:], v); err != nil {
-				return err
-			}
-			if err := appendChange(tx, ChangeDelete, id); err != nil {
+			if err := markRemoved(tx, m); err != nil {
 				return err
 			}
 			removed = append(removed, m)
@@ -75,8 +65,30 @@ func (a *Archive) Mark(ctx context.Context, ids []uuid.UUID, ignoreHold bool) ([
 	return removed, nil
 }
 
+// markRemoved removes m from the catalog inside tx, leaves a tombstone for
+// Sweep and logs the delete for the index.
+func markRemoved(tx *bolt.Tx, m *Manifest) error {
+	if err := removeCatalogEntries(tx, m); err != nil {
+		return err
+	}
+	owner := m.owner()
+	v, err := json.Marshal(tombstone{Shard: m.Shard, Owner: owner, Stored: m.StoredBytes})
+	if err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketTombstones).Put(owner[:], v); err != nil {
+		return err
+	}
+	return appendChange(tx, ChangeDelete, m.ID)
+}
+
+// sweepBatch is how many recordings Sweep deletes per shard transaction.
+const sweepBatch = 1000
+
 // Sweep deletes the chunks of every tombstoned recording and then the
-// tombstones. It returns the shards it touched.
+// tombstones, one transaction per shard and batch of recordings, so a sweep
+// of many recordings costs a few commits and a killed sweep keeps what it
+// finished. It returns the shards it touched.
 func (a *Archive) Sweep(ctx context.Context) ([]string, error) {
 	var stones []tombstone
 	err := a.catalog.View(func(tx *bolt.Tx) error {
@@ -92,33 +104,52 @@ func (a *Archive) Sweep(ctx context.Context) ([]string, error) {
 	if err != nil || len(stones) == 0 {
 		return nil, err
 	}
-	touched := map[string]bool{}
+	byShard := map[string][]tombstone{}
+	var shards []string
 	for _, t := range stones {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if byShard[t.Shard] == nil {
+			shards = append(shards, t.Shard)
 		}
-		if err := a.deleteChunks(t.Shard, t.Owner); err != nil {
-			return nil, fmt.Errorf("archive: sweep %s: %w", t.Owner, err)
-		}
-		touched[t.Shard] = true
+		byShard[t.Shard] = append(byShard[t.Shard], t)
 	}
-	err = a.catalog.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTombstones)
-		for _, t := range stones {
-			if err := b.Delete(t.Owner[:]); err != nil {
-				return err
+	sort.Strings(shards)
+	for _, shard := range shards {
+		group := byShard[shard]
+		for len(group) > 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			batch := group[:min(len(group), sweepBatch)]
+			group = group[len(batch):]
+			err := a.updateShard(shard, false, func(tx *bolt.Tx) error {
+				c := tx.Bucket(bucketChunks).Cursor()
+				for _, t := range batch {
+					for k, _ := c.Seek(t.Owner[:]); k != nil && bytes.HasPrefix(k, t.Owner[:]); k, _ = c.Seek(t.Owner[:]) {
+						if err := c.Delete(); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errNoShard) {
+				return nil, fmt.Errorf("archive: sweep shard %s: %w", shard, err)
+			}
+			err = a.catalog.Update(func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketTombstones)
+				for _, t := range batch {
+					if err := b.Delete(t.Owner[:]); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("archive: sweep: %w", err)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("archive: sweep: %w", err)
 	}
-	var out []string
-	for s := range touched {
-		out = append(out, s)
-	}
-	return out, nil
+	return shards, nil
 }
 
 // Delete removes one recording (a takedown): mark, then sweep.

@@ -102,12 +102,8 @@ func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte
 
 // readBlob copies one chunk blob out of its shard.
 func (a *Archive) readBlob(shard string, owner uuid.UUID, tick int64) ([]byte, error) {
-	db, err := a.shard(shard, false)
-	if err != nil {
-		return nil, err
-	}
 	var blob []byte
-	err = db.View(func(tx *bolt.Tx) error {
+	err := a.viewShard(shard, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketChunks).Get(chunkKey(owner, tick))
 		if v == nil {
 			return fmt.Errorf("chunk missing from shard %s", shard)

@@ -224,11 +224,7 @@ func chunkKey(id uuid.UUID, tick int64) []byte {
 
 // writeBlobs puts blobs for chunks into shard under id in one transaction.
 func (a *Archive) writeBlobs(shard string, id uuid.UUID, chunks []ChunkEntry, blobs [][]byte) error {
-	db, err := a.shard(shard, true)
-	if err != nil {
-		return err
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err := a.updateShard(shard, true, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChunks)
 		b.FillPercent = 1.0 // keys arrive in order within a recording
 		for i, blob := range blobs {
@@ -246,11 +242,7 @@ func (a *Archive) writeBlobs(shard string, id uuid.UUID, chunks []ChunkEntry, bl
 
 // deleteChunks removes every chunk of id from shard.
 func (a *Archive) deleteChunks(shard string, id uuid.UUID) error {
-	db, err := a.shard(shard, false)
-	if err != nil {
-		return nil // no shard, no chunks
-	}
-	return db.Update(func(tx *bolt.Tx) error {
+	err := a.updateShard(shard, false, func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketChunks).Cursor()
 		for k, _ := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, _ = c.Seek(id[:]) {
 			if err := c.Delete(); err != nil {
@@ -259,6 +251,10 @@ func (a *Archive) deleteChunks(shard string, id uuid.UUID) error {
 		}
 		return nil
 	})
+	if errors.Is(err, errNoShard) {
+		return nil // no shard, no chunks
+	}
+	return err
 }
 
 // Outcome says what committing a pending recording did.
@@ -363,11 +359,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		db, err := a.shard(shard, true)
-		if err != nil {
-			return nil, err
-		}
-		err = db.Update(func(tx *bolt.Tx) error {
+		err := a.updateShard(shard, true, func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucketChunks)
 			b.FillPercent = 1.0
 			for j, id := range w.ids {
@@ -525,11 +517,7 @@ func (a *Archive) dropStaleChunks(old *Manifest, results []Result) {
 			keep[string(chunkKey(cur.owner(), c.StartTick))] = true
 		}
 	}
-	db, err := a.shard(old.Shard, false)
-	if err != nil {
-		return
-	}
-	_ = db.Update(func(tx *bolt.Tx) error {
+	_ = a.updateShard(old.Shard, false, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChunks)
 		for _, c := range old.Chunks {
 			k := chunkKey(old.owner(), c.StartTick)

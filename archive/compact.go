@@ -1,0 +1,294 @@
+// Giving disk space back: per-shard locks, unlinking shards left empty and
+// compacting sparse ones by copy-and-rename.
+//
+// bbolt never shrinks its file; deleted pages only go to its free list. A
+// shard whose recordings are all gone is closed and unlinked. A shard whose
+// live pages fell below compactLiveRatio of its file is copied with
+// bolt.Compact into shards/NAME.db.compacting, synced, and renamed over the
+// original, so a crash leaves either the old or the new file intact; a stale
+// temporary file is removed by the next Open.
+//
+// Each shard has a gate. Writers (commits, spills, deletes) hold its write
+// lock for their transaction, and everyone who uses the open handle holds
+// its use lock for reading. Compacting shard X holds X's write lock for the
+// whole copy (commits into X wait; readers of X go on) and X's use lock only
+// to close, rename and forget the handle. Other shards are not touched, so
+// commits into the current shard go on while an old one is compacted.
+
+package archive
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+const (
+	// compactLiveRatio: a shard whose live pages take less than this part of
+	// its file is compacted.
+	compactLiveRatio = 0.5
+	// compactMinFree: nor is a shard compacted to win back less than this.
+	compactMinFree = 64 << 10
+	// compactTxSize bounds the copy's memory: bolt.Compact commits every
+	// compactTxSize bytes of keys and values.
+	compactTxSize = 64 << 20
+	// tempSuffix names a shard copy being written by a compaction.
+	tempSuffix = ".compacting"
+)
+
+// errNoShard is returned by updateShard and viewShard for a shard that has
+// no file (and was not to be created).
+var errNoShard = errors.New("no such shard")
+
+// shardGate serialises the writers of one shard and lets a compaction swap
+// its file under them.
+type shardGate struct {
+	write sync.Mutex   // held by each writer's transaction, and by a compaction
+	use   sync.RWMutex // read-held while the open handle is used; held to swap it
+}
+
+// gate returns the gate of shard name.
+func (a *Archive) gate(name string) *shardGate {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	g := a.gates[name]
+	if g == nil {
+		g = &shardGate{}
+		a.gates[name] = g
+	}
+	return g
+}
+
+// updateShard runs fn in a write transaction on shard name, creating the
+// shard if create is set. Without create, a missing shard gives errNoShard.
+func (a *Archive) updateShard(name string, create bool, fn func(*bolt.Tx) error) error {
+	g := a.gate(name)
+	g.write.Lock()
+	defer g.write.Unlock()
+	g.use.RLock()
+	defer g.use.RUnlock()
+	db, err := a.openShard(name, create)
+	if err != nil {
+		return err
+	}
+	return db.Update(fn)
+}
+
+// viewShard runs fn in a read transaction on shard name; a missing shard
+// gives errNoShard.
+func (a *Archive) viewShard(name string, fn func(*bolt.Tx) error) error {
+	g := a.gate(name)
+	g.use.RLock()
+	defer g.use.RUnlock()
+	db, err := a.openShard(name, false)
+	if err != nil {
+		return err
+	}
+	return db.View(fn)
+}
+
+// openShard is shard, with errNoShard for a missing file.
+func (a *Archive) openShard(name string, create bool) (*bolt.DB, error) {
+	db, err := a.shard(name, create)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("archive: shard %s: %w", name, errNoShard)
+	}
+	return db, err
+}
+
+// removeStaleTemps deletes compaction copies left by a process that died
+// during a compaction. The original shard files are intact.
+func removeStaleTemps(dir string) error {
+	stale, err := filepath.Glob(filepath.Join(dir, "shards", "*"+tempSuffix))
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("archive: remove stale %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// ShardSpace describes how much of a shard file holds live data.
+type ShardSpace struct {
+	Name string `json:"name"`
+	// FileBytes is the file's size; DiskBytes what it occupies on disk.
+	FileBytes int64 `json:"file_bytes"`
+	DiskBytes int64 `json:"disk_bytes"`
+	// LiveBytes is the size of the pages in use (the file minus bbolt's
+	// free pages and its preallocated tail): about what a compacted copy
+	// takes.
+	LiveBytes int64 `json:"live_bytes"`
+	// Empty is set when the shard holds no chunk.
+	Empty bool `json:"empty"`
+}
+
+// sparse reports whether compacting the shard is worth it.
+func (s ShardSpace) sparse() bool {
+	return !s.Empty && float64(s.LiveBytes) < compactLiveRatio*float64(s.FileBytes) &&
+		s.FileBytes-s.LiveBytes >= compactMinFree
+}
+
+// shardSpace measures shard name; the caller holds its use lock.
+func (a *Archive) shardSpace(name string, db *bolt.DB) (ShardSpace, error) {
+	sp := ShardSpace{Name: name}
+	info, err := os.Stat(a.shardPath(name))
+	if err != nil {
+		return sp, fmt.Errorf("archive: shard %s: %w", name, err)
+	}
+	sp.FileBytes, sp.DiskBytes = info.Size(), diskBytes(info)
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChunks)
+		if b == nil {
+			sp.Empty = true
+		} else {
+			k, _ := b.Cursor().First()
+			sp.Empty = k == nil
+		}
+		st := db.Stats()
+		sp.LiveBytes = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(db.Info().PageSize)
+		return nil
+	})
+	if err != nil {
+		return sp, fmt.Errorf("archive: shard %s: %w", name, err)
+	}
+	return sp, nil
+}
+
+// ShardSpace measures every shard on disk.
+func (a *Archive) ShardSpace() ([]ShardSpace, error) {
+	names, err := a.Shards()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ShardSpace, 0, len(names))
+	for _, name := range names {
+		var sp ShardSpace
+		g := a.gate(name)
+		g.use.RLock()
+		db, err := a.openShard(name, false)
+		if err == nil {
+			sp, err = a.shardSpace(name, db)
+		}
+		g.use.RUnlock()
+		if errors.Is(err, errNoShard) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+// tidyShard unlinks shard name if it holds no chunk, or compacts it if it
+// is sparse. It reports which it did: "removed", "compacted" or "".
+func (a *Archive) tidyShard(name string) (string, error) {
+	g := a.gate(name)
+	g.write.Lock()
+	defer g.write.Unlock()
+
+	g.use.RLock()
+	db, err := a.openShard(name, false)
+	var sp ShardSpace
+	if err == nil {
+		sp, err = a.shardSpace(name, db)
+	}
+	if err != nil {
+		g.use.RUnlock()
+		if errors.Is(err, errNoShard) {
+			return "", nil
+		}
+		return "", err
+	}
+	if sp.Empty {
+		g.use.RUnlock()
+		g.use.Lock()
+		defer g.use.Unlock()
+		if err := a.closeShard(name); err != nil {
+			return "", fmt.Errorf("archive: close shard %s: %w", name, err)
+		}
+		if err := os.Remove(a.shardPath(name)); err != nil {
+			return "", fmt.Errorf("archive: remove empty shard %s: %w", name, err)
+		}
+		return "removed", a.syncShardDir()
+	}
+	if !sp.sparse() {
+		g.use.RUnlock()
+		return "", nil
+	}
+
+	// Copy while readers go on; writers wait on g.write.
+	tmp := a.shardPath(name) + tempSuffix
+	err = a.copyShard(db, tmp)
+	g.use.RUnlock()
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("archive: compact shard %s: %w", name, err)
+	}
+
+	// Swap: no one uses the handle while it is closed and the file renamed.
+	g.use.Lock()
+	defer g.use.Unlock()
+	if err := a.closeShard(name); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("archive: close shard %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, a.shardPath(name)); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("archive: compact shard %s: %w", name, err)
+	}
+	return "compacted", a.syncShardDir()
+}
+
+// copyShard writes a compacted copy of src to path and syncs it.
+func (a *Archive) copyShard(src *bolt.DB, path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	dst, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: a.opts.LockTimeout, NoSync: true})
+	if err != nil {
+		return err
+	}
+	err = bolt.Compact(dst, src, compactTxSize)
+	if err == nil && !a.opts.NoSync {
+		err = dst.Sync()
+	}
+	return errors.Join(err, dst.Close())
+}
+
+// syncShardDir makes renames and unlinks in shards/ durable.
+func (a *Archive) syncShardDir() error {
+	if a.opts.NoSync {
+		return nil
+	}
+	d, err := os.Open(filepath.Join(a.dir, "shards"))
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	err = d.Sync()
+	d.Close()
+	if err != nil && !strings.Contains(err.Error(), "invalid argument") {
+		return fmt.Errorf("archive: sync shards directory: %w", err)
+	}
+	return nil
+}
+
+// diskBytes is what a file occupies on disk (allocated blocks where the
+// platform reports them, else its size).
+func diskBytes(info fs.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return info.Size()
+}
