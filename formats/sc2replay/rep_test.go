@@ -1,0 +1,234 @@
+// Side-by-side checks against s2prot's own high-level package rep (which
+// reads the MPQ with icza/mpq): the metadata must agree on every corpus file
+// rep can open, and the benchmarks time both on the same bytes.
+
+package sc2replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"html"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/icza/s2prot/rep"
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+func TestAgainstRep(t *testing.T) {
+	dir := formatstest.CorpusDir(t, "sc2replay")
+	files := corpus(t)
+	c := New()
+	opened := 0
+	for name, data := range files {
+		t.Run(name, func(t *testing.T) {
+			m, err := c.Metadata(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := rep.NewFromFile(filepath.Join(dir, name))
+			if errors.Is(err, rep.ErrUnsupportedRepVersion) {
+				if len(m.Warnings) == 0 || len(m.Players) != 0 {
+					t.Errorf("rep has no protocol; we should report header-only metadata with a warning, got %d players, warnings %q", len(m.Players), m.Warnings)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("rep: %v", err)
+			}
+			defer r.Close()
+			opened++
+
+			eq := func(what string, got, want any) {
+				t.Helper()
+				if got != want {
+					t.Errorf("%s: ours %v, rep %v", what, got, want)
+				}
+			}
+			eq("version", m.Attrs["version"], r.Header.VersionString())
+			eq("base build", m.Attrs["base_build"], strconv.FormatInt(r.Header.BaseBuild(), 10))
+			eq("loops", m.Ticks, r.Header.Loops())
+			eq("map", m.Map, r.Details.Title())
+			eq("end time", m.Attrs["end_time"], r.Details.Time().UTC().Format("2006-01-02T15:04:05Z07:00"))
+			eq("game speed", m.Attrs["game_speed"], r.Details.GameSpeed().String())
+			if exp := r.InitData.GameDescription.ExpLevel(); exp != rep.ExpLevelUnknown {
+				eq("expansion", m.Attrs["expansion"], exp.String())
+			}
+			// rep's Duration is game time (loops/16); ours is real time.
+			eq("game seconds", m.Attrs["game_seconds"], strconv.FormatFloat(r.Header.Duration().Seconds(), 'f', 2, 64))
+
+			players := r.Details.Players()
+			if len(m.Players) < len(players) {
+				t.Fatalf("%d players, rep has %d in details", len(m.Players), len(players))
+			}
+			seen := map[string]bool{}
+			for i, p := range players {
+				ours := m.Players[i]
+				key := "player." + strconv.Itoa(i) + "."
+				// rep keeps the clan markup in the name; ours is clean with
+				// the clan apart.
+				raw, clan := html.UnescapeString(p.Name), m.Attrs[key+"clan"]
+				if raw != ours.Name && raw != "["+clan+"]"+ours.Name && raw != "<"+clan+">"+ours.Name {
+					t.Errorf("player %d: name %q clan %q, rep %q", i, ours.Name, clan, p.Name)
+				}
+				if p.Control() != rep.ControlComputer {
+					eq("player "+strconv.Itoa(i)+" toon", ours.ID, p.Toon.String())
+					seen[ours.ID] = true
+				}
+				if ours.Team != "observer" {
+					eq("player "+strconv.Itoa(i)+" team", ours.Team, strconv.FormatInt(p.TeamID()+1, 10))
+				}
+				eq("player "+strconv.Itoa(i)+" race", m.Attrs[key+"race"], p.Race().String())
+				eq("player "+strconv.Itoa(i)+" result", m.Attrs[key+"result"], p.Result().String())
+			}
+			// Observers in the lobby but not in details.
+			obs := 0
+			for _, s := range r.InitData.LobbyState.Slots {
+				if s.Observe() != rep.ObserveParticipant && s.Control() == rep.ControlHuman && s.ToonHandle() != "" && !seen[s.ToonHandle()] {
+					obs++
+				}
+			}
+			eq("lobby observers", len(m.Players)-len(players), obs)
+
+			var chats []string
+			for _, e := range r.MessageEvts {
+				if e.Name == "Chat" {
+					chats = append(chats, e.Stringv("string"))
+				}
+			}
+			var ourChats []string
+			for _, e := range m.Events {
+				if e.Kind == formats.EventChat {
+					ourChats = append(ourChats, e.Text)
+				}
+			}
+			eq("chat count", len(ourChats), len(chats))
+			for i := range min(len(chats), len(ourChats)) {
+				eq("chat "+strconv.Itoa(i), ourChats[i], chats[i])
+			}
+
+			// Frames decode exactly the events rep decodes.
+			rec := formatstest.Split(t, c, data)
+			counts := map[string]int{}
+			if err := c.Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error {
+				counts[f.Type]++
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]int{}
+			for _, e := range r.GameEvts {
+				want[e.Name]++
+			}
+			for _, e := range r.MessageEvts {
+				want[e.Name]++
+			}
+			if r.TrackerEvts != nil {
+				for _, e := range r.TrackerEvts.Evts {
+					want[e.Name]++
+				}
+			}
+			for k, v := range want {
+				eq("frames of type "+k, counts[k], v)
+			}
+			eq("frame types", len(counts), len(want))
+		})
+	}
+	if opened != 9 {
+		t.Errorf("rep opened %d corpus files, want 9 (all but the LotV beta)", opened)
+	}
+}
+
+// discard is a formats.Writer that keeps nothing.
+type discard struct{}
+
+func (discard) Header([]byte) error               { return nil }
+func (discard) Chunk(formats.Chunk, []byte) error { return nil }
+func (discard) Trailer([]byte) error              { return nil }
+
+// benchFiles returns the corpus files rep can open, and their total size.
+func benchFiles(b *testing.B) ([][]byte, int64) {
+	var out [][]byte
+	var n int64
+	for name, data := range corpus(b) {
+		if name == "edge-2.5.5.37164-lotvbeta-no-protocol.SC2Replay" {
+			continue
+		}
+		out = append(out, data)
+		n += int64(len(data))
+	}
+	return out, n
+}
+
+// BenchmarkMetadata times metadata-only extraction over the nine replays rep
+// can open: ours is a full Split (read, MPQ checks, header, details,
+// initData, chat) into a discarding writer; rep is rep.NewEvts with no event
+// streams (header, details, initData, attributes, gamemetadata.json).
+func BenchmarkMetadata(b *testing.B) {
+	files, total := benchFiles(b)
+	ctx := context.Background()
+	b.Run("ours", func(b *testing.B) {
+		c := New()
+		b.SetBytes(total)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, data := range files {
+				if _, err := c.Split(ctx, bytes.NewReader(data), discard{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("rep", func(b *testing.B) {
+		b.SetBytes(total)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, data := range files {
+				r, err := rep.NewEvts(bytes.NewReader(data), false, false, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+		}
+	})
+}
+
+// BenchmarkEvents times decoding every event: our Frames over a split
+// recording against rep.NewEvts with all three streams.
+func BenchmarkEvents(b *testing.B) {
+	files, total := benchFiles(b)
+	ctx := context.Background()
+	b.Run("ours", func(b *testing.B) {
+		c := New()
+		var srcs []formats.Source
+		for _, data := range files {
+			srcs = append(srcs, formatstest.Split(b, c, data).Source())
+		}
+		b.SetBytes(total)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, src := range srcs {
+				if err := c.Frames(ctx, src, 0, -1, func(formats.Frame) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("rep", func(b *testing.B) {
+		b.SetBytes(total)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, data := range files {
+				r, err := rep.NewEvts(bytes.NewReader(data), true, true, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+		}
+	})
+}
