@@ -64,7 +64,7 @@ func (d *decoder) name(idx byte) string { return d.player(idx).Name }
 // chunkFrames decodes every whole frame of one chunk payload, calling emit
 // for each. It stops at the first frame that does not fit (a truncated
 // tail) and returns an error saying where.
-func (d *decoder) chunkFrames(payload []byte, base int64, emit func(*Frame) error) error {
+func (d *decoder) chunkFrames(payload []byte, base int64, emit func(f *Frame, end int) error) error {
 	c := &cursor{b: payload, base: base}
 	d.prev = nil
 	for c.pos < len(payload) {
@@ -74,7 +74,7 @@ func (d *decoder) chunkFrames(payload []byte, base int64, emit func(*Frame) erro
 			c.pos = start
 			return err
 		}
-		if err := emit(f); err != nil {
+		if err := emit(f, c.pos); err != nil {
 			return err
 		}
 		d.prev = f

@@ -99,7 +99,7 @@ func decodeChunk(d *decoder, stored []byte, off int64, ci int, comp Compression,
 		base = 0 // offsets inside a decompressed payload
 	}
 	frames := 0
-	err := d.chunkFrames(payload, base, func(f *Frame) error {
+	err := d.chunkFrames(payload, base, func(f *Frame, _ int) error {
 		frames++
 		return emit(f)
 	})

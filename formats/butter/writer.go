@@ -188,7 +188,23 @@ func (w *Writer) flushChunk() error {
 }
 
 func (w *Writer) compress(p []byte) ([]byte, error) {
-	switch w.opts.Compression {
+	if w.opts.Compression >= CompressZstd3 && w.zenc == nil {
+		var err error
+		w.zenc, err = newZstdEncoder(w.opts.Compression)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return compressPayload(p, w.opts.Compression, w.zenc)
+}
+
+func newZstdEncoder(c Compression) (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(c.zstdLevel()), zstd.WithEncoderConcurrency(1))
+}
+
+// compressPayload compresses one chunk payload; zenc may be nil.
+func compressPayload(p []byte, comp Compression, zenc *zstd.Encoder) ([]byte, error) {
+	switch comp {
 	case CompressNone:
 		return bytes.Clone(p), nil
 	case CompressGzip:
@@ -200,14 +216,14 @@ func (w *Writer) compress(p []byte) ([]byte, error) {
 		}
 		return b.Bytes(), nil
 	default:
-		if w.zenc == nil {
+		if zenc == nil {
 			var err error
-			w.zenc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(w.opts.Compression.zstdLevel()), zstd.WithEncoderConcurrency(1))
-			if err != nil {
+			if zenc, err = newZstdEncoder(comp); err != nil {
 				return nil, err
 			}
+			defer zenc.Close()
 		}
-		return w.zenc.EncodeAll(p, nil), nil
+		return zenc.EncodeAll(p, nil), nil
 	}
 }
 
