@@ -223,8 +223,8 @@ func (s *Session) Step(r *Recorder) (bool, error) {
 	switch {
 	case t == int64(s.cfg.Ticks)-1:
 		e = Event{Type: RunEnd, Reason: 0, RunTime: runTime}
-	case t > 0 && t%200 == 0:
-		s.checkpt++
+	case s.players[0].q.X >= float64(40*(s.checkpt+1)):
+		s.checkpt++ // a checkpoint every 40 blocks along the course
 		e = Event{Type: CheckpointReached, Checkpoint: fmt.Sprintf("cp-%d", s.checkpt), RunTime: runTime}
 	case s.rng.IntN(900) == 0:
 		e = Event{Type: CheckpointReset, Reason: int32(s.rng.IntN(len(ResetReasonNames))), RunTime: runTime}
