@@ -107,8 +107,12 @@ func runExport(ctx context.Context, e *env, o *opts, args []string) error {
 		return err
 	}
 	if o.out != "-" {
-		fmt.Fprintf(e.stderr, "wrote %s (%s of %s, ticks %d..%s, read %d of %d chunks)\n", o.out,
-			orDash(o.format), m.Format, from, tickOrEnd(o.to), rec.Reads(), len(m.Chunks))
+		what := m.Format + " clip"
+		if !native {
+			what = fmt.Sprintf("%s converted to %s", m.Format, o.format)
+		}
+		fmt.Fprintf(e.stderr, "wrote %s (%s, ticks %d..%s, read %d of %d chunks)\n", o.out,
+			what, from, tickOrEnd(o.to), rec.Reads(), len(m.Chunks))
 	}
 	return nil
 }

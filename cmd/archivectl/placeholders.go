@@ -15,9 +15,6 @@ func cmdRetention() *command {
 func cmdPrune() *command {
 	return &command{name: "prune", args: "[--dry-run]", summary: "apply retention", run: notBuilt}
 }
-func cmdDemo() *command {
-	return &command{name: "demo", args: "", summary: "run the whole job on embedded recordings", run: notBuilt}
-}
 func extraCommands() []*command { return nil }
 
 func notBuilt(context.Context, *env, *opts, []string) error { return errNotBuilt }

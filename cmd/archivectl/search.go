@@ -186,11 +186,15 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 	}
 	w := e.stdout
 	for _, h := range hits {
-		fmt.Fprintf(w, "%s  %s  %s  %s  %s\n", h.ID, h.Format, orDash(h.Start), orDash(h.Map), strings.Join(h.Players, ", "))
+		fmt.Fprintf(w, "%s  %s  %s  %s  %s\n", h.ID, h.Format, orDash(h.Start), orDash(h.Map), listHead(h.Players, 8))
 		if len(h.Flags) > 0 {
 			fmt.Fprintf(w, "    flags: %s\n", strings.Join(h.Flags, ", "))
 		}
-		for _, ev := range h.Events {
+		const showEvents = 5
+		for i, ev := range h.Events {
+			if i == showEvents {
+				break
+			}
 			who := ev.Player
 			if who == "" {
 				who = "-"
@@ -198,8 +202,8 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 			fmt.Fprintf(w, "    tick %-8d %-9s %-8s %-16s %s\n", ev.Tick, fmtOffset(ev.TimeMS), ev.Kind, who, ev.Text)
 			fmt.Fprintf(w, "      %s\n", ev.Export)
 		}
-		if h.EventTotal > len(h.Events) {
-			fmt.Fprintf(w, "    … %d more matching events\n", h.EventTotal-len(h.Events))
+		if shown := min(len(h.Events), showEvents); h.EventTotal > shown {
+			fmt.Fprintf(w, "    … %d more matching events (--json lists up to %d)\n", h.EventTotal-shown, len(h.Events))
 		}
 	}
 	fmt.Fprintf(e.stderr, "%d recordings matched (%s)\n", res.Total, res.Took.Round(time.Microsecond))
@@ -215,4 +219,12 @@ func clipCommand(h query.Hit, tick int64) string {
 func fmtOffset(ms int64) string {
 	d := time.Duration(ms) * time.Millisecond
 	return fmt.Sprintf("%d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+}
+
+// listHead joins the first n items, saying how many more there are.
+func listHead(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s (+%d more)", strings.Join(items[:n], ", "), len(items)-n)
 }

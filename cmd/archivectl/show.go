@@ -122,7 +122,12 @@ func runShow(ctx context.Context, e *env, o *opts, args []string) error {
 		}
 	}
 	fmt.Fprintf(w, "players:   %d\n", len(j.Players))
-	for _, p := range j.Players {
+	const showPlayers = 20
+	for i, p := range j.Players {
+		if i == showPlayers {
+			fmt.Fprintf(w, "  … %d more (show --json lists them all)\n", len(j.Players)-showPlayers)
+			break
+		}
 		fmt.Fprintf(w, "  %s", p.Name)
 		if p.ID != "" {
 			fmt.Fprintf(w, "  id=%s", p.ID)
