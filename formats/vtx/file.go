@@ -254,7 +254,7 @@ func (s *scanner) scan(ctx context.Context, chunk func(*scanned) error) ([]byte,
 			}
 			t := append(bytes.Clone(sz[:]), rest...)
 			if terr := s.tail(at, t); terr != nil {
-				return nil, errAt(at, "chunk size %d exceeds the limit of %d bytes and what follows is not the footer (%v)", size, s.maxBlob, terr)
+				return nil, notFooter(terr, fmt.Sprintf("chunk size %d at offset %d exceeds the limit of %d bytes, and what follows is not the footer", size, at, s.maxBlob))
 			}
 			return t, nil
 		}
@@ -264,8 +264,8 @@ func (s *scanner) scan(ctx context.Context, chunk func(*scanned) error) ([]byte,
 				return nil, fmt.Errorf("vtx: reading chunk at offset %d: %w", at, rerr)
 			}
 			t := append(bytes.Clone(sz[:]), s.buf.Bytes()...)
-			if terr := s.tail(at, t); terr != nil {
-				return nil, errAt(at, "chunk declares %d bytes but the file ends after %d and they are not the footer (%v)", size, got, terr)
+			if s.tail(at, t) != nil {
+				return nil, errAt(s.off, "chunk at offset %d declares %d bytes but the file ends after %d of them (and they are not the footer)", at, size, got)
 			}
 			return t, nil
 		}
@@ -299,6 +299,16 @@ func (s *scanner) scan(ctx context.Context, chunk func(*scanned) error) ([]byte,
 			return nil, err
 		}
 	}
+}
+
+// notFooter reports that the bytes at the end are neither a chunk nor the
+// footer, keeping the footer check's offset when it has one.
+func notFooter(terr error, what string) error {
+	var fe *formats.Error
+	if errors.As(terr, &fe) {
+		return &formats.Error{Format: formatName, Offset: fe.Offset, What: what + ": " + fe.What, Err: fe.Err}
+	}
+	return fmt.Errorf("vtx: %s: %w", what, terr)
 }
 
 // checkIndex compares the footer's chunk index and frame count with the
