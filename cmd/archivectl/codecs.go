@@ -1,11 +1,16 @@
-// The codecs this build of archivectl knows, in detection order.
+// The codecs this build of archivectl knows, in detection order: formats
+// with a distinctive magic number first, the loosely detected ones
+// (.butter's version byte, .echoreplay's text lines) last.
 
 package main
 
 import (
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/butter"
+	"github.com/replayarchive/replay/formats/hcrp"
 	"github.com/replayarchive/replay/formats/sc2replay"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/formats/vtx"
 )
 
 // codecs returns a fresh set of codecs (they hold no shared state).
@@ -13,6 +18,10 @@ func codecs() []formats.Codec {
 	return []formats.Codec{
 		teehistorian.New(),
 		sc2replay.New(),
+		vtx.Codec{},
+		hcrp.Codec{},
+		butter.New(),
+		butter.NewEchoReplay(),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/replayarchive/replay/ingest"
@@ -98,7 +99,21 @@ func newProgress(w interface{ Write([]byte) (int, error) }, what string) *progre
 	return &progress{w: w, what: what, start: time.Now()}
 }
 
+// isTerminal reports whether w is a terminal; progress lines are only
+// drawn there, so logs and pipes stay clean.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
 func (p *progress) update(line func() string) {
+	if !isTerminal(p.w) {
+		return
+	}
 	now := time.Now()
 	if now.Sub(p.start) < 2*time.Second || now.Sub(p.last) < time.Second {
 		return
