@@ -139,15 +139,29 @@ func Open(dir string, opts Options) (*Archive, error) {
 	return &Archive{dir: dir, opts: opts, catalog: db, enc: enc, dec: dec, shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}, nil
 }
 
+// openBolt opens a bbolt file. A compaction replaces a file by renaming a
+// copy over it while holding the old file's lock (compact.go); whoever was
+// waiting for that lock then holds an unlinked file, so once the lock is
+// had, the path must still name the file that was opened, else try again.
 func openBolt(path string, opts Options) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("archive: %s: %w", path, ErrInUse)
+	for try := 0; ; try++ {
+		before, statErr := os.Stat(path)
+		db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync})
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("archive: %s: %w", path, ErrInUse)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("archive: open %s: %w", path, err)
+		}
+		after, err := os.Stat(path)
+		if statErr != nil || (err == nil && os.SameFile(before, after)) {
+			return db, nil // a new file, or the file the path still names
+		}
+		db.Close()
+		if try == 10 {
+			return nil, fmt.Errorf("archive: %s: %w", path, ErrInUse)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("archive: open %s: %w", path, err)
-	}
-	return db, nil
 }
 
 // Dir returns the archive's directory.

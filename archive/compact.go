@@ -110,6 +110,7 @@ func removeStaleTemps(dir string) error {
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
+	stale = append(stale, filepath.Join(dir, "catalog.db"+tempSuffix))
 	for _, p := range stale {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("archive: remove stale %s: %w", p, err)
@@ -230,7 +231,7 @@ func (a *Archive) tidyShard(name string) (string, error) {
 
 	// Copy while readers go on; writers wait on g.write.
 	tmp := a.shardPath(name) + tempSuffix
-	err = a.copyShard(db, tmp)
+	err = a.copyBolt(db, tmp)
 	g.use.RUnlock()
 	if err != nil {
 		os.Remove(tmp)
@@ -251,8 +252,8 @@ func (a *Archive) tidyShard(name string) (string, error) {
 	return "compacted", a.syncShardDir()
 }
 
-// copyShard writes a compacted copy of src to path and syncs it.
-func (a *Archive) copyShard(src *bolt.DB, path string) error {
+// copyBolt writes a compacted copy of src to path and syncs it.
+func (a *Archive) copyBolt(src *bolt.DB, path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -267,19 +268,67 @@ func (a *Archive) copyShard(src *bolt.DB, path string) error {
 	return errors.Join(err, dst.Close())
 }
 
+// compactCatalog rewrites catalog.db when its live pages take less than
+// compactLiveRatio of the file: a mark of many recordings rewrites most of
+// the catalog's pages, and bbolt keeps the old ones as free space. The copy
+// is renamed over catalog.db while the old file's lock is still held, then
+// opened (and locked) in its place; openBolt makes a process that was waiting
+// for the old lock open the new file. The caller must not use the archive
+// from other goroutines meanwhile. It returns the catalog's space before.
+func (a *Archive) compactCatalog() (ShardSpace, bool, error) {
+	path := filepath.Join(a.dir, "catalog.db")
+	sp := ShardSpace{Name: "catalog"}
+	info, err := os.Stat(path)
+	if err != nil {
+		return sp, false, fmt.Errorf("archive: %w", err)
+	}
+	sp.FileBytes, sp.DiskBytes = info.Size(), diskBytes(info)
+	err = a.catalog.View(func(tx *bolt.Tx) error {
+		st := a.catalog.Stats()
+		sp.LiveBytes = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(a.catalog.Info().PageSize)
+		return nil
+	})
+	if err != nil || !sp.sparse() {
+		return sp, false, err
+	}
+	tmp := path + tempSuffix
+	if err := a.copyBolt(a.catalog, tmp); err != nil {
+		os.Remove(tmp)
+		return sp, false, fmt.Errorf("archive: compact catalog: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return sp, false, fmt.Errorf("archive: compact catalog: %w", err)
+	}
+	if err := a.syncDir(a.dir); err != nil {
+		return sp, false, err
+	}
+	db, err := openBolt(path, a.opts)
+	if err != nil {
+		// The old handle still reads the same data; writes would be lost.
+		return sp, false, fmt.Errorf("archive: reopen compacted catalog (reopen the archive): %w", err)
+	}
+	old := a.catalog
+	a.catalog = db
+	return sp, true, old.Close()
+}
+
 // syncShardDir makes renames and unlinks in shards/ durable.
-func (a *Archive) syncShardDir() error {
+func (a *Archive) syncShardDir() error { return a.syncDir(filepath.Join(a.dir, "shards")) }
+
+// syncDir makes renames and unlinks in dir durable.
+func (a *Archive) syncDir(dir string) error {
 	if a.opts.NoSync {
 		return nil
 	}
-	d, err := os.Open(filepath.Join(a.dir, "shards"))
+	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
 	err = d.Sync()
 	d.Close()
 	if err != nil && !strings.Contains(err.Error(), "invalid argument") {
-		return fmt.Errorf("archive: sync shards directory: %w", err)
+		return fmt.Errorf("archive: sync %s: %w", dir, err)
 	}
 	return nil
 }

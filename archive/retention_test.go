@@ -1,0 +1,251 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+// pruneNow is the clock of the retention tests: recordings start during
+// 2025, one shard per month.
+var pruneNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// genStart is when generated recording i of n starts: spread evenly over 2025.
+func genStart(i, n int) time.Time {
+	year := 365 * 24 * time.Hour
+	return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(int64(year) / int64(n) * int64(i)))
+}
+
+// genFormat is the format of generated recording i: every third is "other".
+func genFormat(i int) string {
+	if i%3 == 2 {
+		return "other"
+	}
+	return "lines"
+}
+
+// buildArchive fills dir with n generated recordings of ticks ticks each,
+// spread over the twelve months of 2025, committed in groups of 250.
+// mutate, if set, may change each recording's metadata.
+func buildArchive(tb testing.TB, dir string, n, ticks int, mutate func(i int, m *formats.Metadata)) {
+	tb.Helper()
+	a, err := Open(dir, Options{NoSync: true, Now: func() time.Time { return pruneNow }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer a.Close()
+	codec := formatstest.Lines{ChunkLines: 32}
+	ctx := context.Background()
+	var group []*Pending
+	flush := func() {
+		if _, err := a.Commit(ctx, group); err != nil {
+			tb.Fatal(err)
+		}
+		group = group[:0]
+	}
+	for i := 0; i < n; i++ {
+		p := a.NewPending(genFormat(i), fmt.Sprintf("r%05d.lines", i))
+		meta, err := codec.Split(ctx, bytes.NewReader(formatstest.LinesFile(fmt.Sprintf("s%05d", i), ticks)), p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		meta.Start = genStart(i, n)
+		if mutate != nil {
+			mutate(i, meta)
+		}
+		if _, err := p.Finish(meta); err != nil {
+			tb.Fatal(err)
+		}
+		if group = append(group, p); len(group) == 250 {
+			flush()
+		}
+	}
+	if len(group) > 0 {
+		flush()
+	}
+}
+
+func openAt(tb testing.TB, dir string) *Archive {
+	tb.Helper()
+	a, err := Open(dir, Options{NoSync: true, Now: func() time.Time { return pruneNow }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { a.Close() })
+	return a
+}
+
+func manifests(tb testing.TB, a *Archive) map[uuid.UUID]*Manifest {
+	tb.Helper()
+	out := map[uuid.UUID]*Manifest{}
+	if err := a.List(context.Background(), func(m *Manifest) error { out[m.ID] = m; return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// pruneSetup builds an archive of n recordings and pins a few old ones:
+// recordings 1..3 are held and 4..6 flagged by a moderator.
+func pruneSetup(tb testing.TB, n int) (*Archive, []uuid.UUID, []uuid.UUID) {
+	tb.Helper()
+	dir := tb.TempDir()
+	buildArchive(tb, dir, n, 128, nil)
+	a := openAt(tb, dir)
+	var held, flagged []uuid.UUID
+	all := manifests(tb, a)
+	for id, m := range all {
+		switch m.SourceName {
+		case "r00001.lines", "r00002.lines", "r00003.lines":
+			if _, err := a.SetHold(id, "legal"); err != nil {
+				tb.Fatal(err)
+			}
+			held = append(held, id)
+		case "r00004.lines", "r00005.lines", "r00006.lines":
+			if _, err := a.SetFlag(id, "cheat", ""); err != nil {
+				tb.Fatal(err)
+			}
+			flagged = append(flagged, id)
+		}
+	}
+	return a, held, flagged
+}
+
+// checkPrune checks what every prune test expects: the check is clean, the
+// disk gave back at least 95% of the stored bytes removed, and exactly the
+// recordings not planned remain.
+func checkPrune(t *testing.T, a *Archive, before map[uuid.UUID]*Manifest, plan *Plan, rep *PruneReport) {
+	t.Helper()
+	ctx := context.Background()
+	if len(rep.Removed) != len(plan.Remove) || rep.StoredBytes != plan.StoredBytes {
+		t.Errorf("removed %d recordings (%d bytes), plan said %d (%d bytes)", len(rep.Removed), rep.StoredBytes, len(plan.Remove), plan.StoredBytes)
+	}
+	if float64(rep.BytesReturned) < 0.95*float64(rep.StoredBytes) {
+		t.Errorf("disk gave back %d bytes for %d stored bytes removed (< 95%%)", rep.BytesReturned, rep.StoredBytes)
+	}
+	du, err := DiskUsage(a.Dir())
+	if err != nil || du != rep.DiskAfter {
+		t.Errorf("DiskUsage now %d, report says %d (%v)", du, rep.DiskAfter, err)
+	}
+	gone := map[uuid.UUID]bool{}
+	for _, c := range plan.Remove {
+		gone[c.ID] = true
+	}
+	after := manifests(t, a)
+	for id := range before {
+		if _, ok := after[id]; ok == gone[id] {
+			t.Fatalf("recording %s: present %v after prune, planned for removal %v", id, ok, gone[id])
+		}
+	}
+	if len(after) != len(before)-len(gone) {
+		t.Fatalf("%d recordings after prune, want %d", len(after), len(before)-len(gone))
+	}
+	crep, err := a.Check(ctx, CheckOptions{ReadData: true})
+	if err != nil || !crep.OK() {
+		t.Fatalf("check after prune: %+v %v", crep, err)
+	}
+	t.Logf("pruned %d of %d recordings, %d stored bytes; disk %d -> %d (returned %d, %.0f%% of stored; estimate was %d); shards removed %v, compacted %v",
+		len(rep.Removed), len(before), rep.StoredBytes, rep.DiskBefore, rep.DiskAfter, rep.BytesReturned,
+		100*float64(rep.BytesReturned)/float64(max(rep.StoredBytes, 1)), plan.EstimatedReturn, rep.ShardsRemoved, rep.ShardsCompacted)
+}
+
+// testRecordings is how many recordings the prune tests generate; the
+// benchmark uses 10,000 (generating them takes about 6 s here).
+const testRecordings = 2000
+
+func TestPruneByAge(t *testing.T) {
+	ctx := context.Background()
+	a, held, flagged := pruneSetup(t, testRecordings)
+	before := manifests(t, a)
+	// Recordings started before 2025-06-30 go: Jan..May whole, most of June.
+	pol := Policy{MaxAge: 185 * 24 * time.Hour}
+	plan, err := a.Plan(ctx, pol, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := pruneNow.Add(-pol.MaxAge)
+	want := 0
+	for _, m := range before {
+		if m.Meta.Start.Before(cut) && m.Hold == nil && !m.Flagged() {
+			want++
+		}
+	}
+	if len(plan.Remove) != want || plan.KeptHeld != 3 || plan.KeptFlagged != 3 {
+		t.Fatalf("plan removes %d (want %d), keeps %d held and %d flagged (want 3, 3)", len(plan.Remove), want, plan.KeptHeld, plan.KeptFlagged)
+	}
+	for _, c := range plan.Remove {
+		if c.Reason != ReasonAge || !c.Start.Before(cut) {
+			t.Fatalf("candidate %+v", c)
+		}
+	}
+	rep, err := a.Prune(ctx, plan, PruneOptions{CompactCatalog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPrune(t, a, before, plan, rep)
+	for _, id := range append(held, flagged...) {
+		if _, err := a.Manifest(id); err != nil {
+			t.Errorf("held or flagged %s: %v", id, err)
+		}
+	}
+	// The old shards, but for the one keeping the pinned recordings, are gone.
+	names, _ := a.Shards()
+	if !slices.Equal(names, []string{"2025-01", "2025-06", "2025-07", "2025-08", "2025-09", "2025-10", "2025-11", "2025-12"}) {
+		t.Errorf("shards after prune: %v", names)
+	}
+
+	// With IncludeFlagged the flagged ones go too; the held ones never.
+	plan, err = a.Plan(ctx, pol, PlanOptions{IncludeFlagged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Remove) != 3 || plan.KeptHeld != 3 || plan.KeptFlagged != 0 {
+		t.Fatalf("plan with flagged: removes %d, keeps %d held, %d flagged", len(plan.Remove), plan.KeptHeld, plan.KeptFlagged)
+	}
+	if _, err := a.Prune(ctx, plan, PruneOptions{CompactCatalog: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range flagged {
+		if _, err := a.Manifest(id); err == nil {
+			t.Errorf("flagged %s survived --include-flagged", id)
+		}
+	}
+	for _, id := range held {
+		if _, err := a.Manifest(id); err != nil {
+			t.Errorf("held %s: %v", id, err)
+		}
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Now()
+	buildArchive(t, dir, 10000, 128, nil)
+	du, _ := DiskUsage(dir)
+	t.Logf("10k recordings in %v, %d bytes on disk", time.Since(t0), du)
+	a := openAt(t, dir)
+	st, _ := a.Stats(context.Background())
+	t.Logf("%+v", st)
+	names, _ := a.Shards()
+	t.Log(names)
+}
+
+func TestGenerateBreakdown(t *testing.T) {
+	dir := t.TempDir()
+	buildArchive(t, dir, 2000, 128, nil)
+	ents, _ := os.ReadDir(filepath.Join(dir, "shards"))
+	for _, e := range ents {
+		info, _ := e.Info()
+		t.Log(e.Name(), info.Size(), diskBytes(info))
+	}
+	info, _ := os.Stat(filepath.Join(dir, "catalog.db"))
+	t.Log("catalog", info.Size(), diskBytes(info))
+}
