@@ -115,7 +115,7 @@ func (r *replay) stream(names ...string) ([]byte, int64, error) {
 		f, err := r.arc.Stat(name)
 		if err == nil {
 			var b []byte
-			if b, err = r.arc.ReadFile(name); err == nil && len(b) > 0 {
+			if b, err = r.arc.Read(f); err == nil && len(b) > 0 {
 				return b, f.DataOffset, nil
 			}
 		}

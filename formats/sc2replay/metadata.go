@@ -19,7 +19,7 @@ import (
 // which is also the LotV clock.
 const LoopsPerGameSecond = 16
 
-// lastSpeed pairs the game speeds (details m_gameSpeed 0..4) with their
+// gameSpeeds pairs the game speeds (details m_gameSpeed 0..4) with their
 // names and real-time factors.
 var gameSpeeds = [...]struct {
 	name   string
@@ -174,7 +174,7 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 	var byPlayerID []player
 	seen := map[string]bool{}
 	region := ""
-	for i, pl := range det.Array("playerList") {
+	for _, pl := range det.Array("playerList") {
 		p, ok := pl.(s2prot.Struct)
 		if !ok {
 			continue
@@ -248,7 +248,6 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 			m.Attrs[key+"ai"] = "true"
 		}
 		m.Attrs[key+"team_id"] = strconv.FormatInt(p.Int("teamId"), 10)
-		_ = i
 		byPlayerID = append(byPlayerID, player{name: name, clan: clan, toon: fp.ID})
 		if fp.ID != "" {
 			seen[fp.ID] = true

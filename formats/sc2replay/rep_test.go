@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/icza/s2prot/rep"
 	"github.com/replayarchive/replay/formats"
@@ -231,4 +232,37 @@ func BenchmarkEvents(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkMetadataRatio alternates ours and rep inside every iteration, so
+// load from other processes on a shared machine hits both alike, and
+// reports each side's time per pass over the nine files and their ratio
+// (rep-ns / ours-ns: above 1 means ours is faster).
+func BenchmarkMetadataRatio(b *testing.B) {
+	files, total := benchFiles(b)
+	ctx := context.Background()
+	c := New()
+	var ours, theirs time.Duration
+	b.SetBytes(total)
+	for b.Loop() {
+		t0 := time.Now()
+		for _, data := range files {
+			if _, err := c.Split(ctx, bytes.NewReader(data), discard{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t1 := time.Now()
+		for _, data := range files {
+			r, err := rep.NewEvts(bytes.NewReader(data), false, false, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Close()
+		}
+		ours += t1.Sub(t0)
+		theirs += time.Since(t1)
+	}
+	b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "ours-ns/op")
+	b.ReportMetric(float64(theirs.Nanoseconds())/float64(b.N), "rep-ns/op")
+	b.ReportMetric(float64(theirs)/float64(ours), "rep/ours")
 }

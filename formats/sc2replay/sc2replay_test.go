@@ -6,6 +6,7 @@ package sc2replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -338,6 +339,12 @@ func TestFrames(t *testing.T) {
 	}
 	if rec.Reads != 1 {
 		t.Errorf("%d chunk reads, want 1", rec.Reads)
+	}
+	// archivectl prints frames as JSON lines.
+	for _, f := range all[:2000] {
+		if _, err := json.Marshal(f); err != nil {
+			t.Fatalf("frame %+v does not marshal: %v", f, err)
+		}
 	}
 
 	// A loop range gives exactly the frames in it.

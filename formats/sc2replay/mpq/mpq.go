@@ -355,7 +355,7 @@ func (a *Archive) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.read(f)
+	return a.Read(f)
 }
 
 // blockField returns the absolute offset of field (0 offset, 4 compressed
@@ -365,7 +365,8 @@ func (a *Archive) blockField(i int, field int64) int64 {
 	return a.header.Offset + a.header.BlockTableOffset + int64(i)*16 + field
 }
 
-func (a *Archive) read(f File) ([]byte, error) {
+// Read returns the content of a file found by Stat.
+func (a *Archive) Read(f File) ([]byte, error) {
 	b := f.Block
 	if b.Flags&FlagImplode != 0 {
 		return nil, errorf(a.blockField(f.BlockIndex, 12), "%s: PKWARE implode compression (flags %#08x) is not supported", f.Name, b.Flags)

@@ -485,7 +485,8 @@ func FuzzMPQ(f *testing.F) {
 	f.Add(build(f, buildOpts{version: 3, shift: 0, hashSize: 4}, files))
 	f.Add(build(f, buildOpts{version: 0, shift: 0, hashSize: 4, hiBlock: false}, files[:1]))
 	// The small real replays, read in place when the corpus is present.
-	if paths, _ := filepath.Glob(filepath.Join(corpusDir(), "*.SC2Replay")); len(paths) > 0 {
+	dir := filepath.Join(formatstest.ModuleRoot(f), "..", "shared", "corpus", "sc2replay")
+	if paths, _ := filepath.Glob(filepath.Join(dir, "*.SC2Replay")); len(paths) > 0 {
 		for _, p := range paths {
 			if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
 				f.Add(b)
@@ -509,23 +510,4 @@ func FuzzMPQ(f *testing.F) {
 			}
 		}
 	})
-}
-
-// corpusDir returns where the shared corpus would be, without skipping the
-// test when it is missing (formatstest.CorpusDir needs a *testing.T).
-func corpusDir() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "corpus", "sc2replay")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
