@@ -6,6 +6,7 @@
 //	REPLAY_BENCH_BATCH   recordings per Apply (default 100)
 //	REPLAY_BENCH_DIR     keep the index here and reuse it for the query benchmarks
 //	REPLAY_BENCH_NOSYNC  "1" to open with Options.NoSync
+//	REPLAY_BENCH_COMPACT "1" to Compact after the build (not counted in docs/s)
 //
 // go test -run '^$' -bench . -benchtime=1x ./query/ builds once and queries.
 
@@ -68,10 +69,18 @@ func buildIndex(tb testing.TB, dir string, c genConfig) (docs int, took time.Dur
 			}
 		}
 	}
+	took = time.Since(start) - genTime
+	if os.Getenv("REPLAY_BENCH_COMPACT") == "1" {
+		t0 := time.Now()
+		if err := ix.Compact(ctx); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Logf("compacted in %v", time.Since(t0))
+	}
 	if err := ix.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	return docs, time.Since(start) - genTime
+	return docs, took
 }
 
 func dirSize(tb testing.TB, dir string) int64 {

@@ -76,15 +76,20 @@ const (
 	fFlag    = "flag"    // keyword
 	fHeld    = "held"    // keyword "true"/"false"
 	fKinds   = "kinds"   // keyword: event kinds present in the recording
-	fStart   = "start"   // date, with doc values for sorting
+	fStart   = "start"   // date, for ranges
+	fSort    = "ts"      // keyword with doc values: start as 16 hex digits, for sorting
 	fDur     = "dur"     // number: duration in milliseconds
-	fWords   = "words"   // analysed: player names, map, server, attrs (recording documents)
-	fText    = "text"    // analysed: event text (event documents)
-	fCmd     = "cmd"     // analysed: all command text of the recording
-	fChat    = "chat"    // analysed: all chat text of the recording
-	fEtc     = "etc"     // analysed: text of the recording's other events
-	fKind    = "kind"    // keyword: event kind (event documents)
-	fData    = "d"       // stored only: encoded hit data
+	fWords   = "words"   // analysed: player names, map, server, attrs
+	fRCmd    = "rcmd"    // analysed: all command text of the recording
+	fRChat   = "rchat"   // analysed: all chat text of the recording
+	fREtc    = "retc"    // analysed: text of the recording's other events
+	// Event documents.
+	fKind = "kind" // keyword: event kind
+	fCmd  = "cmd"  // analysed: text of a command event
+	fChat = "chat" // analysed: text of a chat event
+	fText = "text" // analysed: text of any other event
+	// Both.
+	fData = "d" // stored only: encoded hit data
 )
 
 // seqKey is the internal key under which Apply stores the last applied
@@ -195,10 +200,10 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
 		return f
 	}
-	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind} {
+	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort} {
 		dm.AddFieldMappingsAt(name, kw())
 	}
-	for _, name := range []string{fWords, fText, fCmd, fChat, fEtc} {
+	for _, name := range []string{fWords, fRCmd, fRChat, fREtc, fText, fCmd, fChat} {
 		f := bleve.NewTextFieldMapping()
 		f.Analyzer = textAnalyzerName
 		f.Store, f.IncludeInAll, f.DocValues = false, false, false
@@ -425,8 +430,13 @@ func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
 		d.AddField(document.NewTextFieldCustom(fWords, nil, free, textOpts, ix.gap))
 	}
 	if !r.Start.IsZero() {
-		if f, err := document.NewDateTimeFieldWithIndexingOptions(fStart, nil, r.Start, time.RFC3339Nano, index.IndexField|index.DocValues); err == nil {
+		if f, err := document.NewDateTimeFieldWithIndexingOptions(fStart, nil, r.Start, time.RFC3339Nano, index.IndexField); err == nil {
 			d.AddField(f)
+			// Sorting on the date field would visit its 16 precision terms
+			// per hit; this field has one. The offset keeps pre-1970 starts
+			// in order.
+			ts := fmt.Sprintf("%016x", uint64(r.Start.UnixNano())^(1<<63))
+			d.AddField(document.NewTextFieldCustom(fSort, nil, []byte(ts), keywordOpts|index.DocValues, nil))
 		}
 	}
 	d.AddField(document.NewNumericFieldWithIndexingOptions(fDur, nil, float64(r.Duration/time.Millisecond), index.IndexField))
@@ -456,7 +466,14 @@ func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
 			ed.AddField(document.NewTextFieldCustom(fKind, nil, []byte(kind), keywordOpts, nil))
 		}
 		if e.Text != "" {
-			ed.AddField(document.NewTextFieldCustom(fText, nil, []byte(e.Text), textOpts, ix.text))
+			field := fText
+			switch kind {
+			case formats.EventCommand:
+				field = fCmd
+			case formats.EventChat:
+				field = fChat
+			}
+			ed.AddField(document.NewTextFieldCustom(field, nil, []byte(e.Text), textOpts, ix.text))
 		}
 		ed.AddField(document.NewTextFieldCustom(fData, nil, encodeEvent(e), storeOpts, nil))
 		if err := b.IndexAdvanced(ed); err != nil {
@@ -466,7 +483,7 @@ func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
 	for _, f := range []struct {
 		name string
 		v    []byte
-	}{{fCmd, cmd}, {fChat, chat}, {fEtc, etc}} {
+	}{{fRCmd, cmd}, {fRChat, chat}, {fREtc, etc}} {
 		if len(f.v) > 0 {
 			d.AddField(document.NewTextFieldCustom(f.name, nil, f.v, textOpts, ix.gap))
 		}
@@ -513,4 +530,22 @@ func (g gapAnalyzer) Analyze(in []byte) analysis.TokenStream {
 		}
 		off += k + 1
 	}
+}
+
+// Compact merges the index's segments into one, which makes searches
+// faster after a bulk build (Rebuild). It blocks until the merge is done and
+// needs free disk space about the size of the index.
+func (ix *Index) Compact(ctx context.Context) error {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return fmt.Errorf("query: compact: %w", err)
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return fmt.Errorf("query: compact: index is %T, not scorch", adv)
+	}
+	if err := s.ForceMerge(ctx, nil); err != nil {
+		return fmt.Errorf("query: compact: %w", err)
+	}
+	return nil
 }

@@ -61,7 +61,7 @@ func (ix *Index) Search(ctx context.Context, q string, limit int) (*Results, err
 
 // SearchQuery runs a parsed query and returns the matching recordings from
 // offset from on, at most limit of them (DefaultLimit when limit <= 0),
-// newest first (recordings without a start time last, then by id).
+// newest first (recordings without a start time last).
 func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*Results, error) {
 	began := time.Now()
 	if limit <= 0 {
@@ -98,7 +98,7 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		top = query.NewBooleanQuery(must, nil, not)
 	}
 	req := bleve.NewSearchRequestOptions(top, limit, from, false)
-	req.SortBy([]string{"-" + fStart, "_id"})
+	req.SortBy([]string{"-" + fSort})
 	req.Score = bleve.ScoreNone
 	req.Fields = []string{fData}
 	res, err := ix.bi.SearchInContext(ctx, req)
@@ -195,12 +195,12 @@ func recQuery(t *Term) query.Query {
 		q.SetField(fDur)
 		return q
 	case "cmd":
-		return textQuery(fCmd, t)
+		return textQuery(fRCmd, t)
 	case "chat":
-		return textQuery(fChat, t)
+		return textQuery(fRChat, t)
 	case "":
 		return query.NewDisjunctionQuery([]query.Query{
-			textQuery(fWords, t), textQuery(fCmd, t), textQuery(fChat, t), textQuery(fEtc, t),
+			textQuery(fWords, t), textQuery(fRCmd, t), textQuery(fRChat, t), textQuery(fREtc, t),
 		})
 	}
 	panic("query: no recording query for operator " + t.Op) // Parse admits only known operators
@@ -210,13 +210,13 @@ func recQuery(t *Term) query.Query {
 func eventQuery(t *Term) query.Query {
 	switch t.Op {
 	case "cmd":
-		return query.NewConjunctionQuery([]query.Query{termQ(fKind, "command"), textQuery(fText, t)})
+		return textQuery(fCmd, t)
 	case "chat":
-		return query.NewConjunctionQuery([]query.Query{termQ(fKind, "chat"), textQuery(fText, t)})
+		return textQuery(fChat, t)
 	case "kind":
 		return kwQuery(fKind, t)
 	}
-	return textQuery(fText, t)
+	return query.NewDisjunctionQuery([]query.Query{textQuery(fCmd, t), textQuery(fChat, t), textQuery(fText, t)})
 }
 
 // kwQuery matches a keyword field exactly or by prefix.
