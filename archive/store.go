@@ -39,7 +39,7 @@ func IDFromSHA256(sum []byte) uuid.UUID { return uuid.NewSHA1(idNamespace, sum) 
 // it writes chunks to its shard ahead of the commit (bounding memory for
 // very large files). Chunks written early are invisible until the manifest
 // commits, and removed by Check with repair after a crash.
-const spillBytes = 64 << 20
+const spillBytes = 16 << 20
 
 // Pending is a recording being ingested. It implements formats.Writer.
 type Pending struct {
