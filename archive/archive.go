@@ -62,6 +62,12 @@ type Options struct {
 	// ShardPeriod names the shard a recording goes to, from its start time.
 	// Default: one shard per month ("2006-01").
 	ShardPeriod func(time.Time) string
+	// SpillBytes is how many compressed bytes a recording being ingested
+	// buffers before its chunks are written to the shard ahead of the
+	// commit, bounding memory for very large files (default 16 MiB).
+	// Chunks written early stay invisible until the manifest commits, and
+	// are removed by Check with Repair after a crash.
+	SpillBytes int64
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
 }
@@ -96,6 +102,9 @@ func Open(dir string, opts Options) (*Archive, error) {
 	}
 	if opts.ShardPeriod == nil {
 		opts.ShardPeriod = func(t time.Time) string { return t.UTC().Format("2006-01") }
+	}
+	if opts.SpillBytes <= 0 {
+		opts.SpillBytes = defaultSpillBytes
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

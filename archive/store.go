@@ -35,11 +35,8 @@ var idNamespace = uuid.MustParse("6f1e8a52-3c1b-4d8e-9a57-0b7c1d2e3f40")
 // idempotent.
 func IDFromSHA256(sum []byte) uuid.UUID { return uuid.NewSHA1(idNamespace, sum) }
 
-// spillBytes is how many compressed bytes a pending recording buffers before
-// it writes chunks to its shard ahead of the commit (bounding memory for
-// very large files). Chunks written early are invisible until the manifest
-// commits, and removed by Check with repair after a crash.
-const spillBytes = 16 << 20
+// defaultSpillBytes is Options.SpillBytes when unset.
+const defaultSpillBytes = 16 << 20
 
 // Pending is a recording being ingested. It implements formats.Writer.
 type Pending struct {
@@ -103,7 +100,7 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 	p.pending += int64(len(blob))
 	p.sha.Write(native)
 	p.size += int64(len(native))
-	if p.pending >= spillBytes {
+	if p.pending >= p.a.opts.SpillBytes {
 		return p.spill()
 	}
 	return nil

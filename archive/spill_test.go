@@ -1,0 +1,49 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+// A recording larger than SpillBytes has its chunks written before its id
+// is known; it must still export, check clean, and delete without leftovers.
+func TestSpilledRecording(t *testing.T) {
+	a, err := Open(t.TempDir(), Options{NoSync: true, SpillBytes: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	native := formatstest.LinesFile("big", 500)
+	res := ingest(t, a, native, nil)
+	if res.Manifest.ChunkOwner == res.ID || res.Manifest.ChunkOwner.String() == "00000000-0000-0000-0000-000000000000" {
+		t.Fatalf("recording did not spill (chunk owner %s)", res.Manifest.ChunkOwner)
+	}
+	if got := export(t, a, res.ID); !bytes.Equal(got, native) {
+		t.Fatal("export of a spilled recording differs")
+	}
+	if rep, err := a.Check(context.Background(), CheckOptions{ReadData: true}); err != nil || !rep.OK() {
+		t.Fatalf("check: %+v %v", rep, err)
+	}
+	// A spilled recording that fails before commit leaves nothing behind.
+	p := a.NewPending("lines", "broken")
+	_, err = formatstest.Lines{}.Split(context.Background(), bytes.NewReader(append(formatstest.LinesFile("x", 300), "1 backwards\n"...)), p)
+	if err == nil {
+		t.Fatal("split of a broken file succeeded")
+	}
+	if !p.spilled {
+		t.Fatal("broken file did not spill before failing")
+	}
+	if err := p.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Delete(context.Background(), res.ID); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Check(context.Background(), CheckOptions{})
+	if err != nil || !rep.OK() || rep.Recordings != 0 {
+		t.Fatalf("after discard and delete: %+v %v", rep, err)
+	}
+}
