@@ -39,6 +39,26 @@ type decoder struct {
 	bones *Bones
 	// unknown counts player indexes beyond the header table.
 	unknown int
+	// last and cur hold the pose, VR player and disc bytes stored for the
+	// previous and the current frame. The writer leaves a position out
+	// when its bytes equal the previous frame's (the same delta again), so
+	// our decoding applies that delta again where the reference holds.
+	last, cur stored
+}
+
+// stored are the position deltas (or absolute values) a frame stored.
+type stored struct {
+	poses      map[int64]*[4]vec3
+	vr         *vec3
+	disc       *[2]vec3
+}
+
+func (s *stored) reset() {
+	s.vr, s.disc = nil, nil
+	if s.poses == nil {
+		s.poses = map[int64]*[4]vec3{}
+	}
+	clear(s.poses)
 }
 
 func newDecoder(h *FileHeader, opts DecodeOptions) *decoder {
@@ -78,6 +98,7 @@ func (d *decoder) chunkFrames(payload []byte, base int64, emit func(f *Frame, en
 			return err
 		}
 		d.prev = f
+		d.last, d.cur = d.cur, d.last
 	}
 	return nil
 }
@@ -92,8 +113,10 @@ func (d *decoder) frame(c *cursor) (*Frame, error) {
 		return nil, formats.Errorf(formatName, start, "expected frame marker FC FE or FE FE, got %02X %02X", byte(marker), byte(marker>>8))
 	}
 	key := marker == 0xFEFC
+	d.cur.reset()
 	if key {
 		d.prev = nil
+		d.last.reset()
 	} else if d.prev == nil {
 		return nil, formats.Errorf(formatName, start, "expected a keyframe at the start of a chunk, got a delta frame")
 	}
@@ -236,6 +259,8 @@ func (c *cursor) vec(what string) vec3 {
 func (d *decoder) readVRPlayer(c *cursor) *VRPlayer {
 	p := c.vec("VR player position")
 	q := readSmallestThree(c.u32("VR player rotation"))
+	stored := p
+	d.cur.vr = &stored
 	if d.prev != nil && d.prev.Player != nil {
 		p = p.add(vecOf(d.prev.Player.VRPosition))
 	}
@@ -246,6 +271,7 @@ func (d *decoder) readDisc(c *cursor) *Disc {
 	p := c.vec("disc position")
 	q := readSmallestThree(c.u32("disc rotation"))
 	v := c.vec("disc velocity")
+	d.cur.disc = &[2]vec3{p, v}
 	if pd := d.prev; pd != nil && pd.Disc != nil {
 		p = p.add(vecOf(pd.Disc.Position))
 		v = v.add(vecOf(pd.Disc.Velocity))
@@ -345,11 +371,22 @@ func (d *decoder) frameV3(c *cursor, key bool) *Frame {
 		f.Player = d.readVRPlayer(c)
 	} else if prev != nil {
 		f.Player = prev.Player
+		if dv := d.last.vr; dv != nil && !d.opts.Reference && prev.Player != nil {
+			vp := *prev.Player
+			vp.VRPosition = vecOf(vp.VRPosition).add(*dv).list()
+			f.Player, d.cur.vr = &vp, dv
+		}
 	}
 	if bits(mask, 5) {
 		f.Disc = d.readDisc(c)
 	} else if prev != nil {
 		f.Disc = prev.Disc
+		if dd := d.last.disc; dd != nil && !d.opts.Reference && prev.Disc != nil {
+			disc := *prev.Disc
+			disc.Position = vecOf(disc.Position).add(dd[0]).list()
+			disc.Velocity = vecOf(disc.Velocity).add(dd[1]).list()
+			f.Disc, d.cur.disc = &disc, dd
+		}
 	}
 	if bits(mask, 6) {
 		f.Contested = c.u8("contested") != 0
@@ -523,11 +560,14 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 		olds = [4]*Transform{old.Head, old.Body, old.LHand, old.RHand}
 	}
 	var parts [4]*Transform
+	lastStored := d.last.poses[p.UserID]
+	curStored := new([4]vec3)
 	for k := 0; k < 4; k++ {
 		t := &Transform{}
 		var pos []float32
 		if bits(pm, uint(2*k)) {
 			v := c.vec("pose position")
+			curStored[k] = v
 			if olds[k] != nil {
 				v = v.add(olds[k].position())
 			}
@@ -536,6 +576,10 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 			pos = olds[k].Position
 			if k >= 2 {
 				pos = olds[k].Pos
+			}
+			if lastStored != nil && !d.opts.Reference {
+				curStored[k] = lastStored[k]
+				pos = olds[k].position().add(lastStored[k]).list()
 			}
 		} else {
 			pos = []float32{0, 0, 0}
@@ -557,6 +601,9 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 		parts[k] = t
 	}
 	p.Head, p.Body, p.LHand, p.RHand = parts[0], parts[1], parts[2], parts[3]
+	if _, dup := d.cur.poses[p.UserID]; !dup {
+		d.cur.poses[p.UserID] = curStored
+	}
 	if f.inCombat() && version >= 2 {
 		lo := c.u8("loadout byte")
 		p.Weapon = strPtr(weapons[lo&3])

@@ -87,6 +87,14 @@ func (l Line) Frame() (*Frame, error) {
 	return f, nil
 }
 
+// bufioScanner returns a line scanner over r that keeps line endings.
+func bufioScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 256<<10), maxLine)
+	sc.Split(scanLinesKeepEnd)
+	return sc
+}
+
 // LineReader reads .echoreplay lines one at a time.
 type LineReader struct {
 	sc   *bufio.Scanner
@@ -97,10 +105,7 @@ type LineReader struct {
 
 // NewLineReader reads plain .echoreplay text from r.
 func NewLineReader(r io.Reader) *LineReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 256<<10), maxLine)
-	sc.Split(scanLinesKeepEnd)
-	return &LineReader{sc: sc}
+	return &LineReader{sc: bufioScanner(r)}
 }
 
 // scanLinesKeepEnd is bufio.ScanLines that keeps the line ending, so byte

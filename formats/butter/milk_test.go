@@ -1,0 +1,67 @@
+// Tests of the .milk codec on the real capture.
+package butter
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+func TestMilkCodec(t *testing.T) {
+	native := readFile(t, filepath.Join(corpusDir(t), "example.milk"))
+	c := NewMilk()
+	head := native[:formats.DetectSize]
+	if !c.Detect(head) || New().Detect(head) || NewEchoReplay().Detect(head) {
+		t.Fatal("detection")
+	}
+	rec := formatstest.Split(t, c, native)
+	if rec.Metadata.Ticks != 822 || len(rec.ChunkIndex) != 19 || len(rec.Metadata.Players) != 6 {
+		t.Fatalf("metadata %+v, %d chunks", rec.Metadata, len(rec.ChunkIndex))
+	}
+	// the samples match the positions of the input set made from them
+	in := inputFrames(t, "milk_2020-09-07")
+	var got []*Frame
+	err := c.milkFrames(context.Background(), rec.Source(), 0, -1, func(_ int64, f *Frame) error {
+		got = append(got, f)
+		return nil
+	})
+	if err != nil || len(got) != 822 {
+		t.Fatalf("%v, %d frames", err, len(got))
+	}
+	for _, i := range []int{0, 100, 500, 821} {
+		g, w := got[i], in[i]
+		if !nearVec(g.Disc.Position, w.Disc.Position, 1e-6) || *g.GameStatus != *w.GameStatus || g.BluePoints != w.BluePoints {
+			t.Fatalf("frame %d: disc %v status %v, want %v %v", i, g.Disc.Position, *g.GameStatus, w.Disc.Position, *w.GameStatus)
+		}
+		for ti := 0; ti < 2; ti++ {
+			for pi, wp := range w.Teams[ti].Players {
+				gp := g.Teams[ti].Players[pi]
+				if gp.Name != wp.Name || !nearVec(gp.Head.Position, wp.Head.Position, 1e-6) || !nearVec(gp.RHand.Pos, wp.RHand.Pos, 1e-6) ||
+					gp.Possession != wp.Possession || gp.Stunned != wp.Stunned || gp.Stats.Points != wp.Stats.Points {
+					t.Fatalf("frame %d player %s: %+v", i, wp.Name, gp)
+				}
+			}
+		}
+	}
+	var clip bytes.Buffer
+	if err := c.Clip(context.Background(), rec.Source(), 40, 100, &clip); err != nil {
+		t.Fatal(err)
+	}
+	crec := formatstest.Split(t, c, clip.Bytes())
+	if crec.Metadata.Ticks != 61 {
+		t.Fatalf("clip has %d ticks", crec.Metadata.Ticks)
+	}
+	var out bytes.Buffer
+	if err := c.Export(context.Background(), rec.Source(), "butter", 0, -1, map[string]string{"compression": "zstd_3", "start": "2020-09-07T08:00:00Z"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	dec, err := Decode(context.Background(), out.Bytes(), DecodeOptions{})
+	if err != nil || len(dec.Frames) != 822 || !dec.Frames[1].RecordedTime.Equal(in[1].RecordedTime) {
+		t.Fatalf("export: %v, %d frames", err, len(dec.Frames))
+	}
+	formatstest.CheckBadInput(t, c, native[:20000], 211)
+}
