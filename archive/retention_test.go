@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -159,7 +157,7 @@ func checkPrune(t *testing.T, a *Archive, before map[uuid.UUID]*Manifest, plan *
 
 // testRecordings is how many recordings the prune tests generate; the
 // benchmark uses 10,000 (generating them takes about 6 s here).
-const testRecordings = 2000
+const testRecordings = 1200
 
 func TestPruneByAge(t *testing.T) {
 	ctx := context.Background()
@@ -225,27 +223,206 @@ func TestPruneByAge(t *testing.T) {
 	}
 }
 
-func TestGenerate(t *testing.T) {
-	dir := t.TempDir()
-	t0 := time.Now()
-	buildArchive(t, dir, 10000, 128, nil)
-	du, _ := DiskUsage(dir)
-	t.Logf("10k recordings in %v, %d bytes on disk", time.Since(t0), du)
-	a := openAt(t, dir)
-	st, _ := a.Stats(context.Background())
-	t.Logf("%+v", st)
-	names, _ := a.Shards()
-	t.Log(names)
+func TestPruneBySize(t *testing.T) {
+	ctx := context.Background()
+	a, held, flagged := pruneSetup(t, testRecordings)
+	before := manifests(t, a)
+	var total int64
+	for _, m := range before {
+		total += m.StoredBytes
+	}
+	pol := Policy{MaxBytes: total * 4 / 10}
+	plan, err := a.Plan(ctx, pol, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.BudgetMet || plan.ScopeBytes != total || plan.ScopeBytes-plan.StoredBytes > pol.MaxBytes {
+		t.Fatalf("plan: budget met %v, %d of %d bytes go, budget %d", plan.BudgetMet, plan.StoredBytes, total, pol.MaxBytes)
+	}
+	// The oldest eligible go first: every survivor that could have gone is
+	// younger than every recording removed.
+	var newestGone time.Time
+	gone := map[uuid.UUID]bool{}
+	for _, c := range plan.Remove {
+		if c.Reason != ReasonSize {
+			t.Fatalf("candidate %+v", c)
+		}
+		gone[c.ID] = true
+		if c.Start.After(newestGone) {
+			newestGone = c.Start
+		}
+	}
+	for id, m := range before {
+		if !gone[id] && m.Hold == nil && !m.Flagged() && m.Meta.Start.Before(newestGone) {
+			t.Fatalf("%s (start %s) kept while a younger one (%s) goes", id, m.Meta.Start, newestGone)
+		}
+	}
+	rep, err := a.Prune(ctx, plan, PruneOptions{CompactCatalog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPrune(t, a, before, plan, rep)
+	for _, id := range append(held, flagged...) {
+		if _, err := a.Manifest(id); err != nil {
+			t.Errorf("held or flagged %s: %v", id, err)
+		}
+	}
 }
 
-func TestGenerateBreakdown(t *testing.T) {
-	dir := t.TempDir()
-	buildArchive(t, dir, 2000, 128, nil)
-	ents, _ := os.ReadDir(filepath.Join(dir, "shards"))
-	for _, e := range ents {
-		info, _ := e.Info()
-		t.Log(e.Name(), info.Size(), diskBytes(info))
+// A budget that only the pinned recordings already exceed cannot be met:
+// the plan says so, removes every other recording in scope, and the
+// recordings of other formats are left alone.
+func TestPruneBudgetNotMet(t *testing.T) {
+	ctx := context.Background()
+	a, _, _ := pruneSetup(t, 60)
+	pol := Policy{MaxBytes: 1, Formats: []string{"lines"}}
+	plan, err := a.Plan(ctx, pol, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	info, _ := os.Stat(filepath.Join(dir, "catalog.db"))
-	t.Log("catalog", info.Size(), diskBytes(info))
+	// Of the six pinned recordings, four are "lines" (see genFormat).
+	if plan.BudgetMet || plan.KeptHeld != 2 || plan.KeptFlagged != 2 {
+		t.Fatalf("plan: budget met %v, kept %d held, %d flagged", plan.BudgetMet, plan.KeptHeld, plan.KeptFlagged)
+	}
+	if _, err := a.Prune(ctx, plan, PruneOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range manifests(t, a) {
+		if m.Format == "lines" && m.Hold == nil && !m.Flagged() {
+			t.Errorf("%s survived a budget of one byte", m.ID)
+		}
+	}
+	if n := len(manifests(t, a)); n != 20+4 {
+		t.Errorf("%d recordings left, want the 20 others and the 4 pinned lines", n)
+	}
+}
+
+func TestPolicyStored(t *testing.T) {
+	a := openTest(t)
+	if p, err := a.Policy(); p != nil || err != nil {
+		t.Fatalf("fresh archive: policy %+v, %v", p, err)
+	}
+	want := &Policy{MaxAge: 90 * 24 * time.Hour, MaxBytes: 2 << 30, Formats: []string{"teehistorian"}}
+	if err := a.SetPolicy(want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Policy()
+	if err != nil || got.MaxAge != want.MaxAge || got.MaxBytes != want.MaxBytes || !slices.Equal(got.Formats, want.Formats) {
+		t.Fatalf("policy = %+v, %v", got, err)
+	}
+	if err := a.SetPolicy(&Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := a.Policy(); p != nil || err != nil {
+		t.Fatalf("cleared: policy %+v, %v", p, err)
+	}
+	if err := a.SetPolicy(&Policy{MaxAge: -1}); err == nil {
+		t.Error("negative max age accepted")
+	}
+}
+
+// A plan made before a recording was held does not remove it.
+func TestPruneHonoursLateHold(t *testing.T) {
+	ctx := context.Background()
+	a, _, _ := pruneSetup(t, 60)
+	plan, err := a.Plan(ctx, Policy{MaxAge: time.Hour}, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := plan.Remove[10].ID
+	if _, err := a.SetHold(late, "subpoena"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Prune(ctx, plan, PruneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0] != late || len(rep.Removed) != len(plan.Remove)-1 {
+		t.Fatalf("skipped %v, removed %d of %d", rep.Skipped, len(rep.Removed), len(plan.Remove))
+	}
+	if _, err := a.Manifest(late); err != nil {
+		t.Fatal(err)
+	}
+	if crep, err := a.Check(ctx, CheckOptions{ReadData: true}); err != nil || !crep.OK() {
+		t.Fatalf("check: %+v %v", crep, err)
+	}
+}
+
+// Compacting old shards does not stop commits into the current one, nor
+// reads from the shard being compacted.
+func TestPruneWhileCommitting(t *testing.T) {
+	ctx := context.Background()
+	a, _, _ := pruneSetup(t, 600)
+	plan, err := a.Plan(ctx, Policy{MaxAge: 185 * 24 * time.Hour, Formats: []string{"lines"}}, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var survivors []uuid.UUID
+	for id, m := range manifests(t, a) {
+		if m.Format == "other" {
+			survivors = append(survivors, id)
+		}
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	committed := 0
+	go func() { // commits into the current month's shard
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				errs <- nil
+				return
+			default:
+			}
+			p := a.NewPending("lines", "new")
+			meta, err := formatstest.Lines{}.Split(ctx, bytes.NewReader(formatstest.LinesFile(fmt.Sprintf("new%d", i), 40)), p)
+			if err == nil {
+				_, err = p.Finish(meta)
+			}
+			if err == nil {
+				_, err = a.Commit(ctx, []*Pending{p})
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			committed++
+		}
+	}()
+	go func() { // reads recordings kept in the shards being compacted
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				errs <- nil
+				return
+			default:
+			}
+			r, err := a.Open(survivors[i%len(survivors)])
+			if err == nil {
+				err = r.Verify(ctx)
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	rep, err := a.Prune(ctx, plan, PruneOptions{})
+	close(done)
+	for range 2 {
+		if e := <-errs; e != nil {
+			t.Error(e)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.ShardsCompacted) == 0 {
+		t.Errorf("no shard was compacted: %+v", rep)
+	}
+	crep, err := a.Check(ctx, CheckOptions{ReadData: true})
+	if err != nil || !crep.OK() || crep.Recordings != 600-len(rep.Removed)+committed {
+		t.Fatalf("check: %+v %v (committed %d meanwhile)", crep, err, committed)
+	}
+	t.Logf("%d commits during the prune; compacted %v", committed, rep.ShardsCompacted)
 }
