@@ -7,6 +7,7 @@ package sc2replay
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/icza/s2prot"
 	"github.com/replayarchive/replay/formats"
@@ -129,9 +130,21 @@ func (r *replay) stream(names ...string) ([]byte, int64, error) {
 	return nil, 0, fmt.Errorf("sc2replay: %s: %w", names[0], mpq.ErrNotExist)
 }
 
+// required reads a stream the metadata cannot do without; a missing one is a
+// *formats.Error at the hash table, where the lookup failed.
+func (r *replay) required(names ...string) ([]byte, int64, error) {
+	b, off, err := r.stream(names...)
+	if errors.Is(err, mpq.ErrNotExist) {
+		h := r.arc.Header()
+		return nil, 0, &formats.Error{Format: Name, Offset: h.Offset + h.HashTableOffset,
+			What: fmt.Sprintf("expected %s in the MPQ hash table", strings.Join(names, " or ")), Err: err}
+	}
+	return b, off, err
+}
+
 // details decodes replay.details (or its backup).
 func (r *replay) details() (s2prot.Struct, error) {
-	b, off, err := r.stream(fileDetails, fileDetailsBackup)
+	b, off, err := r.required(fileDetails, fileDetailsBackup)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +160,7 @@ func (r *replay) details() (s2prot.Struct, error) {
 
 // initData decodes replay.initData (or its backup).
 func (r *replay) initData() (s2prot.Struct, error) {
-	b, off, err := r.stream(fileInitData, fileInitBackup)
+	b, off, err := r.required(fileInitData, fileInitBackup)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ package sc2replay
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/sc2replay/mpq"
 )
 
 // corpus reads the replays of the shared corpus by base name.
@@ -500,4 +502,29 @@ func FuzzSplit(f *testing.F) {
 			t.Fatalf("%d chunks", len(rec.ChunkIndex))
 		}
 	})
+}
+
+// TestMissingDetails damages the hash table entry of replay.details: the
+// lookup fails and Split says what it expected where.
+func TestMissingDetails(t *testing.T) {
+	data := bytes.Clone(corpus(t)["wol-1.2.2.17811-emperor-vs-boom.SC2Replay"])
+	h := readArchiveHeader(t, data)
+	n := uint32(binary.LittleEndian.Uint32(data[h+24:]))
+	hashOff := int64(h) + int64(binary.LittleEndian.Uint32(data[h+16:]))
+	slot := mpq.HashString("replay.details", mpq.HashTableOffset) & (n - 1)
+	data[hashOff+int64(slot)*16] ^= 0x55 // first byte of that entry's name hash
+	_, err := formatstest.TrySplit(New(), data)
+	var fe *formats.Error
+	if !errors.As(err, &fe) || !strings.Contains(fe.What, "expected replay.details or replay.details.backup") || fe.Offset != hashOff {
+		t.Errorf("got %v, want a *formats.Error at the hash table (%d) expecting replay.details", err, hashOff)
+	}
+}
+
+// readArchiveHeader returns the offset of the MPQ archive header.
+func readArchiveHeader(t *testing.T, data []byte) int {
+	t.Helper()
+	if string(data[:4]) != "MPQ\x1b" {
+		t.Fatal("no user-data header")
+	}
+	return int(binary.LittleEndian.Uint32(data[8:]))
 }
