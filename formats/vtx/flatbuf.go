@@ -460,11 +460,13 @@ func (d *fbDec) bucket(p int) (Bucket, error) {
 
 // fbFlat decodes a Flat*Array table in slot: data (slot 0) through data,
 // offsets (slot 1).
-func fbFlat[T any](d *fbDec, t fbTable, slot int, a *FlatArray[T], data func(d *fbDec, t fbTable) ([]T, error)) error {
+func fbFlat[T any](d *fbDec, t fbTable, slot int, pa **FlatArray[T], data func(d *fbDec, t fbTable) ([]T, error)) error {
 	ft, ok, err := d.subTable(t, slot)
 	if !ok || err != nil {
 		return err
 	}
+	a := &FlatArray[T]{}
+	*pa = a
 	if a.Data, err = data(d, ft); err != nil {
 		return err
 	}

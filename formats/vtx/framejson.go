@@ -158,24 +158,24 @@ func (s *Schema) entityJSON(p *PropertyContainer, typeID int) EntityData {
 	}
 	// Byte arrays: one element per property in protobuf files; a single
 	// flat byte vector cut by the offsets in FlatBuffers files.
-	if len(p.ByteArrays.Data) == 1 && len(p.ByteArrays.Offsets) > 0 {
+	if p.ByteArrays != nil && len(p.ByteArrays.Data) == 1 && len(p.ByteArrays.Offsets) > 0 {
 		flat := FlatArray[byte]{Data: p.ByteArrays.Data[0], Offsets: p.ByteArrays.Offsets}
 		flatJSON(&flat, KindByteArray, put, bytesJSON)
 	} else {
-		for i, v := range p.ByteArrays.Data {
-			put(KindByteArray, i, v)
+		for i := 0; p.ByteArrays != nil && i < len(p.ByteArrays.Data); i++ {
+			put(KindByteArray, i, p.ByteArrays.Data[i])
 		}
 	}
-	flatJSON(&p.Int32Arrays, KindInt32Array, put, ident[[]int32])
-	flatJSON(&p.Int64Arrays, KindInt64Array, put, ident[[]int64])
-	flatJSON(&p.FloatArrays, KindFloatArray, put, numList32)
-	flatJSON(&p.DoubleArrays, KindDoubleArray, put, func(v []float64) []Num { return mapSlice(v, num64) })
-	flatJSON(&p.VectorArrays, KindVectorArray, put, func(v []Vector) []VectorJSON { return mapSlice(v, vecJSON) })
-	flatJSON(&p.QuatArrays, KindQuatArray, put, func(v []Quat) []QuatJSON { return mapSlice(v, quatJSON) })
-	flatJSON(&p.TransformArrays, KindTransformArray, put, func(v []Transform) []TransformJSON { return mapSlice(v, transformJSON) })
-	flatJSON(&p.RangeArrays, KindRangeArray, put, func(v []FloatRange) []RangeJSON { return mapSlice(v, rangeJSON) })
-	flatJSON(&p.BoolArrays, KindBoolArray, put, ident[[]bool])
-	flatJSON(&p.StringArrays, KindStringArray, put, ident[[]string])
+	flatJSON(p.Int32Arrays, KindInt32Array, put, ident[[]int32])
+	flatJSON(p.Int64Arrays, KindInt64Array, put, ident[[]int64])
+	flatJSON(p.FloatArrays, KindFloatArray, put, numList32)
+	flatJSON(p.DoubleArrays, KindDoubleArray, put, func(v []float64) []Num { return mapSlice(v, num64) })
+	flatJSON(p.VectorArrays, KindVectorArray, put, func(v []Vector) []VectorJSON { return mapSlice(v, vecJSON) })
+	flatJSON(p.QuatArrays, KindQuatArray, put, func(v []Quat) []QuatJSON { return mapSlice(v, quatJSON) })
+	flatJSON(p.TransformArrays, KindTransformArray, put, func(v []Transform) []TransformJSON { return mapSlice(v, transformJSON) })
+	flatJSON(p.RangeArrays, KindRangeArray, put, func(v []FloatRange) []RangeJSON { return mapSlice(v, rangeJSON) })
+	flatJSON(p.BoolArrays, KindBoolArray, put, ident[[]bool])
+	flatJSON(p.StringArrays, KindStringArray, put, ident[[]string])
 	for i := range p.Structs {
 		put(KindStruct, i, s.entityJSON(&p.Structs[i], s.childType(st, KindStruct, i)))
 	}

@@ -139,11 +139,16 @@ type FlatArray[T any] struct {
 }
 
 // Len returns the number of array properties a holds.
-func (a *FlatArray[T]) Len() int { return len(a.Offsets) }
+func (a *FlatArray[T]) Len() int {
+	if a == nil {
+		return 0
+	}
+	return len(a.Offsets)
+}
 
 // At returns array property k, or nil when the offsets are out of range.
 func (a *FlatArray[T]) At(k int) []T {
-	if k < 0 || k >= len(a.Offsets) {
+	if a == nil || k < 0 || k >= len(a.Offsets) {
 		return nil
 	}
 	lo, hi := int(a.Offsets[k]), len(a.Data)
@@ -156,7 +161,7 @@ func (a *FlatArray[T]) At(k int) []T {
 	return a.Data[lo:hi]
 }
 
-func (a *FlatArray[T]) empty() bool { return len(a.Data) == 0 && len(a.Offsets) == 0 }
+func (a *FlatArray[T]) empty() bool { return a == nil || len(a.Data) == 0 && len(a.Offsets) == 0 }
 
 // MapContainer is one map property: parallel keys and values.
 type MapContainer struct {
@@ -179,24 +184,25 @@ type PropertyContainer struct {
 	Quats      []Quat
 	Ranges     []FloatRange
 
-	// ByteArrays holds one []byte per element in protobuf files; a
-	// FlatBuffers file stores a single byte vector, read as one element.
-	ByteArrays      FlatArray[[]byte]
-	Int32Arrays     FlatArray[int32]
-	Int64Arrays     FlatArray[int64]
-	FloatArrays     FlatArray[float32]
-	DoubleArrays    FlatArray[float64]
-	VectorArrays    FlatArray[Vector]
-	QuatArrays      FlatArray[Quat]
-	TransformArrays FlatArray[Transform]
-	RangeArrays     FlatArray[FloatRange]
-	BoolArrays      FlatArray[bool]
-	StringArrays    FlatArray[string]
+	// The array properties are nil when absent. ByteArrays holds one
+	// []byte per element in protobuf files; a FlatBuffers file stores a
+	// single byte vector, read as one element.
+	ByteArrays      *FlatArray[[]byte]
+	Int32Arrays     *FlatArray[int32]
+	Int64Arrays     *FlatArray[int64]
+	FloatArrays     *FlatArray[float32]
+	DoubleArrays    *FlatArray[float64]
+	VectorArrays    *FlatArray[Vector]
+	QuatArrays      *FlatArray[Quat]
+	TransformArrays *FlatArray[Transform]
+	RangeArrays     *FlatArray[FloatRange]
+	BoolArrays      *FlatArray[bool]
+	StringArrays    *FlatArray[string]
 
 	Structs      []PropertyContainer
-	StructArrays FlatArray[PropertyContainer]
+	StructArrays *FlatArray[PropertyContainer]
 	Maps         []MapContainer
-	MapArrays    FlatArray[MapContainer]
+	MapArrays    *FlatArray[MapContainer]
 
 	ContentHash uint64
 }

@@ -93,6 +93,25 @@ func (it *pbIter) next() bool {
 	return true
 }
 
+// count returns how many length-delimited fields numbered a and b the
+// message holds, so repeated fields can be allocated once. Malformed input
+// stops the count; the decoding pass reports it.
+func (d *pbDec) count(msg []byte, a, b protowire.Number) (na, nb int) {
+	it := d.iter(msg)
+	for it.next() {
+		if it.f.typ != protowire.BytesType {
+			continue
+		}
+		switch it.f.num {
+		case a:
+			na++
+		case b:
+			nb++
+		}
+	}
+	return na, nb
+}
+
 func (d *pbDec) wantType(f *pbField, t protowire.Type) error {
 	if f.typ != t {
 		return d.errAt(f.at, "field %d has wire type %d, expected %d", f.num, f.typ, t)
@@ -418,6 +437,9 @@ func (d *pbDec) timelineEvent(b []byte) (TimelineEvent, error) {
 func pbChunk(b []byte) (*Chunk, error) {
 	d := &pbDec{root: b}
 	c := &Chunk{}
+	if n, _ := d.count(b, 4, 0); n > 0 {
+		c.Frames = make([]Frame, 0, n)
+	}
 	it := d.iter(b)
 	for it.next() {
 		f := &it.f
@@ -455,6 +477,9 @@ func pbChunk(b []byte) (*Chunk, error) {
 }
 
 func (d *pbDec) frame(b []byte, fr *Frame) error {
+	if n, _ := d.count(b, 1, 0); n > 0 {
+		fr.Buckets = make([]Bucket, 0, n)
+	}
 	it := d.iter(b)
 	for it.next() {
 		f := &it.f
@@ -474,6 +499,13 @@ func (d *pbDec) frame(b []byte, fr *Frame) error {
 }
 
 func (d *pbDec) bucket(b []byte, bk *Bucket) error {
+	ni, ne := d.count(b, 1, 2)
+	if ni > 0 {
+		bk.UniqueIDs = make([]string, 0, ni)
+	}
+	if ne > 0 {
+		bk.Entities = make([]PropertyContainer, 0, ne)
+	}
 	it := d.iter(b)
 	for it.next() {
 		f := &it.f
@@ -628,7 +660,11 @@ func (d *pbDec) transform(b []byte) (Transform, error) {
 }
 
 // pbFlat decodes a Flat*Array message: data = 1 (through elem), offsets = 2.
-func pbFlat[T any](d *pbDec, b []byte, a *FlatArray[T], elem func(d *pbDec, dst []T, f *pbField) ([]T, error)) error {
+func pbFlat[T any](d *pbDec, b []byte, pa **FlatArray[T], elem func(d *pbDec, dst []T, f *pbField) ([]T, error)) error {
+	if *pa == nil {
+		*pa = &FlatArray[T]{}
+	}
+	a := *pa
 	it := d.iter(b)
 	for it.next() {
 		f := &it.f
