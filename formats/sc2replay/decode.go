@@ -53,6 +53,9 @@ func openReplay(data []byte) (*replay, error) {
 	// s2prot skips the 4-byte user-data size that precedes the content.
 	buf := make([]byte, 4+len(ud))
 	copy(buf[4:], ud)
+	if err := checkVersioned(ud, 16, "replay header (versioned SHeader) in the user data", false); err != nil {
+		return nil, err
+	}
 	if err := guard(16, "replay header (versioned SHeader) in the user data", func() {
 		r.header = s2prot.DecodeHeader(buf)
 	}); err != nil {
@@ -148,6 +151,9 @@ func (r *replay) details() (s2prot.Struct, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkVersioned(b, off, "replay.details (versioned SDetails)", false); err != nil {
+		return nil, err
+	}
 	var s s2prot.Struct
 	if err := guard(off, "replay.details (versioned SDetails)", func() { s = r.proto.DecodeDetails(b) }); err != nil {
 		return nil, err
@@ -184,6 +190,11 @@ func (r *replay) events(name string) ([]s2prot.Event, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if name == fileTrackerEvents {
+		if err := checkVersioned(b, off, name, true); err != nil {
+			return nil, err
+		}
 	}
 	var evs []s2prot.Event
 	var derr error
