@@ -58,11 +58,10 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 	if err != nil {
 		return nil, err
 	}
-	pre := make([]byte, h.PreambleLen())
-	copy(pre, head)
-	if n, err := io.ReadFull(br, pre[HeaderSize:]); err != nil {
-		return nil, &formats.Error{Format: formatName, Offset: int64(HeaderSize + n),
-			What: fmt.Sprintf("expected %d bytes of metadata and index", len(pre)-HeaderSize), Err: err}
+	pre, err := readN(br, head, h.PreambleLen()-HeaderSize)
+	if err != nil {
+		return nil, &formats.Error{Format: formatName, Offset: int64(len(pre)),
+			What: fmt.Sprintf("expected %d bytes of metadata and index", h.PreambleLen()-HeaderSize), Err: err}
 	}
 	h, metaRaw, index, err := parsePreamble(pre, false)
 	if err != nil {
@@ -85,12 +84,8 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 			return nil, err
 		}
 		e := &index[i]
-		if cap(comp) < int(e.CompressedLen) {
-			comp = make([]byte, e.CompressedLen)
-		}
-		comp = comp[:e.CompressedLen]
-		if n, err := io.ReadFull(br, comp); err != nil {
-			return nil, &formats.Error{Format: formatName, Offset: e.Offset + int64(n),
+		if comp, err = readN(br, comp[:0], int64(e.CompressedLen)); err != nil {
+			return nil, &formats.Error{Format: formatName, Offset: e.Offset + int64(len(comp)),
 				What: fmt.Sprintf("chunk %d: expected %d bytes", i, e.CompressedLen), Err: err}
 		}
 		if raw, err = decompress(dec, comp, e, i, raw); err != nil {
@@ -129,6 +124,25 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 	}
 	col.finish(meta)
 	return meta, nil
+}
+
+// readN appends n bytes from r to buf. It grows buf as bytes arrive, so a
+// length field larger than the input costs no more memory than the input.
+func readN(r io.Reader, buf []byte, n int64) ([]byte, error) {
+	const step = 1 << 20
+	for n > 0 {
+		k := min(n, step)
+		if int64(cap(buf)-len(buf)) < k {
+			buf = append(buf, make([]byte, k)...)[:len(buf)]
+		}
+		m, err := io.ReadFull(r, buf[len(buf):len(buf)+int(k)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return buf, err
+		}
+		n -= k
+	}
+	return buf, nil
 }
 
 // newMetadata fills what the preamble says and returns a collector for the

@@ -54,7 +54,7 @@ const (
 const (
 	maxMetadataLen  = 16 << 20
 	maxIndexLen     = 64 << 20
-	maxChunkLen     = 64 << 20 // compressed or uncompressed bytes of one chunk
+	maxChunkLen     = 16 << 20 // compressed or uncompressed bytes of one chunk
 	maxEventsInTick = 32767
 )
 

@@ -272,6 +272,13 @@ func decompress(dec *zstd.Decoder, src []byte, e *IndexEntry, i int, dst []byte)
 	if int64(len(src)) != int64(e.CompressedLen) {
 		return dst, formats.Errorf(formatName, e.Offset, "chunk %d: expected %d compressed bytes, got %d", i, e.CompressedLen, len(src))
 	}
+	var fh zstd.Header
+	if err := fh.Decode(src); err != nil {
+		return dst, &formats.Error{Format: formatName, Offset: e.Offset, What: fmt.Sprintf("chunk %d: expected a zstd frame", i), Err: err}
+	}
+	if fh.HasFCS && fh.FrameContentSize != uint64(e.UncompressedLen) {
+		return dst, formats.Errorf(formatName, e.Offset, "chunk %d: zstd frame holds %d bytes, index says %d", i, fh.FrameContentSize, e.UncompressedLen)
+	}
 	if cap(dst) < int(e.UncompressedLen) {
 		dst = make([]byte, 0, e.UncompressedLen)
 	}

@@ -1,0 +1,100 @@
+// Fuzz targets for the two parsers: compacted files (Split, Reader, Frames,
+// Clip) and live recording directories (preamble + segment). Seeds are small
+// generated recordings; there is no public HCRP corpus to add at run time.
+
+package hcrp
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+func FuzzReader(f *testing.F) {
+	for _, cfg := range []SessionConfig{{Seed: 1, Ticks: 30, Players: 1}, {Seed: 2, Ticks: 150, Players: 2}} {
+		b, err := Generate(cfg, func(o *Options) { o.ChunkTicks = 40 })
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	if b, err := os.ReadFile("testdata/tiny.hcrp"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(fuzzReaderOne)
+}
+
+// fuzzReaderOne is FuzzReader's body.
+func fuzzReaderOne(t *testing.T, b []byte) {
+	{
+		rec, err := formatstest.TrySplit(Codec{}, b)
+		if err != nil {
+			return
+		}
+		rd, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatalf("split accepted what NewReader refuses: %v", err)
+		}
+		defer rd.Close()
+		rd.Events(ctx, 0, -1, func(int64, *Event) error { return nil })
+		if n := rd.Ticks(); n > 0 {
+			rd.Seek(ctx, n/2)
+			var clip bytes.Buffer
+			if err := (Codec{}).Clip(ctx, rec.Source(), n/2, -1, &clip); err == nil {
+				if _, err := formatstest.TrySplit(Codec{}, clip.Bytes()); err != nil {
+					t.Fatalf("clip does not split: %v", err)
+				}
+			}
+		}
+		Codec{}.Frames(ctx, rec.Source(), 0, -1, func(formats.Frame) error { return nil })
+	}
+}
+
+func FuzzSegmentSet(f *testing.F) {
+	root := f.TempDir()
+	s := NewSession(SessionConfig{Seed: 3, Ticks: 90, Players: 1})
+	o := s.Options()
+	o.ChunkTicks = 30
+	id := uuid.New()
+	r, err := Create(root, id, o)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := s.Run(r); err != nil {
+		f.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		f.Fatal(err)
+	}
+	dir := filepath.Join(root, id.String())
+	pre, _ := os.ReadFile(filepath.Join(dir, PreambleFile))
+	seg, _ := os.ReadFile(filepath.Join(dir, SegmentName(0)))
+	f.Add(pre, seg)
+	// One directory per worker, rewritten by every run (runs of a worker
+	// are sequential): a fresh t.TempDir per run costs more than the run.
+	work := filepath.Join(f.TempDir(), "set")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, pre, seg []byte) {
+		dir := work
+		os.WriteFile(filepath.Join(dir, PreambleFile), pre, 0o644)
+		os.WriteFile(filepath.Join(dir, SegmentName(0)), seg, 0o644)
+		IsSegmentSet(dir)
+		var rec formatstest.Recording
+		if _, err := (Codec{}).SplitSegmentSet(ctx, dir, &rec); err != nil {
+			return
+		}
+		rd, err := OpenDir(dir)
+		if err != nil {
+			t.Fatalf("split accepted what OpenDir refuses: %v", err)
+		}
+		defer rd.Close()
+		rd.Events(ctx, 0, -1, func(int64, *Event) error { return nil })
+	})
+}
