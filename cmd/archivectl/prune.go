@@ -1,0 +1,188 @@
+// archivectl prune: apply the retention policy in two phases (mark in the
+// catalog and the search index, then sweep chunks and give disk space back),
+// or say with --dry-run what that would do.
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/replayarchive/replay/archive"
+)
+
+func cmdPrune() *command {
+	return &command{
+		name: "prune", args: "[--dry-run] [--json] [--older-than DUR] [--max-bytes SIZE] [--include-flagged] [--format F]...",
+		summary: "apply retention: remove old recordings and give the disk space back",
+		help: `Applies the stored retention policy (see 'archivectl retention'), or the
+limits given here: --older-than and --max-bytes together replace the
+stored limits, --format replaces the stored formats. A held recording is
+never removed; a flagged one only with --include-flagged.
+
+First the recordings go from the catalog and the search index in one
+commit; then their chunks are deleted, shard files left empty are
+unlinked, sparse shards (live data under half the file) and a sparse
+catalog are rewritten by copy-and-rename. The bytes reported as returned
+are measured on disk before and after. --dry-run lists what would go and
+estimates the bytes that would come back, changing nothing.
+
+Killed at any point, running prune again finishes the job; 'check' is
+clean after that run.`,
+		flags: func(fs *flag.FlagSet, o *opts) {
+			fs.BoolVar(&o.dryRun, "dry-run", false, "list what would go, change nothing")
+			fs.BoolVar(&o.json, "json", false, "print JSON")
+			fs.StringVar(&o.olderThan, "older-than", "", "remove recordings older than `DUR` (e.g. 90d)")
+			fs.StringVar(&o.maxBytes, "max-bytes", "", "remove the oldest until the recordings in scope take at most `SIZE`")
+			fs.BoolVar(&o.includeFlagged, "include-flagged", false, "remove flagged recordings too")
+			fs.Var(&o.formats, "format", "only recordings of this `format` (repeatable)")
+		},
+		run: runPrune,
+	}
+}
+
+func runPrune(ctx context.Context, e *env, o *opts, args []string) error {
+	if len(args) > 0 {
+		return usagef("prune takes no arguments")
+	}
+	a, err := e.open()
+	if err != nil {
+		return err
+	}
+	pol, source, err := prunePolicy(a, o)
+	if err != nil {
+		return err
+	}
+	plan, err := a.Plan(ctx, pol, archive.PlanOptions{IncludeFlagged: o.includeFlagged})
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		if o.json {
+			return writeJSON(e, struct {
+				DryRun       bool       `json:"dry_run"`
+				PolicySource string     `json:"policy_source"`
+				Policy       policyJSON `json:"policy"`
+				*archive.Plan
+			}{true, source, policyToJSON(&pol), plan})
+		}
+		printPlan(e, plan, source)
+		return nil
+	}
+
+	rep, err := a.Prune(ctx, plan, archive.PruneOptions{
+		AfterMark:      func(ctx context.Context) error { return syncIndex(ctx, e) },
+		CompactCatalog: true, // nothing else uses the archive in this process
+	})
+	if err != nil {
+		if rep != nil && len(rep.Removed) > 0 {
+			return fmt.Errorf("%w (%d recordings were already removed from the catalog; run prune again to finish)", err, len(rep.Removed))
+		}
+		return err
+	}
+	if o.json {
+		return writeJSON(e, struct {
+			DryRun       bool       `json:"dry_run"`
+			PolicySource string     `json:"policy_source"`
+			Policy       policyJSON `json:"policy"`
+			KeptHeld     int        `json:"kept_held"`
+			KeptFlagged  int        `json:"kept_flagged"`
+			BudgetMet    bool       `json:"budget_met"`
+			*archive.PruneReport
+		}{false, source, policyToJSON(&pol), plan.KeptHeld, plan.KeptFlagged, plan.BudgetMet, rep})
+	}
+	printPruneReport(e, plan, rep, source)
+	return nil
+}
+
+// prunePolicy returns the policy prune applies and where it comes from.
+func prunePolicy(a *archive.Archive, o *opts) (archive.Policy, string, error) {
+	var pol archive.Policy
+	stored, err := a.Policy()
+	if err != nil {
+		return pol, "", err
+	}
+	source := "stored policy"
+	if stored != nil {
+		pol = *stored
+	}
+	if o.olderThan != "" || o.maxBytes != "" {
+		source = "command line"
+		if pol.MaxAge, err = parseAge(o.olderThan); err != nil {
+			return pol, "", usagef("--older-than: %v", err)
+		}
+		if pol.MaxBytes, err = parseSize(o.maxBytes); err != nil {
+			return pol, "", usagef("--max-bytes: %v", err)
+		}
+	}
+	if len(o.formats) > 0 {
+		pol.Formats = o.formats
+		if source == "stored policy" {
+			source = "stored limits, formats from the command line"
+		}
+	}
+	if pol.IsZero() {
+		return pol, "", usagef("no retention policy: set one with 'archivectl retention set', or give --older-than or --max-bytes")
+	}
+	return pol, source, nil
+}
+
+func printPlan(e *env, plan *archive.Plan, source string) {
+	fmt.Fprintf(e.stdout, "policy (%s): %s\n", source, describePolicy(&plan.Policy))
+	if len(plan.Remove) > 0 {
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tFORMAT\tSTART\tREASON\tSTORED")
+		for _, c := range plan.Remove {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Format, fmtTime(c.Start), c.Reason, humanBytes(c.StoredBytes))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(e.stdout, "would remove %d of %d recordings in scope, %s stored (%d bytes)\n",
+		len(plan.Remove), plan.ScopeRecordings, humanBytes(plan.StoredBytes), plan.StoredBytes)
+	fmt.Fprintf(e.stdout, "would give back about %s (%d bytes) to the file system: shard files unlinked or compacted; the catalog's share is not counted\n",
+		humanBytes(plan.EstimatedReturn), plan.EstimatedReturn)
+	printKept(e, plan, "would")
+}
+
+func printPruneReport(e *env, plan *archive.Plan, rep *archive.PruneReport, source string) {
+	fmt.Fprintf(e.stdout, "policy (%s): %s\n", source, describePolicy(&plan.Policy))
+	fmt.Fprintf(e.stdout, "removed %d recordings, %s stored (%d bytes)\n", len(rep.Removed), humanBytes(rep.StoredBytes), rep.StoredBytes)
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(e.stdout, "left %d planned recordings alone: held, flagged or deleted meanwhile\n", len(rep.Skipped))
+	}
+	if extra := rep.Swept - len(rep.Removed); extra > 0 {
+		fmt.Fprintf(e.stdout, "finished %d deletes left by an earlier, interrupted run\n", extra)
+	}
+	if len(rep.ShardsRemoved) > 0 {
+		fmt.Fprintf(e.stdout, "unlinked empty shards: %v\n", rep.ShardsRemoved)
+	}
+	if len(rep.ShardsCompacted) > 0 {
+		fmt.Fprintf(e.stdout, "compacted shards: %v\n", rep.ShardsCompacted)
+	}
+	if rep.CatalogCompacted {
+		fmt.Fprintln(e.stdout, "compacted the catalog")
+	}
+	fmt.Fprintf(e.stdout, "returned %s (%d bytes) to the file system: %s on disk before, %s after (%s)\n",
+		humanBytes(rep.BytesReturned), rep.BytesReturned, humanBytes(rep.DiskBefore), humanBytes(rep.DiskAfter),
+		rep.Elapsed.Round(time.Millisecond))
+	printKept(e, plan, "would")
+}
+
+// printKept says which recordings the policy would have removed but that
+// are pinned, and whether the byte budget can be met.
+func printKept(e *env, plan *archive.Plan, verb string) {
+	if plan.KeptHeld > 0 {
+		fmt.Fprintf(e.stdout, "kept %d held recording(s) that %s otherwise go\n", plan.KeptHeld, verb)
+	}
+	if plan.KeptFlagged > 0 {
+		fmt.Fprintf(e.stdout, "kept %d flagged recording(s) that %s otherwise go (--include-flagged removes them)\n", plan.KeptFlagged, verb)
+	}
+	if !plan.BudgetMet {
+		left := plan.ScopeBytes - plan.StoredBytes
+		fmt.Fprintf(e.stdout, "the budget of %s cannot be met: %s stay, held or flagged\n",
+			humanBytes(plan.Policy.MaxBytes), humanBytes(left))
+	}
+}
