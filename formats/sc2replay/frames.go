@@ -41,6 +41,7 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 		return fmt.Errorf("sc2replay: no s2protocol table for base build %d: events cannot be decoded", rep.baseBuild)
 	}
 	var streams [3][]s2prot.Event
+	var loops [3][]int64 // each event's loop, looked up once
 	var firstErr error
 	for i, name := range [3]string{fileGameEvents, fileMessageEvents, fileTrackerEvents} {
 		if err := ctx.Err(); err != nil {
@@ -51,6 +52,10 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 			firstErr = err
 		}
 		streams[i] = evs
+		loops[i] = make([]int64, len(evs))
+		for j := range evs {
+			loops[i][j] = evs[j].Loop()
+		}
 	}
 	// Merge the three loop-ordered streams.
 	var pos [3]int
@@ -58,7 +63,7 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 		best, bestLoop := -1, int64(math.MaxInt64)
 		for i := range streams {
 			if pos[i] < len(streams[i]) {
-				if l := streams[i][pos[i]].Loop(); l < bestLoop {
+				if l := loops[i][pos[i]]; l < bestLoop {
 					best, bestLoop = i, l
 				}
 			}

@@ -242,16 +242,13 @@ func BenchmarkMetadataRatio(b *testing.B) {
 	files, total := benchFiles(b)
 	ctx := context.Background()
 	c := New()
-	var ours, theirs time.Duration
-	b.SetBytes(total)
-	for b.Loop() {
-		t0 := time.Now()
+	ratio(b, total, func() {
 		for _, data := range files {
 			if _, err := c.Split(ctx, bytes.NewReader(data), discard{}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		t1 := time.Now()
+	}, func() {
 		for _, data := range files {
 			r, err := rep.NewEvts(bytes.NewReader(data), false, false, false)
 			if err != nil {
@@ -259,10 +256,50 @@ func BenchmarkMetadataRatio(b *testing.B) {
 			}
 			r.Close()
 		}
-		ours += t1.Sub(t0)
-		theirs += time.Since(t1)
+	})
+}
+
+// BenchmarkEventsRatio is BenchmarkEvents with both sides alternating, as
+// in BenchmarkMetadataRatio.
+func BenchmarkEventsRatio(b *testing.B) {
+	files, total := benchFiles(b)
+	ctx := context.Background()
+	c := New()
+	var srcs []formats.Source
+	for _, data := range files {
+		srcs = append(srcs, formatstest.Split(b, c, data).Source())
 	}
-	b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "ours-ns/op")
-	b.ReportMetric(float64(theirs.Nanoseconds())/float64(b.N), "rep-ns/op")
-	b.ReportMetric(float64(theirs)/float64(ours), "rep/ours")
+	ratio(b, total, func() {
+		for _, src := range srcs {
+			if err := c.Frames(ctx, src, 0, -1, func(formats.Frame) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}, func() {
+		for _, data := range files {
+			r, err := rep.NewEvts(bytes.NewReader(data), true, true, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Close()
+		}
+	})
+}
+
+// ratio runs ours then theirs in every iteration and reports both times and
+// theirs/ours.
+func ratio(b *testing.B, bytes int64, ours, theirs func()) {
+	var tOurs, tTheirs time.Duration
+	b.SetBytes(bytes)
+	for b.Loop() {
+		t0 := time.Now()
+		ours()
+		t1 := time.Now()
+		theirs()
+		tOurs += t1.Sub(t0)
+		tTheirs += time.Since(t1)
+	}
+	b.ReportMetric(float64(tOurs.Nanoseconds())/float64(b.N), "ours-ns/op")
+	b.ReportMetric(float64(tTheirs.Nanoseconds())/float64(b.N), "rep-ns/op")
+	b.ReportMetric(float64(tTheirs)/float64(tOurs), "rep/ours")
 }
