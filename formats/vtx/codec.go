@@ -84,13 +84,11 @@ func (c Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*forma
 	if col.max <= 0 {
 		col.max = DefaultMaxPlayers
 	}
+	s.light = &lightScan{col: &col}
 	trailer, err := s.scan(ctx, func(sc *scanned) error {
-		for i := range sc.chunk.Frames {
-			col.frame(&sc.chunk.Frames[i])
-		}
 		ch := formats.Chunk{
 			StartTick:     sc.start,
-			Ticks:         int64(len(sc.chunk.Frames)),
+			Ticks:         int64(sc.frames),
 			Time:          frameTime(early, sc.start),
 			Precompressed: IsZstd(sc.piece[4:]),
 		}
@@ -168,34 +166,28 @@ type collector struct {
 	dropped int
 }
 
-func (c *collector) frame(f *Frame) {
-	for bi := range f.Buckets {
-		bk := &f.Buckets[bi]
-		for i := range bk.Entities {
-			if i >= len(bk.UniqueIDs) || bk.UniqueIDs[i] == "" {
-				continue
-			}
-			id := bk.UniqueIDs[i]
-			if _, ok := c.seen[id]; ok {
-				continue
-			}
-			if len(c.players) >= c.max {
-				c.dropped++
-				if c.dropped > c.max {
-					return // stop looking; the count is only a lower bound now
-				}
-				continue
-			}
-			c.seen[id] = struct{}{}
-			e := &bk.Entities[i]
-			st := c.schema.Struct(e.TypeID)
-			name := st.DisplayName(e)
-			if name == "" {
-				name = id
-			}
-			c.players = append(c.players, formats.Player{Name: name, ID: id, Team: c.schema.TypeName(e.TypeID)})
-		}
+// known reports whether the entity id has been listed (or the list is
+// full, which counts the id as dropped).
+func (c *collector) known(id []byte) bool {
+	if _, ok := c.seen[string(id)]; ok {
+		return true
 	}
+	if len(c.players) >= c.max {
+		c.dropped++
+		return true
+	}
+	return false
+}
+
+// add lists a new entity.
+func (c *collector) add(id []byte, typeID int32, name []byte) {
+	sid := string(id)
+	c.seen[sid] = struct{}{}
+	p := formats.Player{Name: string(name), ID: sid, Team: c.schema.TypeName(typeID)}
+	if p.Name == "" {
+		p.Name = sid
+	}
+	c.players = append(c.players, p)
 }
 
 // fillMeta fills meta from what the scanner and collector found.

@@ -132,7 +132,8 @@ func (d *Decoder) ParseTrailerPiece(b Backend, piece []byte, base int64) (*Foote
 type scanned struct {
 	offset int64  // of the u32 size
 	piece  []byte // u32 size + blob; valid until the callback returns
-	chunk  *Chunk
+	chunk  *Chunk // nil in light mode
+	frames int
 	start  int64 // first frame
 }
 
@@ -148,6 +149,27 @@ type scanner struct {
 	frames  int64
 	chunks  []IndexEntry // as walked
 	buf     bytes.Buffer
+	// light, when set, replaces the full chunk decode by a light scan that
+	// only counts frames and collects entities.
+	light *lightScan
+}
+
+// readChunk decodes (or light-scans) a chunk blob and returns its frame
+// count.
+func (s *scanner) readChunk(blob []byte) (*Chunk, int, error) {
+	if s.light == nil {
+		c, err := s.dec.DecodeChunk(s.backend, blob)
+		if err != nil {
+			return nil, 0, err
+		}
+		return c, len(c.Frames), nil
+	}
+	raw, err := s.dec.Unpack(blob)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := s.light.chunk(s.backend, raw)
+	return nil, n, err
 }
 
 // readN reads exactly n bytes into s.buf (reset first), growing it only as
@@ -269,8 +291,8 @@ func (s *scanner) scan(ctx context.Context, chunk func(*scanned) error) ([]byte,
 			}
 			return t, nil
 		}
-		c, cerr := s.dec.DecodeChunk(s.backend, s.buf.Bytes())
-		if cerr == nil && len(c.Frames) == 0 {
+		c, nf, cerr := s.readChunk(s.buf.Bytes())
+		if cerr == nil && nf == 0 {
 			cerr = errors.New("chunk holds no frames")
 		}
 		if cerr != nil {
@@ -289,12 +311,12 @@ func (s *scanner) scan(ctx context.Context, chunk func(*scanned) error) ([]byte,
 		}
 		piece := s.buf.Bytes()
 		piece = append(sz[:], piece...) // one copy per chunk
-		sc := &scanned{offset: at, piece: piece, chunk: c, start: s.frames}
+		sc := &scanned{offset: at, piece: piece, chunk: c, frames: nf, start: s.frames}
 		s.chunks = append(s.chunks, IndexEntry{
 			ChunkIndex: int32(len(s.chunks)), StartFrame: int32(s.frames),
-			EndFrame: int32(s.frames + int64(len(c.Frames)) - 1), FileOffset: uint64(at), Size: uint32(size + 4),
+			EndFrame: int32(s.frames + int64(nf) - 1), FileOffset: uint64(at), Size: uint32(size + 4),
 		})
-		s.frames += int64(len(c.Frames))
+		s.frames += int64(nf)
 		if err := chunk(sc); err != nil {
 			return nil, err
 		}

@@ -518,38 +518,72 @@ func (d *fbDec) container(pos int) (PropertyContainer, error) {
 	if p.TypeID, err = d.i32(t, 0); err != nil {
 		return p, err
 	}
-	steps := []func() error{
-		func() (err error) { p.Bools, err = fbScalars(d, t, 1, 1, getBool); return },
-		func() (err error) { p.Int32s, err = fbScalars(d, t, 2, 4, getI32); return },
-		func() (err error) { p.Int64s, err = fbScalars(d, t, 3, 8, getI64); return },
-		func() (err error) { p.Floats, err = fbScalars(d, t, 4, 4, getF32); return },
-		func() (err error) { p.Doubles, err = fbScalars(d, t, 5, 8, getF64); return },
-		func() (err error) { p.Strings, err = fbOffsets(d, t, 6, getString); return },
-		func() (err error) { p.Transforms, err = fbScalars(d, t, 7, sizeTransform, getTransform); return },
-		func() (err error) { p.Vectors, err = fbScalars(d, t, 8, sizeVector, getVector); return },
-		func() (err error) { p.Quats, err = fbScalars(d, t, 9, sizeQuat, getQuat); return },
-		func() (err error) { p.Ranges, err = fbScalars(d, t, 10, sizeRange, getRange); return },
-		func() error { return fbFlat(d, t, 11, &p.ByteArrays, bytesData) },
-		func() error { return fbFlat(d, t, 12, &p.Int32Arrays, scalarData(4, getI32)) },
-		func() error { return fbFlat(d, t, 13, &p.Int64Arrays, scalarData(8, getI64)) },
-		func() error { return fbFlat(d, t, 14, &p.FloatArrays, scalarData(4, getF32)) },
-		func() error { return fbFlat(d, t, 15, &p.DoubleArrays, scalarData(8, getF64)) },
-		func() error { return fbFlat(d, t, 16, &p.VectorArrays, scalarData(sizeVector, getVector)) },
-		func() error { return fbFlat(d, t, 17, &p.QuatArrays, scalarData(sizeQuat, getQuat)) },
-		func() error { return fbFlat(d, t, 18, &p.TransformArrays, scalarData(sizeTransform, getTransform)) },
-		func() error { return fbFlat(d, t, 19, &p.RangeArrays, scalarData(sizeRange, getRange)) },
-		func() error { return fbFlat(d, t, 20, &p.BoolArrays, scalarData(1, getBool)) },
-		func() error { return fbFlat(d, t, 21, &p.StringArrays, offsetData(getString)) },
-		func() (err error) { p.Structs, err = fbOffsets(d, t, 22, (*fbDec).container); return },
-		func() error { return fbFlat(d, t, 23, &p.StructArrays, offsetData((*fbDec).container)) },
-		func() (err error) { p.Maps, err = fbOffsets(d, t, 24, (*fbDec).mapContainer); return },
-		func() error { return fbFlat(d, t, 25, &p.MapArrays, offsetData((*fbDec).mapContainer)) },
-		func() (err error) { p.ContentHash, err = d.i64(t, 26); return },
+	if p.Bools, err = fbScalars(d, t, 1, 1, getBool); err != nil {
+		return p, err
 	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return p, err
+	if p.Int32s, err = fbScalars(d, t, 2, 4, getI32); err != nil {
+		return p, err
+	}
+	if p.Int64s, err = fbScalars(d, t, 3, 8, getI64); err != nil {
+		return p, err
+	}
+	if p.Floats, err = fbScalars(d, t, 4, 4, getF32); err != nil {
+		return p, err
+	}
+	if p.Doubles, err = fbScalars(d, t, 5, 8, getF64); err != nil {
+		return p, err
+	}
+	if p.Strings, err = fbOffsets(d, t, 6, getString); err != nil {
+		return p, err
+	}
+	if p.Transforms, err = fbScalars(d, t, 7, sizeTransform, getTransform); err != nil {
+		return p, err
+	}
+	if p.Vectors, err = fbScalars(d, t, 8, sizeVector, getVector); err != nil {
+		return p, err
+	}
+	if p.Quats, err = fbScalars(d, t, 9, sizeQuat, getQuat); err != nil {
+		return p, err
+	}
+	if p.Ranges, err = fbScalars(d, t, 10, sizeRange, getRange); err != nil {
+		return p, err
+	}
+	if p.Structs, err = fbOffsets(d, t, 22, (*fbDec).container); err != nil {
+		return p, err
+	}
+	if p.Maps, err = fbOffsets(d, t, 24, (*fbDec).mapContainer); err != nil {
+		return p, err
+	}
+	if p.ContentHash, err = d.i64(t, 26); err != nil {
+		return p, err
+	}
+	if t.vtLen <= 4+2*11 {
+		return p, nil // no array slots in this vtable
+	}
+	return p, d.arrays(t, &p)
+}
+
+// arrays decodes the Flat*Array slots (11-21, 23, 25) of a container.
+func (d *fbDec) arrays(t fbTable, p *PropertyContainer) error {
+	errs := [...]error{
+		fbFlat(d, t, 11, &p.ByteArrays, bytesData),
+		fbFlat(d, t, 12, &p.Int32Arrays, scalarData(4, getI32)),
+		fbFlat(d, t, 13, &p.Int64Arrays, scalarData(8, getI64)),
+		fbFlat(d, t, 14, &p.FloatArrays, scalarData(4, getF32)),
+		fbFlat(d, t, 15, &p.DoubleArrays, scalarData(8, getF64)),
+		fbFlat(d, t, 16, &p.VectorArrays, scalarData(sizeVector, getVector)),
+		fbFlat(d, t, 17, &p.QuatArrays, scalarData(sizeQuat, getQuat)),
+		fbFlat(d, t, 18, &p.TransformArrays, scalarData(sizeTransform, getTransform)),
+		fbFlat(d, t, 19, &p.RangeArrays, scalarData(sizeRange, getRange)),
+		fbFlat(d, t, 20, &p.BoolArrays, scalarData(1, getBool)),
+		fbFlat(d, t, 21, &p.StringArrays, offsetData(getString)),
+		fbFlat(d, t, 23, &p.StructArrays, offsetData((*fbDec).container)),
+		fbFlat(d, t, 25, &p.MapArrays, offsetData((*fbDec).mapContainer)),
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }

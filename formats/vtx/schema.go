@@ -263,6 +263,14 @@ func (st *Struct) DisplayName(p *PropertyContainer) string {
 	return p.Strings[st.nameField]
 }
 
+// nameSlot returns the Strings index of the struct's "Name" field, or -1.
+func (st *Struct) nameSlot() int {
+	if st == nil {
+		return -1
+	}
+	return st.nameField
+}
+
 // BucketName returns the schema's name of bucket i, or "".
 func (s *Schema) BucketName(i int) string {
 	if i < len(s.Buckets) {
