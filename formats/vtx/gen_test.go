@@ -175,6 +175,38 @@ func TestWriterRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCompressionRule checks the SDK's rule: blobs under 512 bytes stay
+// raw, larger ones are zstd frames that declare their content size.
+func TestCompressionRule(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Protobuf, &Header{ReplayUUID: "tiny"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := Frame{Buckets: []Bucket{{UniqueIDs: []string{"a"}, Entities: []PropertyContainer{{Int32s: []int32{1}}}}}}
+	if err := w.WriteFrame(&small, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec := formatstest.Split(t, Codec{}, buf.Bytes())
+	tr := rec.TrailerData
+	for i, blob := range [][]byte{rec.HeaderData[8:], rec.ChunkBytes[0][4:], tr[:len(tr)-8]} {
+		if IsZstd(blob) || len(blob) >= MinCompressSize {
+			t.Errorf("blob %d: %d bytes, zstd %v", i, len(blob), IsZstd(blob))
+		}
+	}
+	data, _ := genFile(t, FlatBuffers, 30, &WriterOptions{ChunkFrames: 10})
+	rec = formatstest.Split(t, Codec{}, data)
+	for i, c := range rec.ChunkBytes {
+		var h zstd.Header
+		if err := h.Decode(c[4:]); err != nil || !h.HasFCS || h.FrameContentSize == 0 {
+			t.Errorf("chunk %d: zstd header %+v: %v", i, h, err)
+		}
+	}
+}
+
 func TestFrameJSONNames(t *testing.T) {
 	s, err := ParseSchema(testSchema)
 	if err != nil {
