@@ -419,7 +419,7 @@ func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w 
 		if to >= 0 && to-ch.StartTick+1 < keep {
 			keep = to - ch.StartTick + 1
 		}
-		piece, err := cutChunk(h, native, int(keep), ch.Offset, i)
+		piece, err := cutChunk(h, native, int(keep), ch.Offset, i, c.Options.maxPayload())
 		if err != nil {
 			return err
 		}
@@ -450,8 +450,8 @@ func appendU32(b []byte, v uint32) []byte {
 // cutChunk returns the stored chunk holding only its first keep frames:
 // the original bytes when nothing is cut and the chunk is whole, otherwise
 // the cut payload, recompressed.
-func cutChunk(h *FileHeader, native []byte, keep int, off int64, ci int) ([]byte, error) {
-	payload, zerr := decompressChunk(native, h.Compression, maxChunkPayload)
+func cutChunk(h *FileHeader, native []byte, keep int, off int64, ci int, limit int64) ([]byte, error) {
+	payload, zerr := decompressChunk(native, h.Compression, limit)
 	if zerr != nil && !errors.Is(zerr, io.ErrUnexpectedEOF) {
 		return nil, &formats.Error{Format: formatName, Offset: off, What: fmt.Sprintf("chunk %d", ci), Err: zerr}
 	}

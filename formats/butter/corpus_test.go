@@ -83,12 +83,24 @@ func readZst(t testing.TB, path string) []byte {
 	return b
 }
 
+var (
+	inputMu    sync.Mutex
+	inputCache = map[string][]*Frame{}
+)
+
+// inputFrames returns an input set's frames (parsed once; do not modify).
 func inputFrames(t testing.TB, set string) []*Frame {
 	b := readZst(t, filepath.Join(corpusDir(t), "reference", "input", set+".echoreplay.zst"))
+	inputMu.Lock()
+	defer inputMu.Unlock()
+	if fs, ok := inputCache[set]; ok {
+		return fs
+	}
 	fs, err := ReadEchoReplay(b)
 	if err != nil {
 		t.Fatal(err)
 	}
+	inputCache[set] = fs
 	return fs
 }
 

@@ -23,6 +23,16 @@ type DecodeOptions struct {
 	// stat deltas are signed, and bones are diffed against the previous
 	// frame across chunk boundaries, as the writer encoded them.
 	Reference bool
+	// MaxChunkPayload bounds the decompressed size of one chunk (0 means
+	// 64 MiB; the reference writer's chunks are well under 1 MiB).
+	MaxChunkPayload int64
+}
+
+func (o DecodeOptions) maxPayload() int64 {
+	if o.MaxChunkPayload > 0 {
+		return o.MaxChunkPayload
+	}
+	return maxChunkPayload
 }
 
 // invalidName is what the reference reader shows for player index 0.
@@ -48,9 +58,9 @@ type decoder struct {
 
 // stored are the position deltas (or absolute values) a frame stored.
 type stored struct {
-	poses      map[int64]*[4]vec3
-	vr         *vec3
-	disc       *[2]vec3
+	poses map[int64]*[4]vec3
+	vr    *vec3
+	disc  *[2]vec3
 }
 
 func (s *stored) reset() {

@@ -367,4 +367,3 @@ func (p *peekReader) Read(b []byte) (int, error) {
 	}
 	return p.r.Read(b)
 }
-

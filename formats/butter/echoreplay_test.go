@@ -229,7 +229,10 @@ func sameStatsApprox(a, b *Stats) bool {
 func TestEchoReplayButterRoundTrip(t *testing.T) {
 	for _, set := range []string{"example_2021-11-20", "milk_2020-09-07", "synthetic_bones", "synthetic_bones_join"} {
 		t.Run(set, func(t *testing.T) {
-			in := inputFrames(t, set)
+			in, err := ReadEchoReplay(inputText(t, set, 400))
+			if err != nil {
+				t.Fatal(err)
+			}
 			w, _ := NewWriter(WriterOptions{KeyframeInterval: 30, Compression: CompressGzip})
 			for _, f := range in {
 				if err := w.Add(f); err != nil {

@@ -292,7 +292,11 @@ func decompressChunk(b []byte, c Compression, limit int64) ([]byte, error) {
 		if int64(len(out)) > limit {
 			return nil, fmt.Errorf("chunk decompresses to more than %d bytes", limit)
 		}
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		switch {
+		case errors.Is(err, zstd.ErrDecoderSizeExceeded), errors.Is(err, zstd.ErrWindowSizeExceeded):
+			return nil, fmt.Errorf("chunk decompresses to more than %d bytes: %w", limit, err)
+		case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+			// a zstd stream cut short shows up as one of several errors
 			err = fmt.Errorf("%w: %v", io.ErrUnexpectedEOF, err)
 		}
 		return out, err

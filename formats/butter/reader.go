@@ -90,7 +90,7 @@ func ReadFrames(ctx context.Context, b []byte, opts DecodeOptions, emit func(i i
 // offset off. A chunk whose stored bytes end early decodes its whole
 // frames and returns an error wrapping io.ErrUnexpectedEOF.
 func decodeChunk(d *decoder, stored []byte, off int64, ci int, comp Compression, emit func(*Frame) error) (int, error) {
-	payload, zerr := decompressChunk(stored, comp, maxChunkPayload)
+	payload, zerr := decompressChunk(stored, comp, d.opts.maxPayload())
 	if zerr != nil && !errors.Is(zerr, io.ErrUnexpectedEOF) {
 		return 0, &formats.Error{Format: formatName, Offset: off, What: fmt.Sprintf("chunk %d: expected %s data", ci, comp), Err: zerr}
 	}
