@@ -29,8 +29,12 @@ import (
 type DirInput interface {
 	// IsDirInput reports whether dir is one recording of this format.
 	IsDirInput(dir string) bool
-	// OpenDir returns the recording's native byte stream.
+	// OpenDir returns the byte stream the directory stands for (what
+	// SplitDir hands to its Writer), for the sha256 pass.
 	OpenDir(dir string) (io.ReadCloser, error)
+	// SplitDir is Split for a directory: it may set Metadata.ID and
+	// Metadata.Growing so that a grown directory replaces its recording.
+	SplitDir(ctx context.Context, dir string, w formats.Writer) (*formats.Metadata, error)
 }
 
 // Outcomes reported per input.
@@ -223,13 +227,18 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 		return res, nil
 	}
 
-	rc, err = open()
-	if err != nil {
-		return fail(err)
-	}
-	defer rc.Close()
 	pending := p.Archive.NewPending(in.codec.Name(), in.path)
-	meta, err := split(ctx, in.codec, rc, pending)
+	var meta *formats.Metadata
+	if in.dir != nil {
+		meta, err = safely(in.codec.Name(), func() (*formats.Metadata, error) { return in.dir.SplitDir(ctx, in.path, pending) })
+	} else {
+		rc, err = open()
+		if err != nil {
+			return fail(err)
+		}
+		defer rc.Close()
+		meta, err = safely(in.codec.Name(), func() (*formats.Metadata, error) { return in.codec.Split(ctx, rc, pending) })
+	}
 	if err == nil {
 		_, err = pending.Finish(meta)
 	}
@@ -244,15 +253,15 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 	return res, pending
 }
 
-// split runs codec.Split, turning a codec panic into an error: a bug in one
+// safely runs a codec's split, turning a panic into an error: a bug in one
 // codec must not take down a bulk import.
-func split(ctx context.Context, codec formats.Codec, r io.Reader, w formats.Writer) (meta *formats.Metadata, err error) {
+func safely(name string, split func() (*formats.Metadata, error)) (meta *formats.Metadata, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			meta, err = nil, fmt.Errorf("%s codec panicked: %v", codec.Name(), p)
+			meta, err = nil, fmt.Errorf("%s codec panicked: %v", name, p)
 		}
 	}()
-	return codec.Split(ctx, r, w)
+	return split()
 }
 
 // expand walks paths into inputs with a detected codec, reporting what

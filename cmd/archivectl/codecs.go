@@ -5,6 +5,9 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/butter"
 	"github.com/replayarchive/replay/formats/hcrp"
@@ -19,7 +22,7 @@ func codecs() []formats.Codec {
 		teehistorian.New(),
 		sc2replay.New(),
 		vtx.Codec{},
-		hcrp.Codec{},
+		hcrpCodec{},
 		butter.New(),
 		butter.NewEchoReplay(),
 	}
@@ -33,4 +36,16 @@ func codecByName(name string) formats.Codec {
 		}
 	}
 	return nil
+}
+
+// hcrpCodec adds live segment-set directories to the HCRP codec, for
+// ingest.DirInput.
+type hcrpCodec struct{ hcrp.Codec }
+
+func (hcrpCodec) IsDirInput(dir string) bool { return hcrp.IsSegmentSet(dir) }
+
+func (hcrpCodec) OpenDir(dir string) (io.ReadCloser, error) { return hcrp.OpenSegmentSet(dir) }
+
+func (c hcrpCodec) SplitDir(ctx context.Context, dir string, w formats.Writer) (*formats.Metadata, error) {
+	return c.Codec.SplitSegmentSet(ctx, dir, w)
 }
