@@ -71,6 +71,7 @@ func buildIndex(tb testing.TB, dir string, c genConfig) (docs int, took time.Dur
 	}
 	took = time.Since(start) - genTime
 	if os.Getenv("REPLAY_BENCH_COMPACT") == "1" {
+		tb.Logf("built %d docs in %v (%.0f docs/s), %d B/doc before compaction", docs, took, float64(docs)/took.Seconds(), dirSize(tb, dir)/int64(docs))
 		t0 := time.Now()
 		if err := ix.Compact(ctx); err != nil {
 			tb.Fatal(err)

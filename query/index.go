@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -96,6 +97,12 @@ const (
 // change-log sequence number.
 var seqKey = []byte("replay.seq")
 
+// spanKey is the internal key under which Apply keeps the earliest and the
+// latest start time it has indexed (two big-endian int64 unix nanos). Deletes
+// do not shrink it: it is a hint that lets Search look at recent recordings
+// first.
+var spanKey = []byte("replay.span")
+
 // textAnalyzerName names textAnalyzer in the index mapping.
 const textAnalyzerName = "replaytext"
 
@@ -123,6 +130,7 @@ type Options struct {
 // Index is a search index of recordings. It is safe for concurrent use.
 // bleve locks the directory: one process at a time.
 type Index struct {
+	mu        sync.Mutex // serialises Apply
 	bi        bleve.Index
 	text      analysis.Analyzer
 	gap       analysis.Analyzer
@@ -268,11 +276,38 @@ func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, del
 		}
 		ids = append(ids, id)
 	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	old, err := ix.docIDsOf(ctx, ids)
 	if err != nil {
 		return err
 	}
+	lo, hi, ok, err := ix.span()
+	if err != nil {
+		return err
+	}
+	grown := false
+	for i := range puts {
+		st := puts[i].Start
+		if st.IsZero() {
+			continue
+		}
+		ns := st.UnixNano()
+		if !ok || ns < lo {
+			lo, grown = ns, true
+		}
+		if !ok || ns > hi {
+			hi, grown = ns, true
+		}
+		ok = true
+	}
 	b := ix.bi.NewBatch()
+	if grown {
+		var sp [16]byte
+		binary.BigEndian.PutUint64(sp[:8], uint64(lo))
+		binary.BigEndian.PutUint64(sp[8:], uint64(hi))
+		b.SetInternal(spanKey, sp[:])
+	}
 	for _, id := range old {
 		b.Delete(id)
 	}
@@ -291,6 +326,19 @@ func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, del
 		return fmt.Errorf("query: apply seq %d: %w", seq, err)
 	}
 	return nil
+}
+
+// span returns the start-time hint kept by Apply; ok is false when no
+// recording with a start time was indexed yet.
+func (ix *Index) span() (lo, hi int64, ok bool, err error) {
+	v, err := ix.bi.GetInternal(spanKey)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("query: read span: %w", err)
+	}
+	if len(v) != 16 {
+		return 0, 0, false, nil
+	}
+	return int64(binary.BigEndian.Uint64(v[:8])), int64(binary.BigEndian.Uint64(v[8:])), true, nil
 }
 
 func checkID(id string) error {
