@@ -1,0 +1,151 @@
+// Benchmarks: recorder throughput (events/s), seek latency (p50/p99 over
+// random ticks of a 30-minute recording) and Split throughput.
+
+package hcrp
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+// BenchmarkWriter records ticks of 16 moving players (a delta move each,
+// plus a state change or swing every few ticks) into a ring recorder, so
+// memory stays bounded; chunk compression is included.
+func BenchmarkWriter(b *testing.B) {
+	const players = 16
+	r, err := NewRing(Options{WorldID: genWorld, Snapshot: func(r *Recorder, tick int64) error {
+		for i := range players {
+			if err := r.Add(&Event{Type: SpawnEntity, Entity: int32(i), EntityType: 149, Pos: Pos{X: float64(i), Y: 64}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}, time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	var e Event
+	events := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := r.StartTick(); err != nil {
+			b.Fatal(err)
+		}
+		for p := range int32(players) {
+			e = Event{Type: DeltaMove, Entity: p, Pos: Pos{X: 0.2 + rng.Float64()*0.1, Y: rng.Float64() * 0.05, Z: rng.Float64()*0.2 - 0.1,
+				Yaw: rng.Float32() * 360, Pitch: rng.Float32()*20 - 10}, Velocity: Vec3{X: 0.2, Y: -0.08}}
+			if err := r.Add(&e); err != nil {
+				b.Fatal(err)
+			}
+			events++
+			if rng.IntN(8) == 0 {
+				e = Event{Type: EntityState, Entity: p, State: StateSprinting}
+				if err := r.Add(&e); err != nil {
+					b.Fatal(err)
+				}
+				events++
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/tick")
+}
+
+// seekFile is a 30-minute, 5-player generated recording, shared by the
+// seek benchmarks.
+func seekFile(b *testing.B) []byte {
+	b.Helper()
+	data, err := Generate(SessionConfig{Seed: 42, Ticks: 30 * 60 * TickRate, Players: 5}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkSeek measures Reader.Seek to random ticks: read the snapshot
+// chunk, decompress it and replay its events up to the tick.
+func BenchmarkSeek(b *testing.B) {
+	data := seekFile(b)
+	rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rd.Close()
+	rng := rand.New(rand.NewPCG(7, 7))
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tick := rng.Int64N(rd.Ticks())
+		t0 := time.Now()
+		if _, err := rd.Seek(ctx, tick); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+// BenchmarkSeekFrames measures the archive path: Codec.Frames of one tick
+// at a random position through a formats.Source (state frame included).
+func BenchmarkSeekFrames(b *testing.B) {
+	data := seekFile(b)
+	rec := &formatstest.Recording{}
+	if _, err := (Codec{}).Split(ctx, bytes.NewReader(data), rec); err != nil {
+		b.Fatal(err)
+	}
+	src := rec.Source()
+	rng := rand.New(rand.NewPCG(8, 8))
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tick := rng.Int64N(int64(30 * 60 * TickRate))
+		t0 := time.Now()
+		if err := (Codec{}).Frames(ctx, src, tick, tick, func(formats.Frame) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+func reportLatency(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return
+	}
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkSplit measures ingest: Split of the 30-minute recording
+// (preamble and chunk pieces, decompressing every chunk for metadata).
+func BenchmarkSplit(b *testing.B) {
+	data := seekFile(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := (Codec{}).Split(ctx, bytes.NewReader(data), discardWriter{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type discardWriter struct{}
+
+func (discardWriter) Header([]byte) error               { return nil }
+func (discardWriter) Chunk(formats.Chunk, []byte) error { return nil }
+func (discardWriter) Trailer([]byte) error              { return nil }
+
