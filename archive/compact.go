@@ -155,8 +155,7 @@ func (a *Archive) shardSpace(name string, db *bolt.DB) (ShardSpace, error) {
 			k, _ := b.Cursor().First()
 			sp.Empty = k == nil
 		}
-		st := db.Stats()
-		sp.LiveBytes = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(db.Info().PageSize)
+		sp.LiveBytes = liveBytes(db, tx)
 		return nil
 	})
 	if err != nil {
@@ -277,17 +276,7 @@ func (a *Archive) copyBolt(src *bolt.DB, path string) error {
 // from other goroutines meanwhile. It returns the catalog's space before.
 func (a *Archive) compactCatalog() (ShardSpace, bool, error) {
 	path := filepath.Join(a.dir, "catalog.db")
-	sp := ShardSpace{Name: "catalog"}
-	info, err := os.Stat(path)
-	if err != nil {
-		return sp, false, fmt.Errorf("archive: %w", err)
-	}
-	sp.FileBytes, sp.DiskBytes = info.Size(), diskBytes(info)
-	err = a.catalog.View(func(tx *bolt.Tx) error {
-		st := a.catalog.Stats()
-		sp.LiveBytes = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(a.catalog.Info().PageSize)
-		return nil
-	})
+	sp, err := a.catalogSpace()
 	if err != nil || !sp.sparse() {
 		return sp, false, err
 	}
@@ -311,6 +300,27 @@ func (a *Archive) compactCatalog() (ShardSpace, bool, error) {
 	old := a.catalog
 	a.catalog = db
 	return sp, true, old.Close()
+}
+
+// catalogSpace measures catalog.db as shardSpace measures a shard.
+func (a *Archive) catalogSpace() (ShardSpace, error) {
+	sp := ShardSpace{Name: "catalog"}
+	info, err := os.Stat(filepath.Join(a.dir, "catalog.db"))
+	if err != nil {
+		return sp, fmt.Errorf("archive: %w", err)
+	}
+	sp.FileBytes, sp.DiskBytes = info.Size(), diskBytes(info)
+	err = a.catalog.View(func(tx *bolt.Tx) error {
+		sp.LiveBytes = liveBytes(a.catalog, tx)
+		return nil
+	})
+	return sp, err
+}
+
+// liveBytes is the size of the pages in use in db as tx sees it.
+func liveBytes(db *bolt.DB, tx *bolt.Tx) int64 {
+	st := db.Stats()
+	return tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(db.Info().PageSize)
 }
 
 // syncShardDir makes renames and unlinks in shards/ durable.

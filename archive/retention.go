@@ -134,10 +134,11 @@ type Plan struct {
 	BudgetMet bool `json:"budget_met"`
 	// EstimatedReturn is about how many bytes the prune gives back to the
 	// file system: whole shard files that empty out (or are already
-	// empty), and what compacting the shards left sparse wins. The
-	// catalog's share (headers, events, manifests) stays in catalog.db,
-	// which bbolt does not shrink; new recordings reuse that space.
+	// empty), and what compacting the shards left sparse wins.
 	EstimatedReturn int64 `json:"estimated_return_bytes"`
+	// EstimatedCatalogReturn is about how many more bytes compacting the
+	// catalog gives back (Prune with CompactCatalog, as archivectl does).
+	EstimatedCatalogReturn int64 `json:"estimated_catalog_return_bytes"`
 }
 
 // recAge is the instant Manifest.Age measures from.
@@ -159,26 +160,27 @@ func (a *Archive) Plan(ctx context.Context, p Policy, opts PlanOptions) (*Plan, 
 	}
 	plan := &Plan{Policy: p, Now: now.UTC(), IncludeFlagged: opts.IncludeFlagged, Remove: []Candidate{}, BudgetMet: true}
 
-	// Per shard: live chunk bytes, and how many of them the plan removes.
-	type shardUse struct{ live, removed int64 }
-	shards := map[string]*shardUse{}
-	chunkBytes := func(m *Manifest) int64 {
-		var n int64
-		for _, c := range m.Chunks {
-			n += c.Stored
-		}
-		return n
+	// Per shard: recordings and chunk bytes, and how many the plan removes.
+	type shardUse struct {
+		n, removedN   int
+		live, removed int64
 	}
-	var rest []*Manifest // in scope, not removed by age
-	var keptBytes int64  // in scope, not removable
+	shards := map[string]*shardUse{}
+	chunkBytes := map[uuid.UUID]int64{}
+	total := 0
+	var rest []*Manifest   // in scope, removable, not removed by age
+	var pinned []*Manifest // in scope, young, held or flagged
 	err := a.List(ctx, func(m *Manifest) error {
-		if len(m.Chunks) > 0 {
-			su := shards[m.Shard]
-			if su == nil {
-				su = &shardUse{}
-				shards[m.Shard] = su
-			}
-			su.live += chunkBytes(m)
+		total++
+		su := shards[m.Shard]
+		if su == nil {
+			su = &shardUse{}
+			shards[m.Shard] = su
+		}
+		su.n++
+		for _, c := range m.Chunks {
+			su.live += c.Stored
+			chunkBytes[m.ID] += c.Stored
 		}
 		if !p.inScope(m.Format) {
 			return nil
@@ -192,11 +194,10 @@ func (a *Archive) Plan(ctx context.Context, p Policy, opts PlanOptions) (*Plan, 
 			plan.add(m, ReasonAge)
 		case old:
 			plan.kept(m)
-			keptBytes += m.StoredBytes
 		case removable:
 			rest = append(rest, m)
 		default:
-			keptBytes += m.StoredBytes
+			pinned = append(pinned, m)
 		}
 		return nil
 	})
@@ -204,8 +205,8 @@ func (a *Archive) Plan(ctx context.Context, p Policy, opts PlanOptions) (*Plan, 
 		return nil, err
 	}
 	if p.MaxBytes > 0 {
-		total := plan.ScopeBytes - plan.StoredBytes
-		if total > p.MaxBytes {
+		left := plan.ScopeBytes - plan.StoredBytes
+		if left > p.MaxBytes {
 			sort.Slice(rest, func(i, j int) bool {
 				ti, tj := recAge(rest[i]), recAge(rest[j])
 				if !ti.Equal(tj) {
@@ -214,32 +215,29 @@ func (a *Archive) Plan(ctx context.Context, p Policy, opts PlanOptions) (*Plan, 
 				return string(rest[i].ID[:]) < string(rest[j].ID[:])
 			})
 			for _, m := range rest {
-				if total <= p.MaxBytes {
+				if left <= p.MaxBytes {
 					break
 				}
 				plan.add(m, ReasonSize)
-				total -= m.StoredBytes
+				left -= m.StoredBytes
 			}
-			if total > p.MaxBytes {
-				plan.BudgetMet = false
-				// Count the held and flagged ones that stand in the way.
-				_ = a.List(ctx, func(m *Manifest) error {
-					if p.inScope(m.Format) && !(p.MaxAge > 0 && m.Age(now) > p.MaxAge) &&
-						!(m.Hold == nil && (opts.IncludeFlagged || !m.Flagged())) {
-						plan.kept(m)
-					}
-					return nil
-				})
+		}
+		if left > p.MaxBytes {
+			// The held and flagged ones stand in the way.
+			plan.BudgetMet = false
+			for _, m := range pinned {
+				plan.kept(m)
 			}
 		}
 	}
 	sort.SliceStable(plan.Remove, func(i, j int) bool { return plan.Remove[i].Start.Before(plan.Remove[j].Start) })
 
-	// Estimate what comes back, shard by shard.
+	// Estimate what comes back: shard files that empty out are unlinked,
+	// sparse ones compacted to about their live pages.
 	for _, c := range plan.Remove {
-		if su := shards[c.Shard]; su != nil {
-			su.removed += c.StoredBytes // upper bound of its chunk bytes
-		}
+		su := shards[c.Shard]
+		su.removedN++
+		su.removed += chunkBytes[c.ID]
 	}
 	space, err := a.ShardSpace()
 	if err != nil {
@@ -248,14 +246,25 @@ func (a *Archive) Plan(ctx context.Context, p Policy, opts PlanOptions) (*Plan, 
 	for _, sp := range space {
 		su := shards[sp.Name]
 		switch {
-		case su == nil || sp.Empty || su.removed >= su.live:
-			plan.EstimatedReturn += sp.DiskBytes // unlinked
+		case su == nil || sp.Empty || su.removedN == su.n:
+			plan.EstimatedReturn += sp.DiskBytes
 		default:
 			after := sp
-			after.LiveBytes = int64(float64(sp.LiveBytes) * (1 - float64(su.removed)/float64(su.live)))
+			if su.live > 0 {
+				after.LiveBytes = int64(float64(sp.LiveBytes) * (1 - float64(su.removed)/float64(su.live)))
+			}
 			if after.sparse() {
 				plan.EstimatedReturn += max(sp.DiskBytes-after.LiveBytes, 0)
 			}
+		}
+	}
+	// The catalog: its live pages shrink about with the share of
+	// recordings removed.
+	if cat, err := a.catalogSpace(); err == nil && total > 0 {
+		after := cat
+		after.LiveBytes = int64(float64(cat.LiveBytes) * (1 - float64(len(plan.Remove))/float64(total)))
+		if after.sparse() {
+			plan.EstimatedCatalogReturn = max(cat.DiskBytes-after.LiveBytes, 0)
 		}
 	}
 	return plan, nil

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -129,6 +131,9 @@ func checkPrune(t *testing.T, a *Archive, before map[uuid.UUID]*Manifest, plan *
 	if float64(rep.BytesReturned) < 0.95*float64(rep.StoredBytes) {
 		t.Errorf("disk gave back %d bytes for %d stored bytes removed (< 95%%)", rep.BytesReturned, rep.StoredBytes)
 	}
+	if est := plan.EstimatedReturn + plan.EstimatedCatalogReturn; est < rep.BytesReturned/2 || est > rep.BytesReturned*2 {
+		t.Errorf("dry-run estimate %d bytes, %d returned", est, rep.BytesReturned)
+	}
 	du, err := DiskUsage(a.Dir())
 	if err != nil || du != rep.DiskAfter {
 		t.Errorf("DiskUsage now %d, report says %d (%v)", du, rep.DiskAfter, err)
@@ -150,9 +155,9 @@ func checkPrune(t *testing.T, a *Archive, before map[uuid.UUID]*Manifest, plan *
 	if err != nil || !crep.OK() {
 		t.Fatalf("check after prune: %+v %v", crep, err)
 	}
-	t.Logf("pruned %d of %d recordings, %d stored bytes; disk %d -> %d (returned %d, %.0f%% of stored; estimate was %d); shards removed %v, compacted %v",
+	t.Logf("pruned %d of %d recordings, %d stored bytes; disk %d -> %d (returned %d, %.0f%% of stored; estimated %d + %d for the catalog); shards removed %v, compacted %v",
 		len(rep.Removed), len(before), rep.StoredBytes, rep.DiskBefore, rep.DiskAfter, rep.BytesReturned,
-		100*float64(rep.BytesReturned)/float64(max(rep.StoredBytes, 1)), plan.EstimatedReturn, rep.ShardsRemoved, rep.ShardsCompacted)
+		100*float64(rep.BytesReturned)/float64(max(rep.StoredBytes, 1)), plan.EstimatedReturn, plan.EstimatedCatalogReturn, rep.ShardsRemoved, rep.ShardsCompacted)
 }
 
 // testRecordings is how many recordings the prune tests generate; the
@@ -425,4 +430,64 @@ func TestPruneWhileCommitting(t *testing.T) {
 		t.Fatalf("check: %+v %v (committed %d meanwhile)", crep, err, committed)
 	}
 	t.Logf("%d commits during the prune; compacted %v", committed, rep.ShardsCompacted)
+}
+
+// BenchmarkPrune prunes 10,000 generated recordings in 12 monthly shards
+// (about half of them, by age or by size budget) with fsync on, and reports
+// the bytes returned to the file system, measured with DiskUsage.
+func BenchmarkPrune(b *testing.B) {
+	template := b.TempDir()
+	buildArchive(b, template, 10000, 128, nil)
+	total := int64(0)
+	{
+		a := openAt(b, template)
+		for _, m := range manifests(b, a) {
+			total += m.StoredBytes
+		}
+		a.Close()
+	}
+	for _, bc := range []struct {
+		name string
+		pol  Policy
+	}{
+		{"age", Policy{MaxAge: 185 * 24 * time.Hour}},
+		{"size", Policy{MaxBytes: total / 2}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var returned, pruned, removed, before int64
+			for b.Loop() {
+				b.StopTimer()
+				dir := filepath.Join(b.TempDir(), "a")
+				copyDir(b, template, dir)
+				a, err := Open(dir, Options{Now: func() time.Time { return pruneNow }})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				ctx := context.Background()
+				plan, err := a.Plan(ctx, bc.pol, PlanOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rep, err := a.Prune(ctx, plan, PruneOptions{CompactCatalog: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				returned += rep.BytesReturned
+				pruned += rep.StoredBytes
+				removed += int64(len(rep.Removed))
+				before += rep.DiskBefore
+				a.Close()
+				os.RemoveAll(dir)
+				b.StartTimer()
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(removed)/n, "recordings/op")
+			b.ReportMetric(float64(pruned)/n, "pruned-stored-B/op")
+			b.ReportMetric(float64(returned)/n, "returned-B/op")
+			b.ReportMetric(float64(before)/n, "disk-before-B/op")
+			b.ReportMetric(float64(returned)/float64(max(pruned, 1)), "returned/stored")
+		})
+	}
 }

@@ -142,8 +142,9 @@ func printPlan(e *env, plan *archive.Plan, source string) {
 	}
 	fmt.Fprintf(e.stdout, "would remove %d of %d recordings in scope, %s stored (%d bytes)\n",
 		len(plan.Remove), plan.ScopeRecordings, humanBytes(plan.StoredBytes), plan.StoredBytes)
-	fmt.Fprintf(e.stdout, "would give back about %s (%d bytes) to the file system: shard files unlinked or compacted; the catalog's share is not counted\n",
-		humanBytes(plan.EstimatedReturn), plan.EstimatedReturn)
+	est := plan.EstimatedReturn + plan.EstimatedCatalogReturn
+	fmt.Fprintf(e.stdout, "would give back about %s (%d bytes) to the file system (estimate: %s from shards unlinked or compacted, %s from compacting the catalog)\n",
+		humanBytes(est), est, humanBytes(plan.EstimatedReturn), humanBytes(plan.EstimatedCatalogReturn))
 	printKept(e, plan, "would")
 }
 

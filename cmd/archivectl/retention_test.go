@@ -112,6 +112,7 @@ func TestRetentionAndPrune(t *testing.T) {
 		KeptHeld    int   `json:"kept_held"`
 		KeptFlagged int   `json:"kept_flagged"`
 		Estimate    int64 `json:"estimated_return_bytes"`
+		CatEstimate int64 `json:"estimated_catalog_return_bytes"`
 	}
 	if err := json.Unmarshal([]byte(retCLI(t, dir, 0, "prune", "--dry-run", "--json")), &dry); err != nil {
 		t.Fatal(err)
