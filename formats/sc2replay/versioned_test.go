@@ -5,10 +5,14 @@ package sc2replay
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/icza/s2prot"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
 )
 
 // vint encodes n as a versioned variable-length integer.
@@ -69,4 +73,31 @@ func TestCheckVersioned(t *testing.T) {
 			t.Errorf("%s: got %v, want a *formats.Error at 1000 mentioning %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// FuzzVersioned feeds arbitrary bytes to the walker and, when it accepts
+// them, to s2prot's versioned decoders, which must then fail cleanly.
+func FuzzVersioned(f *testing.F) {
+	f.Add(cat([]byte{5}, vint(1), vint(0), []byte{2}, vint(2), []byte("hi")))
+	f.Add(cat([]byte{0}, vint(3), []byte{9, 2, 9, 4, 6, 1}))
+	path := filepath.Join(formatstest.ModuleRoot(f), "..", "shared", "corpus", "sc2replay", "lotv-5.0.0.80949-jiaann-vs-rairden.SC2Replay")
+	if data, err := os.ReadFile(path); err == nil {
+		if r, err := openReplay(data); err == nil {
+			if b, _, err := r.stream(fileDetails); err == nil {
+				f.Add(b)
+			}
+			if b, _, err := r.stream(fileTrackerEvents); err == nil {
+				f.Add(b[:min(len(b), 2048)])
+			}
+		}
+	}
+	proto := s2prot.GetProtocol(ProtocolBase)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if checkVersioned(b, 0, "fuzz", false) == nil {
+			guard(0, "details", func() { proto.DecodeDetails(b) })
+		}
+		if checkVersioned(b, 0, "fuzz", true) == nil {
+			guard(0, "tracker events", func() { proto.DecodeTrackerEvts(b) })
+		}
+	})
 }
