@@ -6,10 +6,10 @@
 //
 // Files are found by the hash of their name; the archive's (listfile) is not
 // needed. Every offset and size read from the archive is checked against the
-// bytes at hand before it is used, allocations never exceed the input size
-// except for decompressed output, which grows only as data is actually
-// produced and is capped by Archive.MaxFileSize. Errors are *formats.Error
-// values carrying the absolute byte offset in the input.
+// bytes at hand before it is used, so allocations stay proportional to the
+// input, except for decompressed output, which grows only as data is
+// actually produced and is capped by Archive.MaxFileSize. Errors are
+// *formats.Error values carrying the absolute byte offset in the input.
 //
 // Not supported (an error says so): PKWARE implode, LZMA, sparse, Huffman and
 // ADPCM compression, HET/BET-only archives and compressed hash/block tables.
