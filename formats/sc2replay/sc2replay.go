@@ -28,11 +28,12 @@ const signature = "StarCraft II replay"
 // Real replays are well under 10 MiB.
 const DefaultMaxSize = 256 << 20
 
-// Codec implements formats.Codec for StarCraft II replays. The zero value is
-// not usable; call New.
+// Codec implements formats.Codec for StarCraft II replays. It holds no
+// state besides its limit and is safe for concurrent use.
 type Codec struct {
 	// MaxSize bounds the file size Split accepts: Split holds the whole
-	// file in memory because MPQ needs random access.
+	// file in memory because MPQ needs random access. Zero or less means
+	// DefaultMaxSize.
 	MaxSize int64
 }
 
