@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -101,5 +102,39 @@ func TestHCRPLiveSegmentSet(t *testing.T) {
 	json.Unmarshal([]byte(c.ok("ls", "--json")), &list)
 	if len(list) != 1 {
 		t.Errorf("%d recordings after three ingests of one growing set, want 1", len(list))
+	}
+}
+
+// Two generated runs of the same world at different paces race: the
+// slower one falls behind, and the command says by how much.
+func TestGhost(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	for i, pace := range []float64{1, 0.8} {
+		b, err := hcrp.Generate(hcrp.SessionConfig{Seed: uint64(10 + i), Ticks: 1200, Players: 2, Pace: pace}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("run%d.hcrp", i)), b, 0o644)
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSpace(c.ok("ingest", dir)), "\n") {
+		ids = append(ids, strings.Fields(line)[1])
+	}
+	var out struct {
+		Summary hcrp.GhostSummary
+	}
+	if err := json.Unmarshal([]byte(c.ok("ghost", ids[0], ids[1], "--json")), &out); err != nil {
+		t.Fatal(err)
+	}
+	s := out.Summary
+	if s.Both != 1200 || s.MaxGap <= 0 || s.FinalGap <= 0 || s.MeanGap > s.MaxGap {
+		t.Errorf("ghost summary: %+v", s)
+	}
+	if text := c.ok("ghost", ids[0], ids[1]); !strings.Contains(text, "gap:   max") {
+		t.Errorf("ghost text:\n%s", text)
+	}
+	if _, errs, code := c.run("ghost", ids[0]); code != 2 || !strings.Contains(errs, "two recording IDs") {
+		t.Errorf("ghost with one id: exit %d %s", code, errs)
 	}
 }

@@ -76,9 +76,8 @@ func commands() []*command {
 	cmds := []*command{
 		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdSearch(), cmdReindex(),
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(),
-		cmdRetention(), cmdPrune(), cmdCheck(), cmdStats(), cmdDemo(),
+		cmdRetention(), cmdPrune(), cmdCheck(), cmdStats(), cmdGhost(), cmdDemo(),
 	}
-	cmds = append(cmds, extraCommands()...)
 	return cmds
 }
 
