@@ -185,3 +185,19 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestHugeTickGaps clips a file whose ticks pass 2^31 through several
+// TICK_SKIPs: the clip must write the gap as several TICK_SKIPs too.
+func TestHugeTickGaps(t *testing.T) {
+	hj, _ := testHeader().MarshalJSON()
+	file := append(append(Magic[:], hj...), 0)
+	file = append(file, unhex(t, "41 bf ff ff ff 0f 41 bf ff ff ff 0f 42 00 01 02 41 05 00 01 01 40")...)
+	rec := formatstest.Split(t, New(), file)
+	last := rec.Metadata.Ticks - 1
+	if last != 2*(1<<31)+6 {
+		t.Fatalf("last tick %d", last)
+	}
+	for _, from := range []int64{0, 1 << 31, last - 6, last} {
+		checkClip(t, New(), file, from, -1)
+	}
+}

@@ -93,13 +93,15 @@ func (rec *Recorder) flushItem() error {
 }
 
 func (rec *Recorder) writeTick() {
-	dt := rec.tick - rec.lastWrittenTick - 1
-	if dt > math.MaxInt32 {
-		rec.err = fmt.Errorf("teehistorian: tick %d: gap of %d ticks does not fit a TICK_SKIP", rec.tick, dt)
-		return
+	// A gap too long for one TICK_SKIP is written as several.
+	gap := rec.tick - rec.lastWrittenTick - 1
+	for gap > math.MaxInt32 {
+		rec.b = AppendVarint(rec.b, -2)
+		rec.b = AppendVarint(rec.b, math.MaxInt32)
+		gap -= math.MaxInt32 + 1
 	}
 	rec.b = AppendVarint(rec.b, -2)
-	rec.b = AppendVarint(rec.b, int32(dt))
+	rec.b = AppendVarint(rec.b, int32(gap))
 	rec.lastWrittenTick = rec.tick
 	rec.tickWritten = true
 }
