@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
@@ -274,4 +275,34 @@ func BenchmarkIngestPeakMemory(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(st.Size())/(1<<20), "file-MiB")
+}
+
+// Baselines run in the same process as the benchmarks above, so their
+// ratios hold on a noisy machine: compressing the file in 128 KiB pieces
+// at the archive's zstd level (what ingest cannot avoid doing), and
+// reading plus hashing it (what a whole export cannot avoid doing).
+func BenchmarkBaselineZstdHour(b *testing.B) {
+	native, err := os.ReadFile(hourPath(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
+	defer enc.Close()
+	b.SetBytes(int64(len(native)))
+	var dst []byte
+	for b.Loop() {
+		for off := 0; off < len(native); off += 128 << 10 {
+			dst = enc.EncodeAll(native[off:min(off+128<<10, len(native))], dst[:0])
+		}
+	}
+}
+
+func BenchmarkBaselineReadHashHour(b *testing.B) {
+	path := hourPath(b)
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	for b.Loop() {
+		b, _ := os.ReadFile(path)
+		sha256.Sum256(b)
+	}
 }
