@@ -85,7 +85,7 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 		}
 		return nil
 	}
-	items := 0
+	items, records := 0, 0
 	for {
 		if items++; items&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -109,6 +109,7 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 		}
 		mb.observe(it, &rd.st)
 		rd.commit()
+		records++
 		if rd.finished {
 			tail, err := rd.rest(maxTrailing)
 			if err != nil {
@@ -128,7 +129,7 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 	if !rd.finished {
 		mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("file ends without FINISH at tick %d", rd.st.Tick))
 	}
-	return mb.finish(rd.st.Tick, rd.finished), nil
+	return mb.finish(rd.st.Tick, records > 0, rd.finished), nil
 }
 
 // metaBuilder gathers metadata from the records.
@@ -287,9 +288,11 @@ func (mb *metaBuilder) observe(it *Item, st *State) {
 	}
 }
 
-func (mb *metaBuilder) finish(lastTick int64, finished bool) *formats.Metadata {
+func (mb *metaBuilder) finish(lastTick int64, records, finished bool) *formats.Metadata {
 	m := mb.meta
-	m.Ticks = lastTick + 1
+	if records {
+		m.Ticks = lastTick + 1
+	}
 	m.Duration = TickTime(lastTick)
 	m.Attrs["finished"] = strconv.FormatBool(finished)
 	return m

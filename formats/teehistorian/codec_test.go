@@ -460,6 +460,11 @@ func TestFramesReadsOneChunk(t *testing.T) {
 	if len(rec.ChunkIndex) < 5 {
 		t.Fatalf("only %d chunks", len(rec.ChunkIndex))
 	}
+	maxResume := 0
+	for _, c := range rec.ChunkIndex {
+		maxResume = max(maxResume, len(c.Resume))
+	}
+	t.Logf("%d chunks of about %d bytes; largest resume state %d bytes", len(rec.ChunkIndex), chunkSize, maxResume)
 	for _, i := range []int{1, len(rec.ChunkIndex) / 2, len(rec.ChunkIndex) - 2} {
 		c := rec.ChunkIndex[i]
 		if c.Length < int64(chunkSize) || c.Length > int64(2*chunkSize) {
@@ -535,5 +540,28 @@ func TestDetect(t *testing.T) {
 		if c.Detect(b) {
 			t.Errorf("Detect(%x) = true", b)
 		}
+	}
+}
+
+// TestHeaderOnly covers DDNet's "Empty" case: a header and no records.
+func TestHeaderOnly(t *testing.T) {
+	hj, _ := testHeader().MarshalJSON()
+	file := append(append(Magic[:], hj...), 0)
+	rec := formatstest.Split(t, New(), file)
+	if len(rec.ChunkIndex) != 0 || rec.Metadata.Ticks != 0 || rec.Metadata.Attrs["finished"] != "false" {
+		t.Fatalf("chunks %d ticks %d attrs %v", len(rec.ChunkIndex), rec.Metadata.Ticks, rec.Metadata.Attrs)
+	}
+	if err := New().Frames(context.Background(), rec.Source(), 0, -1, func(formats.Frame) error {
+		t.Fatal("frame from an empty recording")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := New().Clip(context.Background(), rec.Source(), 0, -1, &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := append(bytes.Clone(file), 0x40); !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("clip of an empty recording: % x", out.Bytes()[len(file):])
 	}
 }

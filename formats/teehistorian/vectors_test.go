@@ -292,3 +292,27 @@ func TestVarint(t *testing.T) {
 		t.Errorf("80 should be short")
 	}
 }
+
+// TestHeaderJSON checks HeaderInfo against the header layout of DDNet's
+// unit test (key order, string values, prev_game_uuid right after
+// game_uuid) and DDNet's JSON escaping.
+func TestHeaderJSON(t *testing.T) {
+	h := testHeader()
+	got, _ := h.MarshalJSON()
+	want := `{"comment":"teehistorian@ddnet.tw","version":"2","version_minor":"22","game_uuid":"a1eb7182-796e-3b3e-941d-38ca71b2a4a8","server_version":"DDNet test","start_time":"2026-08-22T12:00:00+0200","server_name":"server name","server_port":"8303","game_type":"game type","map_name":"Kobra 3 Solo","map_size":"903514","map_sha256":"0123456789012345678901234567890123456789012345678901234567890123","map_crc":"eceaf25c","prng_description":"test-prng:02468ace","config":{},"tuning":{},"uuids":["teehistorian-test@ddnet.tw"]}`
+	if string(got) != want {
+		t.Errorf("header\n got %s\nwant %s", got, want)
+	}
+	h.PrevGameUUID = "fe19c218-f555-4002-a273-126c59ccc17a"
+	got, _ = h.MarshalJSON()
+	if !strings.Contains(string(got), `"game_uuid":"a1eb7182-796e-3b3e-941d-38ca71b2a4a8","prev_game_uuid":"fe19c218-f555-4002-a273-126c59ccc17a","server_version"`) {
+		t.Errorf("prev_game_uuid misplaced: %s", got)
+	}
+	var hdr Header
+	if err := parseHeaderJSON(&hdr, got); err != nil || hdr.PrevGameUUID != h.PrevGameUUID || hdr.VersionMinor != 22 || hdr.MapName != "Kobra 3 Solo" {
+		t.Errorf("parse back: %v %+v", err, hdr)
+	}
+	if got := string(appendJSONString(nil, "a\"b\\c\b\f\n\r\t\x01/é")); got != `"a\"b\\c\b\u000c\n\r\t\u0001/é"` {
+		t.Errorf("escape: %s", got)
+	}
+}
