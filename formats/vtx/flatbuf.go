@@ -24,6 +24,13 @@ type fbDec struct {
 	b      []byte
 	depth  int
 	budget int
+	arena
+}
+
+func newFbDec(b []byte) *fbDec {
+	d := &fbDec{b: b, budget: len(b)}
+	d.raw = b
+	return d
 }
 
 // fbTable is one table: its position and its vtable's.
@@ -185,7 +192,10 @@ func (d *fbDec) stringAt(p int) (string, error) {
 	if err := d.charge(p, n); err != nil {
 		return "", err
 	}
-	return string(d.b[p+4 : p+4+n]), nil
+	if n == 0 {
+		return "", nil
+	}
+	return d.substr(p+4, n), nil
 }
 
 func (d *fbDec) str(t fbTable, slot int) (string, error) {
@@ -202,7 +212,7 @@ func fbScalars[T any](d *fbDec, t fbTable, slot, size int, get func(d *fbDec, p 
 	if n == 0 || err != nil {
 		return nil, err
 	}
-	out := make([]T, n)
+	out := take[T](&d.arena, n)[:n]
 	for i := range out {
 		out[i] = get(d, start+i*size)
 	}
@@ -215,7 +225,7 @@ func fbOffsets[T any](d *fbDec, t fbTable, slot int, get func(d *fbDec, p int) (
 	if n == 0 || err != nil {
 		return nil, err
 	}
-	out := make([]T, n)
+	out := take[T](&d.arena, n)[:n]
 	for i := range out {
 		e := start + 4*i
 		q := e + int(d.u32(e))
@@ -261,7 +271,7 @@ func getEntityRange(d *fbDec, p int) EntityRange {
 
 // fbHeader decodes a FileHeader root.
 func fbHeader(b []byte) (*Header, error) {
-	d := &fbDec{b: b, budget: len(b)}
+	d := newFbDec(b)
 	t, err := d.root()
 	if err != nil {
 		return nil, err
@@ -313,7 +323,7 @@ func fbHeader(b []byte) (*Header, error) {
 
 // fbFooter decodes a FileFooter root.
 func fbFooter(b []byte) (*Footer, error) {
-	d := &fbDec{b: b, budget: len(b)}
+	d := newFbDec(b)
 	t, err := d.root()
 	if err != nil {
 		return nil, err
@@ -404,7 +414,7 @@ func (d *fbDec) timelineEvent(p int) (TimelineEvent, error) {
 
 // fbChunk decodes a Chunk root.
 func fbChunk(b []byte) (*Chunk, error) {
-	d := &fbDec{b: b, budget: len(b)}
+	d := newFbDec(b)
 	t, err := d.root()
 	if err != nil {
 		return nil, err

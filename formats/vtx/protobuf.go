@@ -30,6 +30,13 @@ func (e *msgError) Error() string { return fmt.Sprintf("byte %d of the message: 
 type pbDec struct {
 	root  []byte
 	depth int
+	arena
+}
+
+func newPbDec(b []byte) *pbDec {
+	d := &pbDec{root: b}
+	d.raw = b
+	return d
 }
 
 func (d *pbDec) errAt(b []byte, format string, args ...any) error {
@@ -137,7 +144,10 @@ func (d *pbDec) bytes(f *pbField) ([]byte, error) {
 
 func (d *pbDec) str(f *pbField) (string, error) {
 	b, err := d.bytes(f)
-	return string(b), err
+	if err != nil || len(b) == 0 {
+		return "", err
+	}
+	return d.substr(cap(d.root)-cap(b), len(b)), nil
 }
 
 // varints appends a repeated varint field, packed or not, through conv.
@@ -148,7 +158,13 @@ func pbVarints[T any](d *pbDec, dst []T, f *pbField, conv func(uint64) T) ([]T, 
 	case protowire.BytesType:
 		b := f.b
 		if dst == nil && len(b) > 0 {
-			dst = make([]T, 0, len(b)) // at most one value per byte
+			n := 0
+			for _, c := range b {
+				if c < 0x80 {
+					n++ // each varint ends with a byte below 0x80
+				}
+			}
+			dst = take[T](&d.arena, n)
 		}
 		for len(b) > 0 {
 			v, n := protowire.ConsumeVarint(b)
@@ -173,7 +189,7 @@ func pbFixed32s[T any](d *pbDec, dst []T, f *pbField, conv func(uint32) T) ([]T,
 			return dst, d.errAt(f.at, "packed field %d: %d bytes is not a multiple of 4", f.num, len(f.b))
 		}
 		if dst == nil && len(f.b) > 0 {
-			dst = make([]T, 0, len(f.b)/4)
+			dst = take[T](&d.arena, len(f.b)/4)
 		}
 		for b := f.b; len(b) >= 4; b = b[4:] {
 			dst = append(dst, conv(le32(b)))
@@ -193,7 +209,7 @@ func pbFixed64s[T any](d *pbDec, dst []T, f *pbField, conv func(uint64) T) ([]T,
 			return dst, d.errAt(f.at, "packed field %d: %d bytes is not a multiple of 8", f.num, len(f.b))
 		}
 		if dst == nil && len(f.b) > 0 {
-			dst = make([]T, 0, len(f.b)/8)
+			dst = take[T](&d.arena, len(f.b)/8)
 		}
 		for b := f.b; len(b) >= 8; b = b[8:] {
 			dst = append(dst, conv(le64(b)))
@@ -221,7 +237,7 @@ func u32id(v uint32) uint32      { return v }
 
 // pbHeader decodes a FileHeader.
 func pbHeader(b []byte) (*Header, error) {
-	d := &pbDec{root: b}
+	d := newPbDec(b)
 	h := &Header{}
 	it := d.iter(b)
 	for it.next() {
@@ -309,7 +325,7 @@ func (d *pbDec) contextualSchema(b []byte, h *Header) error {
 
 // pbFooter decodes a FileFooter.
 func pbFooter(b []byte) (*Footer, error) {
-	d := &pbDec{root: b}
+	d := newPbDec(b)
 	ft := &Footer{}
 	it := d.iter(b)
 	for it.next() {
@@ -435,7 +451,7 @@ func (d *pbDec) timelineEvent(b []byte) (TimelineEvent, error) {
 
 // pbChunk decodes a FrameChunk.
 func pbChunk(b []byte) (*Chunk, error) {
-	d := &pbDec{root: b}
+	d := newPbDec(b)
 	c := &Chunk{}
 	if n, _ := d.count(b, 4, 0); n > 0 {
 		c.Frames = make([]Frame, 0, n)
@@ -500,9 +516,7 @@ func (d *pbDec) frame(b []byte, fr *Frame) error {
 
 func (d *pbDec) bucket(b []byte, bk *Bucket) error {
 	ni, ne := d.count(b, 1, 2)
-	if ni > 0 {
-		bk.UniqueIDs = make([]string, 0, ni)
-	}
+	bk.UniqueIDs = take[string](&d.arena, ni)
 	if ne > 0 {
 		bk.Entities = make([]PropertyContainer, 0, ne)
 	}
@@ -770,7 +784,19 @@ func (d *pbDec) container(b []byte, p *PropertyContainer) error {
 	}
 	d.depth++
 	defer func() { d.depth-- }()
+	var n [12]int // repeated message fields 7-11, counted to size them once
 	it := d.iter(b)
+	for it.next() {
+		if k := it.f.num; k >= 7 && k <= 11 && it.f.typ == protowire.BytesType {
+			n[k]++
+		}
+	}
+	p.Strings = take[string](&d.arena, n[7])
+	p.Transforms = take[Transform](&d.arena, n[8])
+	p.Vectors = take[Vector](&d.arena, n[9])
+	p.Quats = take[Quat](&d.arena, n[10])
+	p.Ranges = take[FloatRange](&d.arena, n[11])
+	it = d.iter(b)
 	for it.next() {
 		f := &it.f
 		var err error
