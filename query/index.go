@@ -135,6 +135,7 @@ type Index struct {
 	text      analysis.Analyzer
 	gap       analysis.Analyzer
 	maxEvents int
+	windowMin int // see newest
 }
 
 // Open opens the index in dir, creating it (and dir) when missing.
@@ -142,7 +143,7 @@ func Open(dir string) (*Index, error) { return OpenWith(dir, Options{}) }
 
 // OpenWith is Open with options.
 func OpenWith(dir string, opt Options) (*Index, error) {
-	ix := &Index{text: textAnalyzer(), maxEvents: opt.MaxEvents}
+	ix := &Index{text: textAnalyzer(), maxEvents: opt.MaxEvents, windowMin: windowMin}
 	ix.gap = gapAnalyzer{ix.text}
 	if ix.maxEvents <= 0 {
 		ix.maxEvents = 50

@@ -348,3 +348,52 @@ func TestSearchParseError(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestNewestWindow checks that the windowed search for many matches returns
+// exactly what one full sort returns.
+func TestNewestWindow(t *testing.T) {
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	c := genConfig{Recordings: 1500, Events: 3, Players: 300, Seed: 9}
+	var puts []RecordingDoc
+	for i := range c.Recordings {
+		r := genRecording(c, i)
+		if i%100 == 0 {
+			r.Start = time.Time{} // no start time: sorts last
+		}
+		puts = append(puts, r)
+	}
+	ctx := context.Background()
+	if err := ix.Apply(ctx, 1, puts, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"", "cmd:kick", "-format:vtx", "player:ka*", "held:false", "before:2024-03-01", "after:2024-02-01 before:2024-04-01"} {
+		for _, page := range [][2]int{{0, 20}, {40, 20}, {0, 200}, {1480, 30}} {
+			pq, err := Parse(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix.windowMin = 1 << 30
+			want, err := ix.SearchQuery(ctx, pq, page[0], page[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix.windowMin = 10
+			got, err := ix.SearchQuery(ctx, pq, page[0], page[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, _ := ids(got)
+			w, _ := ids(want)
+			if got.Total != want.Total || !reflect.DeepEqual(g, w) {
+				t.Errorf("%q %v: windowed total %d %v\nwant total %d %v", q, page, got.Total, g, want.Total, w)
+			}
+			if page[0] == 0 && want.Total > 100 && len(w) != page[1] {
+				t.Errorf("%q: %d hits", q, len(w))
+			}
+		}
+	}
+}

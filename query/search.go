@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -97,22 +98,18 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 	if len(not) > 0 {
 		top = query.NewBooleanQuery(must, nil, not)
 	}
-	req := bleve.NewSearchRequestOptions(top, limit, from, false)
-	req.SortBy([]string{"-" + fSort})
-	req.Score = bleve.ScoreNone
-	req.Fields = []string{fData}
-	res, err := ix.bi.SearchInContext(ctx, req)
+	hits, total, err := ix.newest(ctx, top, from, limit)
 	if err != nil {
-		return nil, fmt.Errorf("query: search: %w", err)
+		return nil, err
 	}
-	out := &Results{Total: int(res.Total), Hits: make([]Hit, 0, len(res.Hits))}
+	out := &Results{Total: total, Hits: make([]Hit, 0, len(hits))}
 	var evq query.Query
 	if len(events) == 1 {
 		evq = events[0]
 	} else if len(events) > 1 {
 		evq = query.NewDisjunctionQuery(events)
 	}
-	for _, dm := range res.Hits {
+	for _, dm := range hits {
 		var h Hit
 		s, _ := dm.Fields[fData].(string)
 		if err := decodeRec(dm.ID, []byte(s), &h); err != nil {
@@ -127,6 +124,101 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 	}
 	out.Took = time.Since(began)
 	return out, nil
+}
+
+// windowMin is the default number of matching recordings above which
+// newest looks at a recent time window first.
+const windowMin = 2000
+
+// newest returns the newest matching recordings [from, from+limit) of q and
+// the number of all matching recordings.
+//
+// bleve sorts by visiting every hit, which costs about a microsecond per
+// matching recording. For a query that matches many recordings, newest
+// counts them (cheaply, without sorting), then sorts only those in a recent
+// window of start times sized to hold a few pages, widening it when it holds
+// too few; the last round has no window.
+func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) (search.DocumentMatchCollection, int, error) {
+	need := from + limit
+	total := -1
+	lo, hi, ok, err := ix.span()
+	if err != nil {
+		return nil, 0, err
+	}
+	var w time.Duration
+	if ok && hi > lo {
+		if total, err = ix.count(ctx, q); err != nil {
+			return nil, 0, err
+		}
+		if total > ix.windowMin && total > 4*need {
+			span := float64(hi - lo)
+			w = time.Duration(span * float64(4*need) / float64(total))
+			w = max(w, time.Hour)
+		}
+	}
+	for {
+		wq := q
+		if w > 0 && hi-int64(w) > lo {
+			yes := true
+			rq := query.NewDateRangeInclusiveQuery(time.Unix(0, hi-int64(w)), time.Time{}, &yes, nil)
+			rq.SetField(fStart)
+			wq = query.NewConjunctionQuery([]query.Query{q, rq})
+		} else {
+			w = 0 // the whole index
+		}
+		req := bleve.NewSearchRequestOptions(wq, limit, from, false)
+		req.SortBy([]string{"-" + fSort})
+		req.Score = bleve.ScoreNone
+		req.Fields = []string{fData}
+		res, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, 0, fmt.Errorf("query: search: %w", err)
+		}
+		if w == 0 {
+			return res.Hits, int(res.Total), nil
+		}
+		if int(res.Total) >= need {
+			return res.Hits, total, nil
+		}
+		w *= 8
+	}
+}
+
+// count returns the number of documents q matches, iterating a searcher
+// directly: no collector, no sorting, no scores.
+func (ix *Index) count(ctx context.Context, q query.Query) (int, error) {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return 0, fmt.Errorf("query: count: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return 0, fmt.Errorf("query: count: %w", err)
+	}
+	defer r.Close()
+	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
+	if err != nil {
+		return 0, fmt.Errorf("query: count: %w", err)
+	}
+	defer s.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
+	n := 0
+	for {
+		d, err := s.Next(sctx)
+		if err != nil {
+			return 0, fmt.Errorf("query: count: %w", err)
+		}
+		if d == nil {
+			return n, nil
+		}
+		n++
+		sctx.DocumentMatchPool.Put(d)
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+	}
 }
 
 // events fills h.Events with the recording's events that match evq.
