@@ -54,15 +54,7 @@ func runExport(ctx context.Context, e *env, o *opts, args []string) error {
 	if o.from >= 0 && o.to >= 0 && o.to < o.from {
 		return usagef("--to %d is before --from %d", o.to, o.from)
 	}
-	a, err := e.open()
-	if err != nil {
-		return err
-	}
-	id, err := a.Resolve(args[0])
-	if err != nil {
-		return err
-	}
-	rec, err := a.Open(id)
+	rec, err := e.recording(args[0])
 	if err != nil {
 		return err
 	}

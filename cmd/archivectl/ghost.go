@@ -32,21 +32,14 @@ func runGhost(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) != 2 {
 		return usagef("ghost takes two recording IDs")
 	}
-	a, err := e.open()
-	if err != nil {
-		return err
-	}
 	var recs [2]*archive.Recording
 	var ids [2]string
 	for i, ref := range args {
-		id, err := a.Resolve(ref)
+		r, err := e.recording(ref)
 		if err != nil {
 			return err
 		}
-		r, err := a.Open(id)
-		if err != nil {
-			return err
-		}
+		id := r.Manifest().ID
 		if f := r.Manifest().Format; f != "hcrp" {
 			return fmt.Errorf("%s is a %s recording; ghost races compare HCRP runs", id, f)
 		}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/query"
 )
@@ -250,6 +251,25 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
+}
+
+// resolve opens the archive and resolves a recording id or unique prefix.
+func (e *env) resolve(ref string) (*archive.Archive, uuid.UUID, error) {
+	a, err := e.open()
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	id, err := a.Resolve(ref)
+	return a, id, err
+}
+
+// recording opens the recording that ref names, for reading.
+func (e *env) recording(ref string) (*archive.Recording, error) {
+	a, id, err := e.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	return a.Open(id)
 }
 
 // open opens the archive for a command that needs it.

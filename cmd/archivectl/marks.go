@@ -78,11 +78,7 @@ func cmdRelease() *command {
 // mark resolves ref, applies fn, brings the search index up to date and
 // prints what was done.
 func mark(ctx context.Context, e *env, ref, done, what string, fn func(*archive.Archive, uuid.UUID) (*archive.Manifest, error)) error {
-	a, err := e.open()
-	if err != nil {
-		return err
-	}
-	id, err := a.Resolve(ref)
+	a, id, err := e.resolve(ref)
 	if err != nil {
 		return err
 	}
@@ -112,11 +108,7 @@ prune finishes the job. A held recording is refused: release it first.`,
 			if len(args) != 1 {
 				return usagef("delete takes one recording ID")
 			}
-			a, err := e.open()
-			if err != nil {
-				return err
-			}
-			id, err := a.Resolve(args[0])
+			a, id, err := e.resolve(args[0])
 			if err != nil {
 				return err
 			}

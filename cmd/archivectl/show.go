@@ -82,11 +82,7 @@ func runShow(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) != 1 {
 		return usagef("show takes one recording ID")
 	}
-	a, err := e.open()
-	if err != nil {
-		return err
-	}
-	id, err := a.Resolve(args[0])
+	a, id, err := e.resolve(args[0])
 	if err != nil {
 		return err
 	}
