@@ -43,6 +43,22 @@ func zipped(t testing.TB, text []byte) []byte {
 	return b.Bytes()
 }
 
+func TestEchoReplayBadInput(t *testing.T) {
+	var text []byte
+	for _, fr := range exampleFrames(t, 3) {
+		text, _ = AppendLine(text, fr)
+	}
+	n := formatstest.CheckBadInput(t, &EchoReplayCodec{ChunkSize: 1 << 10}, text, 97)
+	t.Logf("%d variants errored", n)
+	z := zipped(t, text)
+	formatstest.CheckBadInput(t, NewEchoReplay(), z, 13)
+	_, err := formatstest.TrySplit(NewEchoReplay(), append(bytes.Clone(text), "2021/13/45 xx\t{}\n"...))
+	if err == nil {
+		t.Fatal("bad timestamp accepted")
+	}
+	t.Log(err)
+}
+
 func TestEchoReplayCodec(t *testing.T) {
 	c := &EchoReplayCodec{ChunkSize: 64 << 10}
 	for _, set := range []string{"milk_2020-09-07", "synthetic_bones"} {

@@ -236,7 +236,7 @@ func (c *MilkCodec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*
 		return nil, err
 	}
 	meta := &formats.Metadata{Map: "mpl_arena_a", Attrs: map[string]string{"author": h.Author, "format": "milk (compressor.js)"}}
-	for ti := 0; ti < 2; ti++ {
+	for ti := 0; ti < len(h.Players); ti++ {
 		for _, n := range h.Players[ti] {
 			meta.Players = append(meta.Players, formats.Player{Name: n, Team: teamNames[ti]})
 		}

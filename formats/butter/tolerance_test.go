@@ -189,7 +189,7 @@ func TestHalfTruncates(t *testing.T) {
 	}{
 		{0, 0}, {1, 0x3C00}, {-2, 0xC000}, {65504, 0x7BFF}, {65535, 0x7BFF}, {65536, 0x7C00},
 		{1.0009765625 - 1e-7, 0x3C00}, // rounds up elsewhere; truncates here
-		{0.33333334, 0x3555},           // 0x3555.5 truncated
+		{0.33333334, 0x3555},          // 0x3555.5 truncated
 		{5.9604645e-08, 0x0001}, {float32(math.Inf(-1)), 0xFC00},
 	} {
 		if got := toHalf(c.f); got != c.want {
@@ -209,6 +209,34 @@ func TestVarint(t *testing.T) {
 		c := &cursor{b: b}
 		if got := c.varUint(); got != v || c.err != nil || c.pos != len(b) {
 			t.Errorf("varint %d: got %d (%d of %d bytes, %v)", v, got, c.pos, len(b), c.err)
+		}
+	}
+}
+
+// TestOursCloserThanReference measures how far decoded head positions are
+// from the frames that were encoded, for our decoding and the reference's.
+func TestOursCloserThanReference(t *testing.T) {
+	for _, name := range []string{"milk_2020-09-07.none.k300", "example_2021-11-20.none.k300"} {
+		native := readFile(t, filepath.Join(corpusDir(t), "reference", "butter", name+".butter"))
+		in := inputFrames(t, name[:len(name)-len(".none.k300")])
+		var worst [2]float32
+		for mi, opts := range []DecodeOptions{{}, {Reference: true}} {
+			dec, err := Decode(context.Background(), native, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, f := range dec.Frames {
+				for ti := 0; ti < 2; ti++ {
+					for pi, p := range f.Teams[ti].Players {
+						w := in[i].Teams[ti].Players[pi]
+						worst[mi] = max(worst[mi], vecOf(p.Head.Position).sub(vecOf(w.Head.Position)).length())
+					}
+				}
+			}
+		}
+		t.Logf("%s: max head position error: ours %.4f m, reference %.4f m", name, worst[0], worst[1])
+		if worst[0] > worst[1] {
+			t.Errorf("%s: our decoding is further from the input (%.4f m) than the reference's (%.4f m)", name, worst[0], worst[1])
 		}
 	}
 }
