@@ -303,7 +303,13 @@ func (Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emi
 	if from > to {
 		return nil
 	}
-	extra := metaFrames(rd.Meta, from, to)
+	var extra []formats.Frame
+	for _, e := range rootEntries(rd.MetaRaw) {
+		if e.Name == "anticheat" || e.Name == "chat" {
+			extra = metaFrames(rd.Meta(), from, to)
+			break
+		}
+	}
 	flush := func(tick int64) error {
 		for len(extra) > 0 && extra[0].Tick <= tick {
 			if err := emit(extra[0]); err != nil {

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/replayarchive/replay/formats"
 )
@@ -211,6 +213,30 @@ func (g *Ghost) Summary() GhostSummary {
 	}
 	s.AFinish, s.BFinish = g.a.finish, g.b.finish
 	return s
+}
+
+// String prints the summary as lines for a terminal: the gap statistics,
+// then one line per split and the finish times.
+func (s GhostSummary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ticks %d (both runs %d)\n", s.Ticks, s.Both)
+	fmt.Fprintf(&b, "gap: mean %.2f blocks, max %.2f at tick %d (%s), final %.2f\n",
+		s.MeanGap, s.MaxGap, s.MaxGapTick, time.Duration(max(s.MaxGapTick, 0))*TickDuration, s.FinalGap)
+	for _, sp := range s.Splits {
+		fmt.Fprintf(&b, "split %-12s a %s  b %s  %+.3fs\n", sp.Checkpoint, runTime(sp.A), runTime(sp.B), float64(sp.Delta)/1000)
+	}
+	fin := func(ms int64) string {
+		if ms < 0 {
+			return "-"
+		}
+		return runTime(ms)
+	}
+	fmt.Fprintf(&b, "finish a %s  b %s", fin(s.AFinish), fin(s.BFinish))
+	if s.AFinish >= 0 && s.BFinish >= 0 {
+		fmt.Fprintf(&b, "  %+.3fs", float64(s.AFinish-s.BFinish)/1000)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // Run steps to the end and returns the summary.

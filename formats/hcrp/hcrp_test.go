@@ -389,6 +389,10 @@ func TestGhost(t *testing.T) {
 			t.Errorf("faster run behind at %s: %+v", s.Checkpoint, s)
 		}
 	}
+	if out := sum.String(); !strings.Contains(out, "split cp-1") || !strings.Contains(out, "gap: mean") {
+		t.Fatalf("summary text:\n%s", out)
+	}
+	t.Logf("\n%s", sum)
 	other, _ := Generate(SessionConfig{Seed: 2, Ticks: 100, WorldID: uuid.New()}, nil)
 	if _, err := NewGhost(ctx, a.Source(), formatstest.Split(t, Codec{}, other).Source()); err == nil {
 		t.Fatal("ghost across worlds accepted")

@@ -155,7 +155,12 @@ func skipPayload(b []byte, p int, t byte, depth int) (int, error) {
 		}
 		n := int64(int32(binary.BigEndian.Uint32(b[p:])))
 		p += 4
-		elem := map[byte]int64{tagByteArray: 1, tagIntArray: 4, tagLongArray: 8}[t]
+		elem := int64(1)
+		if t == tagIntArray {
+			elem = 4
+		} else if t == tagLongArray {
+			elem = 8
+		}
 		if n < 0 {
 			return p, fmt.Errorf("NBT array at %d: negative length %d", p-4, n)
 		}

@@ -22,10 +22,11 @@ import (
 // Reader gives random access to the chunks of one recording.
 type Reader struct {
 	Header *Header
-	// Meta holds the known metadata keys; MetaRaw the whole NBT blob.
-	Meta    *Meta
+	// MetaRaw is the whole metadata NBT blob (see Meta for its known keys).
 	MetaRaw []byte
 	Index   []IndexEntry
+
+	meta    *Meta // decoded on first use
 
 	read    func(ctx context.Context, i int) ([]byte, error) // compressed chunk i
 	closers []io.Closer
@@ -73,11 +74,19 @@ func newReader(h *Header, meta []byte, index []IndexEntry) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, _ := DecodeMeta(meta) // unknown shapes of known keys are not fatal
-	if m == nil {
-		m = &Meta{}
+	return &Reader{Header: h, MetaRaw: meta, Index: index, dec: dec}, nil
+}
+
+// Meta returns the known keys of the metadata, decoded on first use. Keys
+// of an unexpected shape are left empty.
+func (r *Reader) Meta() *Meta {
+	if r.meta == nil {
+		r.meta, _ = DecodeMeta(r.MetaRaw)
+		if r.meta == nil {
+			r.meta = &Meta{}
+		}
 	}
-	return &Reader{Header: h, Meta: m, MetaRaw: meta, Index: index, dec: dec}, nil
+	return r.meta
 }
 
 // readPreamble reads the preamble at the start of r (size bytes long).

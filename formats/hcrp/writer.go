@@ -375,9 +375,6 @@ func (s *dirSink) full(r *Recorder) bool {
 }
 
 func (s *dirSink) endSegment(r *Recorder) error {
-	if len(s.entries) == s.committed && s.seg > 0 {
-		return nil
-	}
 	if len(s.entries) > s.committed {
 		name := filepath.Join(s.dir, SegmentName(s.seg))
 		if err := writeFileSync(name, s.pending, os.O_EXCL); err != nil {
