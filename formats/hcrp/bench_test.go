@@ -148,4 +148,3 @@ type discardWriter struct{}
 func (discardWriter) Header([]byte) error               { return nil }
 func (discardWriter) Chunk(formats.Chunk, []byte) error { return nil }
 func (discardWriter) Trailer([]byte) error              { return nil }
-

@@ -26,7 +26,7 @@ type Reader struct {
 	MetaRaw []byte
 	Index   []IndexEntry
 
-	meta    *Meta // decoded on first use
+	meta *Meta // decoded on first use
 
 	read    func(ctx context.Context, i int) ([]byte, error) // compressed chunk i
 	closers []io.Closer
