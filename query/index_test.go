@@ -219,26 +219,38 @@ func TestSearchLimitAndOffset(t *testing.T) {
 }
 
 func TestMaxEvents(t *testing.T) {
-	dir := t.TempDir()
-	ix, err := OpenWith(dir, Options{MaxEvents: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	r := RecordingDoc{ID: idA}
-	for i := range 20 {
-		r.Events = append(r.Events, ev(int64(i), formats.EventCommand, "x", "kick"))
-	}
-	if err := ix.Apply(context.Background(), 1, []RecordingDoc{r}, nil); err != nil {
-		t.Fatal(err)
-	}
-	res, err := ix.Search(context.Background(), "cmd:kick", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := res.Hits[0]
-	if h.EventTotal != 20 || len(h.Events) != 3 || h.Events[0].Tick != 0 || h.Events[2].Tick != 2 {
-		t.Errorf("events: total %d, %+v", h.EventTotal, h.Events)
+	// 10 events fit the one combined event search (4×MaxEvents); 20 make
+	// each hit search on its own. Both must cap at MaxEvents and count all.
+	for _, n := range []int{10, 20} {
+		ix, err := OpenWith(t.TempDir(), Options{MaxEvents: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := RecordingDoc{ID: idA}
+		for i := range n {
+			r.Events = append(r.Events, ev(int64(i), formats.EventCommand, "x", "kick"))
+		}
+		r2 := RecordingDoc{ID: idB, Events: r.Events[:1]}
+		if err := ix.Apply(context.Background(), 1, []RecordingDoc{r, r2}, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := ix.Search(context.Background(), "cmd:kick", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 2 {
+			t.Fatalf("%d events: %d hits", n, len(res.Hits))
+		}
+		for _, h := range res.Hits {
+			want := n
+			if h.ID == idB {
+				want = 1
+			}
+			if h.EventTotal != want || len(h.Events) != min(want, 3) || h.Events[0].Tick != 0 || h.Events[len(h.Events)-1].Tick != int64(len(h.Events)-1) {
+				t.Errorf("%d events: %s: total %d, %+v", n, h.ID, h.EventTotal, h.Events)
+			}
+		}
+		ix.Close()
 	}
 }
 

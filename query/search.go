@@ -115,12 +115,12 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		if err := decodeRec(dm.ID, []byte(s), &h); err != nil {
 			return nil, fmt.Errorf("query: recording %s: %w", dm.ID, err)
 		}
-		if evq != nil {
-			if err := ix.events(ctx, &h, evq); err != nil {
-				return nil, err
-			}
-		}
 		out.Hits = append(out.Hits, h)
+	}
+	if evq != nil && len(out.Hits) > 0 {
+		if err := ix.allEvents(ctx, out.Hits, evq); err != nil {
+			return nil, err
+		}
 	}
 	out.Took = time.Since(began)
 	return out, nil
@@ -219,6 +219,55 @@ func (ix *Index) count(ctx context.Context, q query.Query) (int, error) {
 			}
 		}
 	}
+}
+
+// allEvents fills the Events of every hit. One search fetches the matching
+// events of all hits when there are few enough; otherwise each hit gets its
+// own search, capped at maxEvents.
+func (ix *Index) allEvents(ctx context.Context, hits []Hit, evq query.Query) error {
+	recs := make([]string, len(hits))
+	at := make(map[string]int, len(hits))
+	for i := range hits {
+		recs[i] = hits[i].ID
+		at[hits[i].ID] = i
+	}
+	size := 4 * ix.maxEvents
+	q := query.NewConjunctionQuery([]query.Query{recsQuery(recs), evq})
+	req := bleve.NewSearchRequestOptions(q, size, 0, false)
+	req.SortBy([]string{"_id"})
+	req.Score = bleve.ScoreNone
+	req.Fields = []string{fData}
+	res, err := ix.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return fmt.Errorf("query: events: %w", err)
+	}
+	if int(res.Total) > len(res.Hits) {
+		for i := range hits {
+			if err := ix.events(ctx, &hits[i], evq); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, dm := range res.Hits {
+		rec, _, _ := strings.Cut(dm.ID, "/")
+		i, ok := at[rec]
+		if !ok {
+			return fmt.Errorf("query: event %s of no hit", dm.ID)
+		}
+		h := &hits[i]
+		h.EventTotal++
+		if len(h.Events) >= ix.maxEvents {
+			continue
+		}
+		var e EventHit
+		s, _ := dm.Fields[fData].(string)
+		if err := decodeEvent([]byte(s), &e); err != nil {
+			return fmt.Errorf("query: event %s: %w", dm.ID, err)
+		}
+		h.Events = append(h.Events, e)
+	}
+	return nil
 }
 
 // events fills h.Events with the recording's events that match evq.
