@@ -129,10 +129,13 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
-// BenchmarkSplit measures ingest: Split of the 30-minute recording
-// (preamble and chunk pieces, decompressing every chunk for metadata).
+// BenchmarkSplit measures ingest: Split of a 5-minute recording (preamble
+// and chunk pieces, decompressing every chunk for metadata).
 func BenchmarkSplit(b *testing.B) {
-	data := seekFile(b)
+	data, err := Generate(SessionConfig{Seed: 43, Ticks: 5 * 60 * TickRate, Players: 5}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -141,6 +144,31 @@ func BenchmarkSplit(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCompact recompresses a 5-minute recording at the best level and
+// reports the size ratio to the recording level.
+func BenchmarkCompact(b *testing.B) {
+	data, err := Generate(SessionConfig{Seed: 44, Ticks: 5 * 60 * TickRate, Players: 5}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rd.Close()
+	var out bytes.Buffer
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out.Reset()
+		if err := Compact(ctx, rd, &out, CompactOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(out.Len())/float64(len(data)), "size-ratio")
 }
 
 type discardWriter struct{}
