@@ -447,11 +447,14 @@ func BenchmarkPrune(b *testing.B) {
 		a.Close()
 	}
 	for _, bc := range []struct {
-		name string
-		pol  Policy
+		name        string
+		pol         Policy
+		keepCatalog bool
 	}{
-		{"age", Policy{MaxAge: 185 * 24 * time.Hour}},
-		{"size", Policy{MaxBytes: total / 2}},
+		{"age", Policy{MaxAge: 185 * 24 * time.Hour}, false},
+		{"size", Policy{MaxBytes: total / 2}, false},
+		// Shards only: the catalog is not compacted.
+		{"age-shards-only", Policy{MaxAge: 185 * 24 * time.Hour}, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var returned, pruned, removed, before int64
@@ -469,11 +472,14 @@ func BenchmarkPrune(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rep, err := a.Prune(ctx, plan, PruneOptions{CompactCatalog: true})
+				rep, err := a.Prune(ctx, plan, PruneOptions{CompactCatalog: !bc.keepCatalog})
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
+				if removed == 0 {
+					b.Logf("%s: shards removed %v, compacted %v, catalog compacted %v", bc.name, rep.ShardsRemoved, rep.ShardsCompacted, rep.CatalogCompacted)
+				}
 				returned += rep.BytesReturned
 				pruned += rep.StoredBytes
 				removed += int64(len(rep.Removed))
