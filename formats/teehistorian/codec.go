@@ -251,14 +251,14 @@ func (mb *metaBuilder) observe(it *Item, st *State) {
 		switch it.Ex {
 		case ExPlayerName:
 			mb.setName(f.Cid, f.Name)
-		case ExAuthInit, ExAuthLogin:
+		case ExAuthInit, ExAuthLogin, ExAuthInitRole:
 			if f.Cid >= 0 && f.Cid < MaxClients {
 				mb.auth[f.Cid] = f.Name
 				if p := mb.player(f.Cid); p != nil && p.ID == "" {
 					p.ID = f.Name
 				}
 			}
-			mb.event(it.Tick, formats.EventLogin, f.Cid, fmt.Sprintf("rcon login as %s (%s)", f.Name, authLevel(f.Level)))
+			mb.event(it.Tick, formats.EventLogin, f.Cid, fmt.Sprintf("rcon login as %s (%s)", f.Name, authLevel(f.Level, f.Role)))
 		case ExAuthLogout:
 			mb.event(it.Tick, "logout", f.Cid, "rcon logout")
 			if f.Cid >= 0 && f.Cid < MaxClients {
@@ -298,7 +298,10 @@ func (mb *metaBuilder) finish(lastTick int64, records, finished bool) *formats.M
 	return m
 }
 
-func authLevel(l int32) string {
+func authLevel(l int32, role string) string {
+	if role != "" {
+		return role
+	}
 	switch l {
 	case 1:
 		return "helper"

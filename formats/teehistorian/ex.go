@@ -15,6 +15,7 @@ type ExFields struct {
 	Cid, Cid2    int32
 	Team         int32
 	Level        int32
+	Role         string // rcon role name (PR #10964 layout of AUTH_LOGIN, AUTH_INIT_ROLE)
 	Version      int32
 	TimeTicks    int32
 	Practice     bool
@@ -52,6 +53,16 @@ func ParseEx(kind ExKind, data []byte) (f ExFields, ok bool) {
 	case ExAuthInit, ExAuthLogin:
 		f.Cid, f.Level = c.int(), c.int()
 		f.Name = string(c.str())
+		if c.status != parseOK || c.n != len(data) {
+			// DDNet PR #10964 changed AUTH_LOGIN to (cid, role, name)
+			// under the same UUID; the old layout then leaves bytes over.
+			c = cursor{b: data}
+			f = ExFields{Cid: c.int(), Role: string(c.str()), Name: string(c.str())}
+		}
+	case ExAuthInitRole:
+		f.Cid = c.int()
+		f.Role = string(c.str())
+		f.Name = string(c.str())
 	case ExAuthLogout, ExJoinVer6, ExJoinVer7, ExPlayerReady, ExPlayerRejoin:
 		f.Cid = c.int()
 	case ExPlayerSwap:
@@ -78,7 +89,9 @@ func ParseEx(kind ExKind, data []byte) (f ExFields, ok bool) {
 		return f, false
 	}
 	f.Name = strings.ToValidUTF8(f.Name, "\uFFFD")
-	return f, c.status == parseOK
+	f.Role = strings.ToValidUTF8(f.Role, "\uFFFD")
+	// A payload with bytes left over has a layout we do not know.
+	return f, c.status == parseOK && (c.n == len(data) || kind == ExTest || kind == ExAntibot)
 }
 
 // Game message ids that carry the player's name as their first string.

@@ -221,8 +221,13 @@ func exFrame(it *Item) ExFrame {
 		m["cid"], m["version"] = f.Cid, f.Version
 	case ExDDNetVersion:
 		m["cid"], m["connection_id"], m["version"], m["version_str"] = f.Cid, f.ConnectionID.String(), f.Version, f.Name
-	case ExAuthInit, ExAuthLogin:
-		m["cid"], m["level"], m["auth_name"] = f.Cid, f.Level, f.Name
+	case ExAuthInit, ExAuthLogin, ExAuthInitRole:
+		m["cid"], m["auth_name"] = f.Cid, f.Name
+		if f.Role != "" {
+			m["role"] = f.Role
+		} else {
+			m["level"] = f.Level
+		}
 	case ExAuthLogout, ExJoinVer6, ExJoinVer7, ExPlayerReady, ExPlayerRejoin:
 		m["cid"] = f.Cid
 	case ExPlayerSwap:

@@ -36,6 +36,7 @@ const (
 	ExPlayerName
 	ExPlayerFinish
 	ExTeamFinish
+	ExAuthInitRole // open DDNet PR #10964, not in a release
 	numExKinds
 )
 
@@ -70,6 +71,7 @@ var exTable = [numExKinds]exInfo{
 	ExPlayerName:      {"player_name", "teehistorian-player-name@ddnet.org", uuid.MustParse("d016f9b9-4151-3b87-87e5-3a6087eb5f26")},
 	ExPlayerFinish:    {"player_finish", "teehistorian-player-finish@ddnet.org", uuid.MustParse("68943c01-2348-3e01-9490-3f27f8269d94")},
 	ExTeamFinish:      {"team_finish", "teehistorian-team-finish@ddnet.org", uuid.MustParse("9588b9af-3fdc-3760-8043-82deeee317a5")},
+	ExAuthInitRole:    {"auth_init_role", "teehistorian-auth-init-role@ddnet.tw", uuid.MustParse("463bb09f-ee44-3911-a899-fd05e733e198")},
 }
 
 // String returns the kind's short name ("player_name", "unknown", ...).

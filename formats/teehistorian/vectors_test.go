@@ -9,12 +9,16 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
 )
 
 var testConnID = uuid.MustParse("fb13a576-d35f-4893-b815-eedc6d98015b")
@@ -314,5 +318,29 @@ func TestHeaderJSON(t *testing.T) {
 	}
 	if got := string(appendJSONString(nil, "a\"b\\c\b\f\n\r\t\x01/é")); got != `"a\"b\\c\b\u000c\n\r\t\u0001/é"` {
 		t.Errorf("escape: %s", got)
+	}
+}
+
+// TestAuthRoleLayout decodes the Auth vector of DDNet PR #10964 (rcon role
+// names; AUTH_LOGIN keeps its UUID but carries a role string), which our
+// metadata must not misread as level 'm' and name "oderator".
+func TestAuthRoleLayout(t *testing.T) {
+	hj, _ := testHeader().MarshalJSON()
+	file := append(append(Magic[:], hj...), 0)
+	file = append(file, unhex(t, "4a 46 3b b0 9f ee 44 39 11 a8 99 fd 05 e7 33 e1 98 15 00 61 64 6d 69 6e 00 64 65 66 61 75 6c 74 5f 61 64 6d 69 6e 00 4a 37 ec d3 b8 92 18 3b b9 a7 1b a9 35 b8 6f 6a 81 12 01 6d 6f 64 65 72 61 74 6f 72 00 66 6f 6f 62 61 72 00 4a 37 ec d3 b8 92 18 3b b9 a7 1b a9 35 b8 6f 6a 81 0d 02 68 65 6c 70 65 72 00 68 65 6c 70 00 4a d4 f5 ab e8 ed d2 3f b9 ab d8 1c 8b b8 4f 4a 63 01 01 40")...)
+	m := formatstest.Split(t, New(), file).Metadata
+	var got []string
+	for _, e := range m.Events {
+		if e.Kind == formats.EventLogin {
+			got = append(got, e.Text)
+		}
+	}
+	want := "[rcon login as default_admin (admin) rcon login as foobar (moderator) rcon login as help (helper)]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("logins %q\nwant %s", got, want)
+	}
+	// The level layout still decodes as levels.
+	if f, ok := ParseEx(ExAuthLogin, unhex(t, "01 02 66 6f 6f 62 61 72 00")); !ok || f.Level != 2 || f.Name != "foobar" || f.Role != "" {
+		t.Errorf("level layout: %+v %v", f, ok)
 	}
 }
