@@ -340,3 +340,18 @@ func TestCorpusMissingFooter(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitAllocations checks that ingest does not allocate per frame or
+// entity: 3600 frames of 11-21 entities split in well under 3600
+// allocations.
+func TestSplitAllocations(t *testing.T) {
+	data := readCorpus(t, "arena_from_proto_ds.vtx")
+	allocs := testing.AllocsPerRun(2, func() {
+		if _, err := (Codec{}).Split(context.Background(), bytes.NewReader(data), &formatstest.Recording{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 1000 {
+		t.Errorf("Split made %.0f allocations for 3600 frames", allocs)
+	}
+}
