@@ -182,12 +182,11 @@ func (r *Reader) peek() (*Item, error) {
 		return nil, io.EOF
 	}
 	for {
-		n, status, what, at := parse(r.buf[r.pos:r.end], &r.st, &r.it, r.hdr.Version)
+		_, status, what, at := parse(r.buf[r.pos:r.end], &r.st, &r.it, r.hdr.Version)
 		switch status {
 		case parseOK:
 			r.it.Offset = r.base + int64(r.pos)
 			r.parsed = true
-			_ = n
 			return &r.it, nil
 		case parseBad:
 			return nil, r.errorf(r.base+int64(r.pos+at), "%s", what)

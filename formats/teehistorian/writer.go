@@ -65,12 +65,16 @@ func (rec *Recorder) reset() {
 func (rec *Recorder) Tick() int64 { return rec.tick }
 
 // BeginTick starts tick t (DDNet's BeginTick followed by BeginPlayers).
-// Ticks must increase.
+// Ticks must increase; BeginTick(0) at the start does nothing, since tick 0
+// is implicit.
 func (rec *Recorder) BeginTick(t int64) error {
 	if rec.err != nil {
 		return rec.err
 	}
-	if t <= rec.tick && !(t == rec.tick && t == 0) || t > maxTick {
+	if t == 0 && rec.tick == 0 {
+		return nil
+	}
+	if t <= rec.tick || t > maxTick {
 		rec.err = fmt.Errorf("teehistorian: tick %d does not follow tick %d", t, rec.tick)
 		return rec.err
 	}
