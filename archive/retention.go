@@ -246,11 +246,11 @@ func (a *Archive) Plan(ctx context.Context, p Policy, opts PlanOptions) (*Plan, 
 	for _, sp := range space {
 		su := shards[sp.Name]
 		switch {
-		case su == nil || sp.Empty || su.removedN == su.n:
+		case sp.Empty || (su != nil && su.removedN == su.n):
 			plan.EstimatedReturn += sp.DiskBytes
 		default:
 			after := sp
-			if su.live > 0 {
+			if su != nil && su.live > 0 {
 				after.LiveBytes = int64(float64(sp.LiveBytes) * (1 - float64(su.removed)/float64(su.live)))
 			}
 			if after.sparse() {
