@@ -7,6 +7,7 @@ package teehistorian
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"testing"
@@ -132,5 +133,16 @@ func BenchmarkGenerateHour(b *testing.B) {
 		if err := Generate(io.Discard, GenOptions{Duration: time.Hour, Players: 16, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkBaselineSHA256 hashes the same file: a fixed-cost reference
+// measured in the same run, to read the other numbers on a busy machine.
+func BenchmarkBaselineSHA256(b *testing.B) {
+	file := hourFile(b)
+	b.SetBytes(int64(len(file)))
+	b.ReportAllocs()
+	for b.Loop() {
+		sha256.Sum256(file)
 	}
 }

@@ -30,11 +30,18 @@ const DefaultChunkSize = 128 << 10
 // maxTrailing bounds the bytes kept after FINISH.
 const maxTrailing = 16 << 20
 
+// DefaultMaxEvents bounds Metadata.Events of one recording.
+const DefaultMaxEvents = 100_000
+
 // Codec is the teehistorian formats.Codec. The zero value is usable.
 type Codec struct {
 	// ChunkSize is the native size after which Split cuts a chunk at the
 	// next tick boundary; 0 means DefaultChunkSize.
 	ChunkSize int
+	// MaxEvents bounds Metadata.Events (a server running for days records
+	// many commands); later events are counted in a warning. 0 means
+	// DefaultMaxEvents.
+	MaxEvents int
 }
 
 // New returns a Codec with the default chunk size.
@@ -73,6 +80,10 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 		return nil, fmt.Errorf("teehistorian: write header: %w", err)
 	}
 	mb := newMetaBuilder(hdr)
+	mb.maxEvents = DefaultMaxEvents
+	if c != nil && c.MaxEvents > 0 {
+		mb.maxEvents = c.MaxEvents
+	}
 	target := c.chunkSize()
 
 	rd.keep = rd.pos
@@ -139,6 +150,9 @@ type metaBuilder struct {
 	auth    [MaxClients]string // current auth account per client
 	players map[string]int     // name -> index in meta.Players
 	join    [MaxClients]int    // index+1 of the client's JOIN event while it has no name
+
+	maxEvents int
+	dropped   int // events left out beyond maxEvents
 }
 
 func newMetaBuilder(h *Header) *metaBuilder {
@@ -181,6 +195,10 @@ func newMetaBuilder(h *Header) *metaBuilder {
 }
 
 func (mb *metaBuilder) event(tick int64, kind string, cid int32, text string) {
+	if len(mb.meta.Events) >= mb.maxEvents {
+		mb.dropped++
+		return
+	}
 	e := formats.Event{Tick: tick, Time: TickTime(tick), Kind: kind, Text: text}
 	if cid >= 0 && cid < MaxClients {
 		e.Player = mb.names[cid]
@@ -229,7 +247,7 @@ func (mb *metaBuilder) observe(it *Item, st *State) {
 			mb.names[it.Cid], mb.auth[it.Cid] = "", ""
 		}
 		mb.event(it.Tick, formats.EventJoin, it.Cid, fmt.Sprintf("client %d joined (%s)", it.Cid, proto))
-		if it.Cid >= 0 && it.Cid < MaxClients {
+		if it.Cid >= 0 && it.Cid < MaxClients && mb.dropped == 0 {
 			mb.join[it.Cid] = len(mb.meta.Events)
 		}
 	case ItemDrop:
@@ -295,6 +313,9 @@ func (mb *metaBuilder) finish(lastTick int64, records, finished bool) *formats.M
 	}
 	m.Duration = TickTime(lastTick)
 	m.Attrs["finished"] = strconv.FormatBool(finished)
+	if mb.dropped > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("%d events after the first %d left out of the metadata", mb.dropped, mb.maxEvents))
+	}
 	return m
 }
 

@@ -565,3 +565,13 @@ func TestHeaderOnly(t *testing.T) {
 		t.Errorf("clip of an empty recording: % x", out.Bytes()[len(file):])
 	}
 }
+
+func TestMaxEvents(t *testing.T) {
+	file := generated(t, GenOptions{Duration: 2 * time.Minute, Seed: 11})
+	all := formatstest.Split(t, New(), file).Metadata
+	m := formatstest.Split(t, &Codec{MaxEvents: 5}, file).Metadata
+	if len(all.Events) <= 5 || len(m.Events) != 5 || len(m.Warnings) != 1 ||
+		m.Warnings[0] != fmt.Sprintf("%d events after the first 5 left out of the metadata", len(all.Events)-5) {
+		t.Errorf("%d events of %d, warnings %q", len(m.Events), len(all.Events), m.Warnings)
+	}
+}
