@@ -409,3 +409,23 @@ func FuzzReader(f *testing.F) {
 		})
 	})
 }
+
+func TestEmptyRecording(t *testing.T) {
+	for _, b := range []Backend{Protobuf, FlatBuffers} {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, b, testHeader(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rec := formatstest.Split(t, Codec{}, buf.Bytes())
+		if len(rec.ChunkIndex) != 0 || len(rec.TrailerData) == 0 || rec.Metadata.Ticks != 0 || len(rec.Metadata.Warnings) != 0 {
+			t.Errorf("%v: %d chunks, trailer %d, %+v", b, len(rec.ChunkIndex), len(rec.TrailerData), rec.Metadata)
+		}
+		if err := (Codec{}).Clip(context.Background(), rec.Source(), 0, -1, &bytes.Buffer{}); !errors.Is(err, ErrEmptyRange) {
+			t.Errorf("%v: clip of an empty recording: %v", b, err)
+		}
+	}
+}
