@@ -153,6 +153,10 @@ type metaBuilder struct {
 
 	maxEvents int
 	dropped   int // events left out beyond maxEvents
+	// msgNames says names come from start-info/change-info messages too:
+	// files before version_minor 8 (DDNet 18.3) have no PLAYER_NAME. Later
+	// files name players only by PLAYER_NAME, the server-side name.
+	msgNames bool
 }
 
 func newMetaBuilder(h *Header) *metaBuilder {
@@ -191,7 +195,7 @@ func newMetaBuilder(h *Header) *metaBuilder {
 	set("map_sha256", h.MapSHA256)
 	set("map_crc", h.MapCRC)
 	set("prng_description", h.PrngDescription)
-	return &metaBuilder{meta: m, players: map[string]int{}}
+	return &metaBuilder{meta: m, players: map[string]int{}, msgNames: h.VersionMinor < 8}
 }
 
 func (mb *metaBuilder) event(tick int64, kind string, cid int32, text string) {
@@ -233,7 +237,7 @@ func (mb *metaBuilder) player(cid int32) *formats.Player {
 func (mb *metaBuilder) observe(it *Item, st *State) {
 	switch it.Type {
 	case ItemMessage:
-		if it.Cid >= 0 && it.Cid < MaxClients {
+		if mb.msgNames && it.Cid >= 0 && it.Cid < MaxClients {
 			if name, ok := MessageName(it.Data, st.Clients[it.Cid].Proto7); ok {
 				mb.setName(it.Cid, name)
 			}

@@ -575,3 +575,28 @@ func TestMaxEvents(t *testing.T) {
 		t.Errorf("%d events of %d, warnings %q", len(m.Events), len(all.Events), m.Warnings)
 	}
 }
+
+// TestNamesByVersion: before version_minor 8 names come from start-info
+// messages; from 8 on only PLAYER_NAME (the server-side name) counts.
+func TestNamesByVersion(t *testing.T) {
+	for _, tc := range []struct {
+		minor string
+		want  string
+	}{{"6", "[client-name]"}, {"22", "[(1)server-name]"}} {
+		h := testHeader()
+		h.VersionMinor = tc.minor
+		hj, _ := h.MarshalJSON()
+		var buf bytes.Buffer
+		rec, _ := NewRecorder(&buf, hj)
+		rec.PlayerJoin(0, false)
+		rec.Message(0, appendStartInfo(nil, false, "client-name", ""))
+		if tc.minor != "6" {
+			rec.PlayerName(0, "(1)server-name")
+		}
+		rec.Finish()
+		m := formatstest.Split(t, New(), buf.Bytes()).Metadata
+		if got := fmt.Sprint(playerNames(m)); got != tc.want {
+			t.Errorf("minor %s: players %s, want %s", tc.minor, got, tc.want)
+		}
+	}
+}
