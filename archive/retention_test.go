@@ -497,3 +497,28 @@ func BenchmarkPrune(b *testing.B) {
 		})
 	}
 }
+
+// Re-ingesting the bytes of a recording whose delete was marked but not
+// swept (a crash in between) must not lose the new copy to the old sweep.
+func TestReingestAfterUnsweptMark(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t)
+	native := formatstest.LinesFile("again", 40)
+	res := ingest(t, a, native, nil)
+	if _, err := a.Mark(ctx, []uuid.UUID{res.ID}, false); err != nil {
+		t.Fatal(err)
+	}
+	again := ingest(t, a, native, nil)
+	if again.ID != res.ID || again.Outcome != Ingested {
+		t.Fatalf("re-ingest: %s %v", again.ID, again.Outcome)
+	}
+	if _, err := a.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := export(t, a, again.ID); !bytes.Equal(got, native) {
+		t.Fatal("re-ingested recording lost its chunks to the pending sweep")
+	}
+	if rep, err := a.Check(ctx, CheckOptions{ReadData: true}); err != nil || !rep.OK() {
+		t.Fatalf("check: %+v %v", rep, err)
+	}
+}

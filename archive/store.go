@@ -288,6 +288,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 	a.commitMu.Lock()
 	defer a.commitMu.Unlock()
 	var replaced []*Manifest
+	sweepFirst := false
 	err := a.catalog.View(func(tx *bolt.Tx) error {
 		seen := map[string]uuid.UUID{}
 		for i, p := range pend {
@@ -317,11 +318,22 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 			}
 			results[i].ID = id
 			seen[string(p.sum)] = id
+			// Bytes deleted but not yet swept come back under the same
+			// chunk keys: the pending sweep must run first, or it would
+			// delete the new chunks.
+			if owner := p.chunkOwner(id); tx.Bucket(bucketTombstones).Get(owner[:]) != nil {
+				sweepFirst = true
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("archive: commit: %w", err)
+	}
+	if sweepFirst {
+		if _, err := a.Sweep(ctx); err != nil {
+			return nil, fmt.Errorf("archive: commit: finish a pending delete: %w", err)
+		}
 	}
 
 	// Blobs first, grouped per shard, one transaction each.
