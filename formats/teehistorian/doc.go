@@ -1,0 +1,17 @@
+// Package teehistorian reads and writes DDNet teehistorian server recordings
+// and implements formats.Codec for them under the name "teehistorian".
+//
+// A teehistorian file is a 16-byte magic UUID, a JSON header ended by a NUL,
+// and a stream of varint-coded records (player positions, inputs, client
+// messages, joins, drops, console commands, extension items) whose ticks are
+// implicit. Reader decodes it record by record without allocating per
+// record; Recorder writes it with the same rules as DDNet's CTeeHistorian, so
+// that both agree byte for byte with DDNet's unit-test vectors; Generate
+// makes realistic, deterministic files for demos and benchmarks.
+//
+// The Codec splits a file into its header and chunks cut at tick boundaries,
+// each with a resume state (tick, implicit-tick state, positions, inputs,
+// teams, names) that lets Frames and Clip start decoding at any chunk.
+// Secrets typed into console commands (timeout codes, passwords, save codes)
+// are redacted in metadata and frames.
+package teehistorian
