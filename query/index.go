@@ -11,7 +11,9 @@
 // and removes a recording's documents. Mappings are lean: keyword fields for
 // names, lower-cased; analysed text only for free text, command and chat text;
 // no "_all" field; one compact stored field per document ("d") that holds what
-// a search hit shows.
+// a search hit shows. The recording document also carries copies of all its
+// events' text (command, chat, other), so that every query is one search over
+// recording documents; events are then fetched for the page of hits only.
 //
 // This file holds the index: opening it, building documents and Apply.
 package query
