@@ -11,8 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/klauspost/compress/zstd"
@@ -139,28 +139,30 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 // segmentSet is a live recording directory: its preamble and the open
 // segment files the index refers to.
 type segmentSet struct {
-	dir      string
 	hdr      *Header
 	meta     []byte
 	index    []IndexEntry
-	files    []*os.File
+	files    []segmentFile
 	spans    []int64 // indexed bytes of each segment
 	finished bool
 }
 
-// openSegmentSet reads dir's preamble and checks that every indexed chunk is
-// present in its segment file.
-func openSegmentSet(dir string) (*segmentSet, error) {
-	f, err := os.Open(filepath.Join(dir, PreambleFile))
+// segmentFile is an open segment: fs.File with random access (os.File and
+// testing/fstest files have it).
+type segmentFile interface {
+	fs.File
+	io.ReaderAt
+}
+
+// openSegmentSet reads the preamble of the recording directory fsys and
+// checks that every indexed chunk is present in its segment file.
+func openSegmentSet(fsys fs.FS) (*segmentSet, error) {
+	f, err := fsys.Open(PreambleFile)
 	if err != nil {
 		return nil, fmt.Errorf("hcrp: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("hcrp: %w", err)
-	}
-	h, meta, index, err := readPreamble(f, st.Size(), true)
+	h, meta, index, err := readPreambleStream(f)
 	if err != nil {
 		var fe *formats.Error
 		if errors.As(err, &fe) {
@@ -168,17 +170,23 @@ func openSegmentSet(dir string) (*segmentSet, error) {
 		}
 		return nil, err
 	}
-	s := &segmentSet{dir: dir, hdr: h, meta: meta, index: index}
-	_, err = os.Stat(filepath.Join(dir, FinishedFile))
+	s := &segmentSet{hdr: h, meta: meta, index: index}
+	_, err = fs.Stat(fsys, FinishedFile)
 	s.finished = err == nil
 	for i := range index {
 		seg, off := index[i].Segment()
 		end := off + int64(index[i].CompressedLen)
 		if seg == len(s.files) {
-			sf, err := os.Open(filepath.Join(dir, SegmentName(seg)))
+			f, err := fsys.Open(SegmentName(seg))
 			if err != nil {
 				s.Close()
 				return nil, fmt.Errorf("hcrp: chunk %d: %w", i, err)
+			}
+			sf, ok := f.(segmentFile)
+			if !ok {
+				f.Close()
+				s.Close()
+				return nil, fmt.Errorf("hcrp: %s: file system gives no random access", SegmentName(seg))
 			}
 			s.files = append(s.files, sf)
 			s.spans = append(s.spans, 0)
@@ -200,6 +208,28 @@ func openSegmentSet(dir string) (*segmentSet, error) {
 	return s, nil
 }
 
+// readPreambleStream reads a preamble from the start of r, allocating no
+// more than the bytes that are there.
+func readPreambleStream(r io.Reader) (*Header, []byte, []IndexEntry, error) {
+	head, err := readN(r, nil, HeaderSize)
+	if err != nil {
+		if _, herr := ParseHeader(head); herr != nil {
+			return nil, nil, nil, herr
+		}
+		return nil, nil, nil, &formats.Error{Format: formatName, Offset: int64(len(head)), What: fmt.Sprintf("expected a %d-byte header", HeaderSize), Err: err}
+	}
+	h, err := ParseHeader(head)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pre, err := readN(r, head, h.PreambleLen()-HeaderSize)
+	if err != nil {
+		return nil, nil, nil, &formats.Error{Format: formatName, Offset: int64(len(pre)),
+			What: fmt.Sprintf("expected %d bytes of metadata and index", h.PreambleLen()-HeaderSize), Err: err}
+	}
+	return parsePreamble(pre, true)
+}
+
 // Close closes the segment files.
 func (s *segmentSet) Close() error {
 	var first error
@@ -214,8 +244,12 @@ func (s *segmentSet) Close() error {
 
 // OpenDir opens a live (or finished but not compacted) recording directory
 // holding preamble.dat and segment files. Close the Reader when done.
-func OpenDir(dir string) (*Reader, error) {
-	s, err := openSegmentSet(dir)
+func OpenDir(dir string) (*Reader, error) { return OpenDirFS(os.DirFS(dir)) }
+
+// OpenDirFS is OpenDir for a recording directory given as a file system
+// (its segment files must implement io.ReaderAt).
+func OpenDirFS(fsys fs.FS) (*Reader, error) {
+	s, err := openSegmentSet(fsys)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,7 +48,14 @@ type SegmentSet struct {
 
 // OpenSegmentSet opens the recording directory dir. Close it when done.
 func OpenSegmentSet(dir string) (*SegmentSet, error) {
-	set, err := openSegmentSet(dir)
+	return OpenSegmentSetFS(os.DirFS(dir), filepath.Base(filepath.Clean(dir)))
+}
+
+// OpenSegmentSetFS is OpenSegmentSet for a recording directory given as a
+// file system (its segment files must implement io.ReaderAt); name is the
+// directory's name, used for the ID.
+func OpenSegmentSetFS(fsys fs.FS, name string) (*SegmentSet, error) {
+	set, err := openSegmentSet(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +70,7 @@ func OpenSegmentSet(dir string) (*SegmentSet, error) {
 		parts = append(parts, io.NewSectionReader(f, 0, set.spans[i]))
 		size += set.spans[i]
 	}
-	id, err := uuid.Parse(filepath.Base(filepath.Clean(dir)))
+	id, err := uuid.Parse(name)
 	if err != nil {
 		id = recordingID(set.hdr)
 	}
@@ -96,9 +104,17 @@ func (c Codec) SplitSegmentSet(ctx context.Context, dir string, w formats.Writer
 		return nil, err
 	}
 	defer s.Close()
-	md, err := c.Split(ctx, s, w)
+	md, err := c.splitSet(ctx, s, w)
 	if err != nil {
 		return nil, fmt.Errorf("hcrp: %s: %w", dir, err)
+	}
+	return md, nil
+}
+
+func (c Codec) splitSet(ctx context.Context, s *SegmentSet, w formats.Writer) (*formats.Metadata, error) {
+	md, err := c.Split(ctx, s, w)
+	if err != nil {
+		return nil, err
 	}
 	md.ID = s.ID()
 	md.Growing = true
