@@ -20,7 +20,7 @@ import (
 
 func TestBadInputCorpus(t *testing.T) {
 	for name, file := range corpusFiles(t) {
-		stride := max(1, len(file)/300)
+		stride := max(1, len(file)/150)
 		errs := formatstest.CheckBadInput(t, &Codec{ChunkSize: 1024}, file, stride)
 		t.Logf("%s: %d of about %d variants errored", name, errs, 2*len(file)/stride)
 	}

@@ -103,16 +103,25 @@ func BenchmarkSplit(b *testing.B) {
 	}
 }
 
+// BenchmarkFramesOneChunk decodes every tick of one chunk in the middle of
+// the hour, and checks that it reads only that chunk.
 func BenchmarkFramesOneChunk(b *testing.B) {
 	rec := formatstest.Split(b, New(), hourFile(b))
 	c := rec.ChunkIndex[len(rec.ChunkIndex)/2]
 	b.ReportAllocs()
+	frames := 0
 	for b.Loop() {
-		err := New().Frames(context.Background(), rec.Source(), c.StartTick, c.EndTick()-1, func(formats.Frame) error { return nil })
+		rec.Reads, frames = 0, 0
+		err := New().Frames(context.Background(), rec.Source(), c.StartTick, c.EndTick()-1, func(formats.Frame) error { frames++; return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
+		if rec.Reads != 1 {
+			b.Fatalf("read %d chunks, want 1", rec.Reads)
+		}
 	}
+	b.ReportMetric(float64(frames), "frames/op")
+	b.ReportMetric(float64(c.Length), "chunk-bytes")
 }
 
 // BenchmarkClip clips one minute from the middle of the hour.

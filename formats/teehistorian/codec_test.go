@@ -328,7 +328,7 @@ func TestSecretsRedacted(t *testing.T) {
 	if !contains(secrets, "tjfekX6ScC8A3NkN") {
 		t.Fatalf("expected the Tutorial timeout code among %q", secrets)
 	}
-	gen := generated(t, GenOptions{Duration: 5 * time.Minute, Players: 16, Seed: 7})
+	gen := generated(t, GenOptions{Duration: 2 * time.Minute, Players: 16, Seed: 7})
 	var genSecrets int
 	rd, _ := NewReader(bytes.NewReader(gen))
 	for {
@@ -441,20 +441,13 @@ var oneHour = sync.OnceValues(func() ([]byte, error) {
 	return buf.Bytes(), err
 })
 
+// TestFramesReadsOneChunk shows on ten generated minutes with 32 KiB chunks
+// that a range inside one chunk reads only that chunk;
+// BenchmarkFramesOneChunk checks the same on the one-hour file with the
+// default 128 KiB chunks.
 func TestFramesReadsOneChunk(t *testing.T) {
-	var file []byte
-	chunkSize := DefaultChunkSize
-	if testing.Short() {
-		file = generated(t, GenOptions{Duration: 3 * time.Minute, Players: 16, Seed: 1})
-		chunkSize = 16 << 10
-	} else {
-		start := time.Now()
-		var err error
-		if file, err = oneHour(); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("one hour: %d bytes generated in %v", len(file), time.Since(start))
-	}
+	file := generated(t, GenOptions{Duration: 10 * time.Minute, Players: 16, Seed: 1})
+	chunkSize := 32 << 10
 	codec := &Codec{ChunkSize: chunkSize}
 	rec := formatstest.Split(t, codec, file)
 	if len(rec.ChunkIndex) < 5 {

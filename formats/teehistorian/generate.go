@@ -130,7 +130,7 @@ func Generate(w io.Writer, opt GenOptions) error {
 				continue
 			}
 			if t >= p.idleUntil {
-				if rng.IntN(200) == 0 {
+				if rng.IntN(1000) == 0 {
 					p.idleUntil = t + int64(50+rng.IntN(500))
 					p.vx, p.vy = 0, 0
 				} else {
@@ -151,7 +151,7 @@ func Generate(w io.Writer, opt GenOptions) error {
 			p := &ps[cid]
 			c := int32(cid)
 			if !p.online {
-				if rng.IntN(600) == 0 {
+				if rng.IntN(1500) == 0 {
 					p.online, p.proto7 = true, rng.IntN(5) == 0
 					p.name = genNames[rng.IntN(len(genNames))]
 					if rng.IntN(3) == 0 {
@@ -182,8 +182,8 @@ func Generate(w io.Writer, opt GenOptions) error {
 				p.input[7] = int32(rng.IntN(40) / 39)
 				rec.Input(c, p.uid, p.input)
 			}
-			switch r := rng.IntN(30000); {
-			case r < 10: // leave
+			switch r := rng.IntN(300000); {
+			case r < 5: // leave, after 20 minutes on average
 				reasons := []string{"", "Timeout", "Leave", "too many pancakes"}
 				rec.Drop(c, reasons[rng.IntN(len(reasons))])
 				p.online, p.alive, p.spawnAt = false, false, 0
@@ -191,10 +191,10 @@ func Generate(w io.Writer, opt GenOptions) error {
 					rec.PlayerTeam(c, 0)
 				}
 				p.team = 0
-			case r < 25 && p.alive: // die
+			case r < 155 && p.alive: // die
 				rec.ConsoleCommand(c, 128, "kill")
 				p.alive, p.spawnAt = false, t+int64(25+rng.IntN(50))
-			case r < 40: // team change
+			case r < 305: // team change
 				team := int32(rng.IntN(8))
 				rec.ConsoleCommand(c, 128, "team", fmt.Sprint(team))
 				p.team = team
@@ -202,29 +202,29 @@ func Generate(w io.Writer, opt GenOptions) error {
 				if rng.IntN(4) == 0 {
 					rec.TeamPractice(team, rng.IntN(2) == 0)
 				}
-			case r < 48 && p.alive: // finish
+			case r < 385 && p.alive: // finish
 				rec.PlayerFinish(c, int32(t-p.raceStart))
 				if p.team != 0 && rng.IntN(2) == 0 {
 					rec.TeamFinish(p.team, int32(t-p.raceStart))
 				}
 				p.raceStart = t
-			case r < 52: // account login or register with a password
+			case r < 425: // account login or register with a password
 				if rng.IntN(2) == 0 {
 					rec.ConsoleCommand(c, 128, "login", p.name, "pw-"+randCode(10))
 				} else {
 					pw := "pw-" + randCode(10)
 					rec.ConsoleCommand(c, 128, "register", p.name, pw, pw)
 				}
-			case r < 55: // reconnect code again
+			case r < 455: // reconnect code again
 				rec.ConsoleCommand(c, 128, "timeout", randCode(16))
-			case r < 57 && !p.authed: // rcon login and a moderation command
+			case r < 475 && !p.authed: // rcon login and a moderation command
 				p.authed = true
 				rec.AuthLogin(c, int32(1+rng.IntN(3)), fmt.Sprintf("mod_%s", randCode(4)))
 				rec.ConsoleCommand(c, 4, "kick", fmt.Sprint(rng.IntN(opt.Players)), "spam")
-			case r < 70:
+			case r < 605:
 				cmds := []string{"pause", "spec", "rank", "points", "emote", "top5"}
 				rec.ConsoleCommand(c, 128, cmds[rng.IntN(len(cmds))])
-			case r < 90 && opt.Messages:
+			case r < 805 && opt.Messages:
 				// Cl_Emoticon (0.6 id 23 / 0.7 id 26) with an emoticon number.
 				id := int32(23)
 				if p.proto7 {
