@@ -186,7 +186,7 @@ func (e *encFrame) computeSections(w *Writer) {
 	}
 	flags := boolBit(f.BlueTeamRestartRequest, 0) | boolBit(f.OrangeTeamRestartRequest, 1) |
 		teamIndex(pause.PausedRequestedTeam)<<2 | teamIndex(pause.UnpausedTeam)<<4
-	e.pause = []byte{flags, pausedStateByte(pause.PausedState)}
+	e.pause = append(e.buf.pause[:0], flags, pausedStateByte(pause.PausedState))
 	var pt, ut float32
 	if pf != nil {
 		pp := pf.Pause
@@ -198,6 +198,7 @@ func (e *encFrame) computeSections(w *Writer) {
 	e.pause = appendHalf(appendHalf(e.pause, pt), ut)
 
 	// last score (Arena)
+	e.lastScore, e.disc, e.combat, e.rules = nil, nil, nil, nil
 	if f.inArena() {
 		ls := f.LastScore
 		if ls == nil {
@@ -208,7 +209,7 @@ func (e *encFrame) computeSections(w *Writer) {
 			b |= 1 << 2
 		}
 		b |= goalTypeByte(ls.GoalType) << 3
-		e.lastScore = []byte{b, w.table.index(ls.PersonScored), w.table.index(ls.AssistScored)}
+		e.lastScore = append(e.buf.lastScore[:0], b, w.table.index(ls.PersonScored), w.table.index(ls.AssistScored))
 		e.lastScore = appendHalf(appendHalf(e.lastScore, ls.DiscSpeed), ls.DistanceThrown)
 	}
 
@@ -217,7 +218,7 @@ func (e *encFrame) computeSections(w *Writer) {
 	if lt == nil {
 		lt = &LastThrow{}
 	}
-	e.lastThrow = make([]byte, 0, 26)
+	e.lastThrow = e.buf.lastThrow[:0]
 	for _, v := range [...]float32{lt.ArmSpeed, lt.TotalSpeed, lt.OffAxisSpinDeg, lt.WristThrowPenalty,
 		lt.RotPerSec, lt.PotSpeedFromRot, lt.SpeedFromArm, lt.SpeedFromMovement, lt.SpeedFromWrist,
 		lt.WristAlignToThrowDeg, lt.ThrowAlignToMovementDeg, lt.OffAxisPenalty, lt.ThrowMovePenalty} {
@@ -233,7 +234,7 @@ func (e *encFrame) computeSections(w *Writer) {
 	if pf != nil && pf.Player != nil {
 		pos = pos.sub(vecOf(pf.Player.VRPosition))
 	}
-	e.vr = appendPose(make([]byte, 0, 10), pos, lookRotation(vecOf(vp.VRForward), vecOf(vp.VRUp)))
+	e.vr = appendPose(e.buf.vr[:0], pos, lookRotation(vecOf(vp.VRForward), vecOf(vp.VRUp)))
 
 	// disc (Arena)
 	if f.inArena() {
@@ -246,7 +247,7 @@ func (e *encFrame) computeSections(w *Writer) {
 			dp = dp.sub(vecOf(pf.Disc.Position))
 			dv = dv.sub(vecOf(pf.Disc.Velocity))
 		}
-		e.disc = appendPose(make([]byte, 0, 16), dp, lookRotation(vecOf(d.Forward), vecOf(d.Up)))
+		e.disc = appendPose(e.buf.disc[:0], dp, lookRotation(vecOf(d.Forward), vecOf(d.Up)))
 		e.disc = appendHalves(e.disc, dv)
 	}
 
@@ -256,17 +257,18 @@ func (e *encFrame) computeSections(w *Writer) {
 		if f.Contested {
 			c = 1
 		}
-		e.combat = []byte{c, byte(f.PayloadCheckpoint), byte(f.PayloadDefenders)}
+		e.combat = append(e.buf.combat[:0], c, byte(f.PayloadCheckpoint), byte(f.PayloadDefenders))
 		e.combat = appendHalf(appendHalf(e.combat, f.PayloadDistance), f.PayloadSpeed)
 	}
 
 	// rules changed (private Arena)
 	if f.inArena() && bool(f.PrivateMatch) {
-		e.rules = binary.LittleEndian.AppendUint64(nil, uint64(f.RulesChangedAt))
+		e.rules = binary.LittleEndian.AppendUint64(e.buf.rules[:0], uint64(f.RulesChangedAt))
 		if f.RulesChangedBy != nil {
 			e.rules = appendASCII(e.rules, *f.RulesChangedBy)
 		}
 		e.rules = append(e.rules, 0)
+		e.buf.rules = e.rules
 	}
 }
 
@@ -370,7 +372,7 @@ func (w *Writer) encodeFrame(b []byte, e *encFrame, lastBones *Bones) ([]byte, e
 		}
 	}
 	b = append(b, teamMask)
-	e.poses = make(map[int64]*[4][10]byte)
+	e.poses = e.poses[:0]
 	for i := 0; i < 3; i++ {
 		t := f.team(i)
 		if tstats[i] {
@@ -441,14 +443,16 @@ func (w *Writer) encodePlayer(b []byte, e *encFrame, pl *Player, pf *Frame) []by
 
 	var last *[4][10]byte
 	if lp != nil && e.prevInChunk != nil {
-		last = e.prevInChunk.poses[lp.UserID]
+		last = e.prevInChunk.posesOf(lp.UserID)
 	}
-	cur := new([4][10]byte)
+	var curArr [4][10]byte
+	cur := &curArr
 	var pm byte
 	parts := [4]*Transform{pl.Head, pl.Body, pl.LHand, pl.RHand}
+	var empty Transform
 	for k, tr := range parts {
 		if tr == nil {
-			tr = &Transform{}
+			tr = &empty
 		}
 		pos := tr.position()
 		if lp != nil {
@@ -464,8 +468,8 @@ func (w *Writer) encodePlayer(b []byte, e *encFrame, pl *Player, pf *Frame) []by
 			pm |= 1 << uint(2*k+1)
 		}
 	}
-	if _, dup := e.poses[pl.UserID]; !dup {
-		e.poses[pl.UserID] = cur
+	if e.posesOf(pl.UserID) == nil {
+		e.poses = append(e.poses, poseEntry{pl.UserID, curArr})
 	}
 	b = append(b, pm)
 	for k := 0; k < 4; k++ {

@@ -35,17 +35,23 @@ func corpusFiles(glob string, limit int) [][]byte {
 	return out
 }
 
-// exercise runs every codec entry point over b; none may panic or hang.
-func exercise(t *testing.T, c formats.Codec, b []byte) {
+// watchdog panics when the returned stop is not called within 10s, so a
+// hang shows up as a failure naming the input.
+func watchdog(name string, b []byte) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			panic(fmt.Sprintf("%s: input of %d bytes takes over 10s: %x", c.Name(), len(b), b))
+			os.WriteFile(filepath.Join(os.TempDir(), "butter-hang-"+name+".bin"), b, 0o644)
+			panic(fmt.Sprintf("%s: input of %d bytes takes over 10s: %x", name, len(b), b))
 		}
 	}()
-	defer close(done)
+	return func() { close(done) }
+}
+
+// exercise runs every codec entry point over b; none may panic.
+func exercise(t *testing.T, c formats.Codec, b []byte) {
 	c.Detect(b[:min(len(b), formats.DetectSize)])
 	rec, err := formatstest.TrySplit(c, b)
 	if err != nil {
@@ -70,6 +76,7 @@ func FuzzButter(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		defer watchdog("butter", b)()
 		_, _ = Decode(context.Background(), b, DecodeOptions{MaxChunkPayload: 1 << 20})
 		_, _ = Decode(context.Background(), b, DecodeOptions{Reference: true, MaxChunkPayload: 1 << 20})
 		exercise(t, &Codec{Options: DecodeOptions{MaxChunkPayload: 1 << 20}}, b)
@@ -85,6 +92,7 @@ func FuzzEchoReplay(f *testing.F) {
 	f.Add(zipped(f, text))
 	f.Add([]byte("2021/11/20 04:20:00.000\t{}\n\n2021/11/20 04:20:00.033\t{\"teams\":[]}\t{\"user_bones\":[]}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		defer watchdog("echoreplay", b)()
 		exercise(t, NewEchoReplay(), b)
 	})
 }
@@ -112,6 +120,7 @@ func FuzzMilk(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		defer watchdog("milk", b)()
 		exercise(t, NewMilk(), b)
 	})
 }

@@ -95,6 +95,7 @@ type Writer struct {
 	n       int
 	last    *encFrame
 	pending []*encFrame
+	free    []*encFrame
 	chunks  [][]byte
 	payload []byte
 	zenc    *zstd.Encoder
@@ -117,7 +118,33 @@ type encFrame struct {
 	disc        []byte
 	combat      []byte
 	rules       []byte
-	poses       map[int64]*[4][10]byte
+	poses       []poseEntry
+	// backing arrays of the section slices, reused with the encFrame
+	buf struct {
+		pause     [6]byte
+		lastScore [7]byte
+		lastThrow [26]byte
+		vr        [10]byte
+		disc      [16]byte
+		combat    [7]byte
+		rules     []byte
+	}
+}
+
+// poseEntry is one player's four pose byte strings in a frame.
+type poseEntry struct {
+	userid int64
+	b      [4][10]byte
+}
+
+// posesOf returns the pose bytes stored for userid, or nil.
+func (e *encFrame) posesOf(userid int64) *[4][10]byte {
+	for i := range e.poses {
+		if e.poses[i].userid == userid {
+			return &e.poses[i].b
+		}
+	}
+	return nil
 }
 
 // NewWriter returns a Writer with opts (zero values mean Spark's defaults
@@ -141,15 +168,21 @@ func (w *Writer) Add(f *Frame) error {
 		w.first = f
 	}
 	w.table.consider(f)
-	ef := &encFrame{f: f, index: w.n}
 	key := w.n%w.opts.KeyframeInterval == 0 || w.last == nil
-	if !key {
-		ef.prevInChunk = w.last
-	}
 	if key && len(w.pending) > 0 {
 		if err := w.flushChunk(); err != nil {
 			return err
 		}
+	}
+	var ef *encFrame
+	if n := len(w.free); n > 0 {
+		ef, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		ef = &encFrame{poses: make([]poseEntry, 0, 16)}
+	}
+	ef.f, ef.index, ef.prevInChunk = f, w.n, nil
+	if !key {
+		ef.prevInChunk = w.last
 	}
 	w.pending = append(w.pending, ef)
 	w.last = ef
@@ -181,8 +214,12 @@ func (w *Writer) flushChunk() error {
 		return err
 	}
 	w.chunks = append(w.chunks, c)
-	// Only the last frame's caches are needed by the next chunk (none are:
-	// it starts on a keyframe), so drop the chunk's frames.
+	// The next chunk starts on a keyframe and needs none of these frames:
+	// keep them for reuse.
+	for _, ef := range w.pending {
+		ef.f = nil
+		w.free = append(w.free, ef)
+	}
 	w.pending = w.pending[:0]
 	return nil
 }
