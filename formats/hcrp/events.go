@@ -49,16 +49,30 @@ func (t EventType) String() string {
 	return fmt.Sprintf("event_%d", uint8(t))
 }
 
-// Enum names, in ordinal order, of the reference implementation's enums.
+// Enum names, in ordinal order, of the reference implementation's enums
+// (EntityPose, PlayerHand, the parkour reset and end reasons).
 var (
-	PoseNames = []string{"standing", "fall_flying", "sleeping", "swimming", "spin_attack", "sneaking",
+	poseNames = [...]string{"standing", "fall_flying", "sleeping", "swimming", "spin_attack", "sneaking",
 		"long_jumping", "dying", "croaking", "using_tongue", "sitting", "roaring", "sniffing", "emerging",
 		"digging", "sliding", "shooting", "inhaling"}
-	HandNames        = []string{"main", "off"}
-	ResetReasonNames = []string{"lives", "reset_height", "timer", "manual", "forced", "liquid", "sneak",
+	handNames        = [...]string{"main", "off"}
+	resetReasonNames = [...]string{"lives", "reset_height", "timer", "manual", "forced", "liquid", "sneak",
 		"turn", "sprint", "relog"}
-	EndReasonNames = []string{"finish", "reset"}
+	endReasonNames = [...]string{"finish", "reset"}
 )
+
+// PoseName names an EntityPose ordinal ("sneaking"); unknown ordinals are
+// given as numbers, as by the other *Name functions.
+func PoseName(v int32) string { return enumName(poseNames[:], v) }
+
+// HandName names a PlayerHand ordinal ("main", "off").
+func HandName(v int32) string { return enumName(handNames[:], v) }
+
+// ResetReasonName names a CheckpointReset reason ("reset_height").
+func ResetReasonName(v int32) string { return enumName(resetReasonNames[:], v) }
+
+// EndReasonName names a RunEnd reason ("finish", "reset").
+func EndReasonName(v int32) string { return enumName(endReasonNames[:], v) }
 
 // Entity state flags of EntityState events.
 const (
@@ -100,9 +114,9 @@ type Event struct {
 	// the position delta with absolute yaw and pitch.
 	Pos        Pos
 	Velocity   Vec3  // DeltaMove, AbsoluteMove
-	Pose       int32 // EntityState: index into PoseNames
+	Pose       int32 // EntityState: PoseName ordinal
 	State      uint8 // EntityState: State* flags
-	Hand       int32 // HandAnimation, ItemUse: index into HandNames
+	Hand       int32 // HandAnimation, ItemUse: HandName ordinal
 	HasHand    bool  // ItemUse: whether Hand is present
 	Slot       int32 // ChangeHeldSlot
 	Items      []ItemSlot
@@ -110,7 +124,7 @@ type Event struct {
 	BlockState int32    // SetBlock: global block state id
 	EntityType int32    // SpawnEntity: entity type registry id
 	Checkpoint string   // CheckpointReached
-	Reason     int32    // CheckpointReset (ResetReasonNames), RunEnd (EndReasonNames)
+	Reason     int32    // ResetReasonName / EndReasonName ordinal
 	RunTime    int64    // CheckpointReached, CheckpointReset, RunEnd: milliseconds
 }
 
@@ -506,15 +520,15 @@ func (e *Event) Fields() map[string]any {
 		}
 	case EntityState:
 		m["entity"] = e.Entity
-		m["pose"] = enumName(PoseNames, e.Pose)
+		m["pose"] = PoseName(e.Pose)
 		m["flags"] = e.State
 	case HandAnimation:
 		m["entity"] = e.Entity
-		m["hand"] = enumName(HandNames, e.Hand)
+		m["hand"] = HandName(e.Hand)
 	case ItemUse:
 		m["entity"] = e.Entity
 		if e.HasHand {
-			m["hand"] = enumName(HandNames, e.Hand)
+			m["hand"] = HandName(e.Hand)
 		}
 	case SetItem:
 		m["entity"] = e.Entity
@@ -535,10 +549,10 @@ func (e *Event) Fields() map[string]any {
 		m["checkpoint"] = e.Checkpoint
 		m["run_time_ms"] = e.RunTime
 	case CheckpointReset:
-		m["reason"] = enumName(ResetReasonNames, e.Reason)
+		m["reason"] = ResetReasonName(e.Reason)
 		m["run_time_ms"] = e.RunTime
 	case RunEnd:
-		m["reason"] = enumName(EndReasonNames, e.Reason)
+		m["reason"] = EndReasonName(e.Reason)
 		m["run_time_ms"] = e.RunTime
 	}
 	return m

@@ -227,7 +227,7 @@ func (s *Session) Step(r *Recorder) (bool, error) {
 		s.checkpt++ // a checkpoint every 40 blocks along the course
 		e = Event{Type: CheckpointReached, Checkpoint: fmt.Sprintf("cp-%d", s.checkpt), RunTime: runTime}
 	case s.rng.IntN(900) == 0:
-		e = Event{Type: CheckpointReset, Reason: int32(s.rng.IntN(len(ResetReasonNames))), RunTime: runTime}
+		e = Event{Type: CheckpointReset, Reason: int32(s.rng.IntN(len(resetReasonNames))), RunTime: runTime}
 	default:
 		return true, nil
 	}
