@@ -280,7 +280,8 @@ func TestSessionRoundTrip(t *testing.T) {
 }
 
 func TestSeekMatchesFullReplay(t *testing.T) {
-	b, err := Generate(SessionConfig{Seed: 3, Ticks: 800, Players: 4}, nil)
+	// Snapshots every third chunk: seeks walk back to them.
+	b, err := Generate(SessionConfig{Seed: 3, Ticks: 800, Players: 4}, func(o *Options) { o.SnapshotEvery = 3 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,6 +308,11 @@ func TestSeekMatchesFullReplay(t *testing.T) {
 		return nil
 	})
 	snap(799)
+	for i, e := range rd.Index {
+		if e.Snapshot() != (i%3 == 0) {
+			t.Fatalf("chunk %d: snapshot %v", i, e.Snapshot())
+		}
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 50 {
 		tick := rng.Int64N(800)
@@ -319,6 +325,31 @@ func TestSeekMatchesFullReplay(t *testing.T) {
 				t.Fatalf("seek %d: entity %d at %+v, full replay %+v", tick, id, st.Entities[id], p)
 			}
 		}
+	}
+
+	// Frames and Clip walk back to the snapshot too, and read no more.
+	r := formatstest.Split(t, Codec{}, b)
+	var state formats.Frame
+	err = Codec{}.Frames(ctx, r.Source(), 550, 560, func(f formats.Frame) error {
+		if f.Type == "state" {
+			state = f
+		}
+		return nil
+	})
+	if err != nil || r.Reads != 3 || state.Tick != 550 {
+		t.Fatalf("frames [550, 560]: %d chunk reads (want 3: chunks 3 to 5), state %+v, %v", r.Reads, state, err)
+	}
+	ents := state.Data.(map[string]any)["entities"].([]map[string]any)
+	if len(ents) != 4 || ents[2]["x"] != at[549][2].X {
+		t.Fatalf("state at 550: %v, full replay %+v", ents, at[549][2])
+	}
+	var clip bytes.Buffer
+	if err := (Codec{}).Clip(ctx, r.Source(), 550, 560, &clip); err != nil {
+		t.Fatal(err)
+	}
+	cr := formatstest.Split(t, Codec{}, clip.Bytes())
+	if cr.Metadata.Ticks != 300 || cr.Metadata.Attrs["meta.source_start_tick"] != "300" {
+		t.Fatalf("clip of [550, 560]: %d ticks from %s", cr.Metadata.Ticks, cr.Metadata.Attrs["meta.source_start_tick"])
 	}
 }
 

@@ -35,10 +35,14 @@ type Options struct {
 	// klauspost's equivalent of the reference's level 3.
 	Level zstd.EncoderLevel
 
-	// Snapshot, when set, is called at the start of every chunk's first tick
-	// to add the absolute world state (spawns, positions, states, items) with
+	// Snapshot, when set, is called at the start of a chunk's first tick to
+	// add the absolute world state (spawns, positions, states, items) with
 	// r.Add; the chunk's index entry then carries FlagSnapshot.
 	Snapshot func(r *Recorder, tick int64) error
+	// SnapshotEvery asks for a snapshot every that many chunks (default 1,
+	// every chunk, as the reference does). Seeks replay from the nearest
+	// snapshot, so larger values trade seek time for size.
+	SnapshotEvery int
 }
 
 // Recorder writes ticks and events as HCRP chunks. It is not safe for
@@ -52,6 +56,7 @@ type Recorder struct {
 	raw    []byte // current chunk's tick records
 	comp   []byte // compression buffer
 	tick   int64  // ticks begun
+	chunks int64  // chunks begun
 	start  int64  // first tick of the open chunk
 	nticks int    // ticks begun in the open chunk
 	snap   bool   // the open chunk has a snapshot
@@ -81,6 +86,9 @@ func newRecorder(opts Options, s sink) (*Recorder, error) {
 	}
 	if opts.Level == 0 {
 		opts.Level = zstd.SpeedDefault
+	}
+	if opts.SnapshotEvery <= 0 {
+		opts.SnapshotEvery = 1
 	}
 	if opts.Start.IsZero() {
 		opts.Start = time.Now()
@@ -164,7 +172,10 @@ func (r *Recorder) StartTick() error {
 	r.inTick = true
 	r.tick++
 	r.nticks++
-	if r.nticks == 1 && r.opts.Snapshot != nil {
+	if r.nticks == 1 {
+		r.chunks++
+	}
+	if r.nticks == 1 && r.opts.Snapshot != nil && (r.chunks-1)%int64(r.opts.SnapshotEvery) == 0 {
 		r.snap = true
 		r.inSnap = true
 		err := r.opts.Snapshot(r, r.tick-1)
