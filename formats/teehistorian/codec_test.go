@@ -374,8 +374,18 @@ func checkClip(t *testing.T, codec *Codec, file []byte, from, to int64) {
 	t.Helper()
 	rec := formatstest.Split(t, codec, file)
 	var out bytes.Buffer
+	rec.Reads = 0
 	if err := codec.Clip(context.Background(), rec.Source(), from, to, &out); err != nil {
 		t.Fatalf("clip %d..%d: %v", from, to, err)
+	}
+	covering := 0
+	for _, c := range rec.ChunkIndex {
+		if c.EndTick() > from && (to < 0 || c.StartTick <= to) {
+			covering++
+		}
+	}
+	if rec.Reads != covering {
+		t.Errorf("clip %d..%d read %d chunks, %d cover the range", from, to, rec.Reads, covering)
 	}
 	clip := out.Bytes()
 	if !bytes.HasPrefix(clip, rec.HeaderData) {
@@ -458,12 +468,16 @@ func TestFramesReadsOneChunk(t *testing.T) {
 		maxResume = max(maxResume, len(c.Resume))
 	}
 	t.Logf("%d chunks of about %d bytes; largest resume state %d bytes", len(rec.ChunkIndex), chunkSize, maxResume)
-	for _, i := range []int{1, len(rec.ChunkIndex) / 2, len(rec.ChunkIndex) - 2} {
+	for k, i := range []int{1, len(rec.ChunkIndex) / 2, len(rec.ChunkIndex) - 2, 3} {
 		c := rec.ChunkIndex[i]
 		if c.Length < int64(chunkSize) || c.Length > int64(2*chunkSize) {
 			t.Errorf("chunk %d is %d bytes, target %d", i, c.Length, chunkSize)
 		}
 		from, to := c.StartTick+c.Ticks/4, c.StartTick+c.Ticks/2
+		if k == 3 {
+			// The whole chunk, up to its last tick.
+			from, to = c.StartTick, c.EndTick()-1
+		}
 		rec.Reads = 0
 		var n int
 		var positions int

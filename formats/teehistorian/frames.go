@@ -35,15 +35,16 @@ type chunkWalker struct {
 	i      int
 	rd     *Reader
 	st     State
+	to     int64 // last tick wanted, < 0 for the end: later chunks are not read
 }
 
-func newChunkWalker(src formats.Source, from int64) (*chunkWalker, error) {
+func newChunkWalker(src formats.Source, from, to int64) (*chunkWalker, error) {
 	hdr, err := parseStoredHeader(src.Header())
 	if err != nil {
 		return nil, err
 	}
 	chunks := src.Chunks()
-	return &chunkWalker{src: src, hdr: hdr, chunks: chunks, i: formats.FindChunk(chunks, from)}, nil
+	return &chunkWalker{src: src, hdr: hdr, chunks: chunks, i: formats.FindChunk(chunks, from), to: to}, nil
 }
 
 // peek returns the next record (not yet applied; call commit), or io.EOF
@@ -62,7 +63,7 @@ func (w *chunkWalker) peek(ctx context.Context) (*Item, error) {
 				return nil, io.EOF
 			}
 		}
-		if w.i >= len(w.chunks) {
+		if w.i >= len(w.chunks) || w.to >= 0 && w.chunks[w.i].StartTick > w.to {
 			return nil, io.EOF
 		}
 		native, resume, err := w.src.ReadChunk(ctx, w.i)
@@ -93,7 +94,7 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 	if from < 0 {
 		from = 0
 	}
-	w, err := newChunkWalker(src, from)
+	w, err := newChunkWalker(src, from, to)
 	if err != nil {
 		return err
 	}
@@ -270,7 +271,7 @@ func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w 
 	if to >= 0 && to < from {
 		return fmt.Errorf("teehistorian: clip range %d..%d is empty", from, to)
 	}
-	wk, err := newChunkWalker(src, from)
+	wk, err := newChunkWalker(src, from, to)
 	if err != nil {
 		return err
 	}
