@@ -512,6 +512,7 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 	hp := d.player(c.u8("player index"))
 	p := &Player{Name: hp.Name, PlayerID: int(c.u8("playerid")), Level: hp.Level, Number: hp.Number, UserID: hp.UserID}
 	old := d.prev.playerByUserID(p.UserID)
+	fl := floats(make([]float32, 0, 54)) // velocity, 4 positions, 4×3 directions
 	m := c.u8("player state bitmask")
 	p.Possession, p.Blocking, p.Stunned, p.Invulnerable = Bool(bits(m, 0)), Bool(bits(m, 1)), Bool(bits(m, 2)), Bool(bits(m, 3))
 	statsBit, pingBit, holdBit, velBit := uint(5), uint(6), uint(6), uint(7)
@@ -558,22 +559,23 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 		if old != nil {
 			v = v.add(vecOf(old.Velocity))
 		}
-		p.Velocity = v.list()
+		p.Velocity = fl.vec(v)
 	} else if old != nil {
 		p.Velocity = old.Velocity
 	} else {
-		p.Velocity = []float32{0, 0, 0}
+		p.Velocity = fl.vec(vec3{})
 	}
 	pm := c.u8("pose bitmask")
 	var olds [4]*Transform
 	if old != nil {
 		olds = [4]*Transform{old.Head, old.Body, old.LHand, old.RHand}
 	}
+	ts := new([4]Transform)
 	var parts [4]*Transform
 	lastStored := d.last.poses[p.UserID]
 	curStored := new([4]vec3)
 	for k := 0; k < 4; k++ {
-		t := &Transform{}
+		t := &ts[k]
 		var pos []float32
 		if bits(pm, uint(2*k)) {
 			v := c.vec("pose position")
@@ -581,7 +583,7 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 			if olds[k] != nil {
 				v = v.add(olds[k].position())
 			}
-			pos = v.list()
+			pos = fl.vec(v)
 		} else if olds[k] != nil {
 			pos = olds[k].Position
 			if k >= 2 {
@@ -589,10 +591,10 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 			}
 			if lastStored != nil && !d.opts.Reference {
 				curStored[k] = lastStored[k]
-				pos = olds[k].position().add(lastStored[k]).list()
+				pos = fl.vec(olds[k].position().add(lastStored[k]))
 			}
 		} else {
-			pos = []float32{0, 0, 0}
+			pos = fl.vec(vec3{})
 		}
 		if k < 2 {
 			t.Position = pos
@@ -601,12 +603,12 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 		}
 		if bits(pm, uint(2*k+1)) {
 			q := readSmallestThree(c.u32("pose rotation"))
-			t.Forward, t.Left, t.Up = q.forward().list(), q.left().list(), q.up().list()
+			t.Forward, t.Left, t.Up = fl.vec(q.forward()), fl.vec(q.left()), fl.vec(q.up())
 		} else if olds[k] != nil {
 			t.Forward, t.Left, t.Up = olds[k].Forward, olds[k].Left, olds[k].Up
 		} else {
 			q := quatIdentity
-			t.Forward, t.Left, t.Up = q.forward().list(), q.left().list(), q.up().list()
+			t.Forward, t.Left, t.Up = fl.vec(q.forward()), fl.vec(q.left()), fl.vec(q.up())
 		}
 		parts[k] = t
 	}
@@ -622,6 +624,19 @@ func (d *decoder) readPlayer(c *cursor, f *Frame, version int) *Player {
 		p.Arm = strPtr(arms[lo>>6&1])
 	}
 	return p
+}
+
+// floats hands out 3-float slices from one backing array, so a player's
+// vectors cost one allocation instead of one each.
+type floats []float32
+
+func (fs *floats) vec(v vec3) []float32 {
+	if cap(*fs)-len(*fs) < 3 {
+		*fs = make([]float32, 0, 54)
+	}
+	n := len(*fs)
+	*fs = append(*fs, v.X, v.Y, v.Z)
+	return (*fs)[n : n+3 : n+3]
 }
 
 // readFixed is ReadFixedPrecisionFloat(-2, 2, 14) of a zig-zag varint.
