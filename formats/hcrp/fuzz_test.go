@@ -1,6 +1,6 @@
 // Fuzz targets for the two parsers: compacted files (Split, Reader, Frames,
 // Clip) and live recording directories (preamble + segment). Seeds are small
-// generated recordings; there is no public HCRP corpus to add at run time.
+// generated recordings, plus corpus files at run time if a corpus appears.
 
 package hcrp
 
@@ -26,6 +26,14 @@ func FuzzReader(f *testing.F) {
 	}
 	if b, err := os.ReadFile("testdata/tiny.hcrp"); err == nil {
 		f.Add(b)
+	}
+	// Real files, should a corpus ever appear (none is public today).
+	corpus := filepath.Join(formatstest.ModuleRoot(f), "..", "shared", "corpus", "hcrp")
+	files, _ := filepath.Glob(filepath.Join(corpus, "*"))
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil && (Codec{}).Detect(b[:min(len(b), formats.DetectSize)]) {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(fuzzReaderOne)
 }
