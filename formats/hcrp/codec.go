@@ -65,6 +65,10 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 	}
 	h, metaRaw, index, err := parsePreamble(pre, false)
 	if err != nil {
+		if _, _, idx, serr := parsePreamble(pre, true); serr == nil && len(idx) > 0 {
+			return nil, &formats.Error{Format: formatName, Offset: HeaderSize + int64(h.MetadataLen),
+				What: "index holds segment offsets: this is the preamble.dat of a recording directory; ingest the directory instead", Err: err}
+		}
 		return nil, err
 	}
 	if err := w.Header(pre); err != nil {

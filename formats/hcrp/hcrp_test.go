@@ -491,6 +491,8 @@ func TestBadInput(t *testing.T) {
 	}
 	_, err = OpenDir(dir)
 	wantFormatError(t, err, "truncated")
+	pre, _ := os.ReadFile(filepath.Join(dir, PreambleFile))
+	wantFormatError(t, split(pre), "ingest the directory")
 
 	// A chunk whose events do not decode still splits (with a warning) and
 	// Frames emits a raw frame for the rest of it.
