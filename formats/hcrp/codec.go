@@ -63,10 +63,11 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 		return nil, &formats.Error{Format: formatName, Offset: int64(len(pre)),
 			What: fmt.Sprintf("expected %d bytes of metadata and index", h.PreambleLen()-HeaderSize), Err: err}
 	}
+	ibase := HeaderSize + int64(h.MetadataLen)
 	h, metaRaw, index, err := parsePreamble(pre, false)
 	if err != nil {
 		if _, _, idx, serr := parsePreamble(pre, true); serr == nil && len(idx) > 0 {
-			return nil, &formats.Error{Format: formatName, Offset: HeaderSize + int64(h.MetadataLen),
+			return nil, &formats.Error{Format: formatName, Offset: ibase,
 				What: "index holds segment offsets: this is the preamble.dat of a recording directory; ingest the directory instead", Err: err}
 		}
 		return nil, err
