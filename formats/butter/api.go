@@ -2,6 +2,7 @@
 // optional GET /player_bones answer) with the API's own JSON field names.
 // Numbers are float32 where the game and the reference library use float,
 // so that encoding reproduces the reference writer's arithmetic.
+
 package butter
 
 import (

@@ -1,5 +1,6 @@
 // Benchmarks: decoding and encoding speed in frames per second, and the
 // size of .butter against the same session as .echoreplay.
+
 package butter
 
 import (

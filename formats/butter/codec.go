@@ -2,6 +2,7 @@
 // its header (file header + chunk table) and one piece per butter chunk,
 // reports metadata, decodes frames of a tick range from the chunks that
 // cover it, cuts clips, and exports to .echoreplay or a re-encoded .butter.
+
 package butter
 
 import (

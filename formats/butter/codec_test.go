@@ -1,5 +1,6 @@
 // Tests of the butter codec: split round trips, metadata, frames from a
 // seek, clips, exports, truncation and bad input.
+
 package butter
 
 import (

@@ -1,6 +1,7 @@
 // This file loads the shared reference corpus for the tests: the input
 // frame sets, the reference writer's .butter files and the reference
 // reader's decoded dumps.
+
 package butter
 
 import (

@@ -2,6 +2,7 @@
 // (the reference's Decompressor_v1/v2/v3), with two behaviours: ours,
 // which fixes the reference reader's bugs and tolerates what makes it
 // fail, and Reference, which reproduces its output exactly.
+
 package butter
 
 import (

@@ -1,4 +1,5 @@
 // Tests that decoding matches the reference reader's decoded dumps.
+
 package butter
 
 import (

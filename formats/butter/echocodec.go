@@ -2,6 +2,7 @@
 // split into chunks of whole lines (about 128 KiB each, tick = line
 // index); a zipped one is a single precompressed chunk, because a zip
 // cannot be cut into independently stored pieces without rewriting it.
+
 package butter
 
 import (
@@ -359,6 +360,7 @@ func (p *peekReader) peek(n int) ([]byte, error) {
 	return p.buf[:n], nil
 }
 
+// Read implements io.Reader.
 func (p *peekReader) Read(b []byte) (int, error) {
 	if len(p.buf) > 0 {
 		n := copy(b, p.buf)

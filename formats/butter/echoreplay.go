@@ -1,6 +1,7 @@
 // This file reads and writes .echoreplay files: one line per API fetch,
 // "yyyy/MM/dd HH:mm:ss.fff<TAB>session JSON[<TAB>bones JSON]", as plain
 // text or inside a zip archive (Spark's "compressed" variant).
+
 package butter
 
 import (

@@ -1,5 +1,6 @@
 // Tests of .echoreplay reading and writing, the echoreplay codec, and the
 // .echoreplay → .butter → .echoreplay round trip.
+
 package butter
 
 import (

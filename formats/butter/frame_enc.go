@@ -1,6 +1,7 @@
 // This file encodes one frame (ButterFrame.GetBytes of the reference v3
 // writer): marker, time, clock, the inclusion bitmask and its sections,
 // team and player data, and the bone block.
+
 package butter
 
 import (

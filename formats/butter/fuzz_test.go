@@ -1,6 +1,7 @@
 // Fuzz targets for the three parsers: .butter, .echoreplay and .milk. They
 // are seeded with small generated files and, at run time when the shared
 // corpus is present, with the real files.
+
 package butter
 
 import (

@@ -1,6 +1,7 @@
 // This file converts between float32 and IEEE binary16 ("half") the way the
 // reference writer does: float32 → half truncates toward zero (the van der
 // Zijp base/shift tables with no rounding step), half → float32 is exact.
+
 package butter
 
 import "math"

@@ -1,5 +1,6 @@
 // This file parses the .butter file header and chunk table, and
 // decompresses chunks with a bound on their size.
+
 package butter
 
 import (

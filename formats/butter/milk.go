@@ -3,6 +3,7 @@
 // ending in NUL, then 0xFEFD group headers (scores, clock, stats) each
 // followed by 0xFDFE samples (disc, state, every player's pose). It has no
 // timestamps, ids or orientations of its own beyond those vectors.
+
 package butter
 
 import (

@@ -1,4 +1,5 @@
 // Tests of the .milk codec on the real capture.
+
 package butter
 
 import (

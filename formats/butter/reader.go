@@ -1,5 +1,6 @@
 // This file reads a whole .butter file held in memory: header, chunk
 // table, and every chunk, tolerating a file cut off mid-chunk.
+
 package butter
 
 import (

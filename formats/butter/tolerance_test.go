@@ -1,6 +1,7 @@
 // Tests of what our decoding tolerates or fixes where the reference reader
 // fails: late joiners missing from the player table, signed stat deltas,
 // decompression bombs, and of the small helpers (half floats, varints).
+
 package butter
 
 import (

@@ -1,5 +1,6 @@
 // Tests of the format version 1 and 2 frame layouts on hand-built files
 // (no v1/v2 file exists in the corpus).
+
 package butter
 
 import (

@@ -2,6 +2,7 @@
 // System.Numerics as the reference writer and reader use it, operation by
 // operation (every product and sum rounded to float32, in C#'s evaluation
 // order), plus the smallest-three quaternion packing.
+
 package butter
 
 import "math"

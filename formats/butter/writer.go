@@ -2,6 +2,7 @@
 // chunks exactly as the reference C# writer (ButterReplays 1.3.4) does, so
 // an uncompressed file is byte-identical to the reference's and compressed
 // files differ only in the compressor's output, not in the chunk payloads.
+
 package butter
 
 import (
@@ -23,13 +24,13 @@ type Compression byte
 
 // Chunk compression formats (ButterFile.CompressionFormat).
 const (
-	CompressNone     Compression = 0
-	CompressGzip     Compression = 1
-	CompressZstd3    Compression = 2
-	CompressZstd7    Compression = 3
-	CompressZstd15   Compression = 4
-	CompressZstd22   Compression = 5
-	CompressZstd7Dic Compression = 6 // no dictionary is ever used; same as zstd 7
+	CompressNone      Compression = 0
+	CompressGzip      Compression = 1
+	CompressZstd3     Compression = 2
+	CompressZstd7     Compression = 3
+	CompressZstd15    Compression = 4
+	CompressZstd22    Compression = 5
+	CompressZstd7Dict Compression = 6 // no dictionary is ever used; same as zstd 7
 )
 
 // Spark's defaults: gzip chunks, a keyframe every 300 frames.
@@ -71,7 +72,7 @@ func (c Compression) zstdLevel() zstd.EncoderLevel {
 	switch c {
 	case CompressZstd3:
 		return zstd.SpeedDefault
-	case CompressZstd7, CompressZstd7Dic:
+	case CompressZstd7, CompressZstd7Dict:
 		return zstd.SpeedBetterCompression
 	}
 	return zstd.SpeedBestCompression

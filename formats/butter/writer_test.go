@@ -1,4 +1,5 @@
 // Tests that our writer reproduces the reference writer's bytes.
+
 package butter
 
 import (
