@@ -96,6 +96,32 @@ func BenchmarkSeek(b *testing.B) {
 	reportLatency(b, lat)
 }
 
+// BenchmarkSeekFromStart is the baseline for BenchmarkSeek: rebuild the
+// state at a random tick by replaying from tick 0, as a format without
+// snapshots (ReplayMod's .mcpr) must.
+func BenchmarkSeekFromStart(b *testing.B) {
+	data := seekFile(b)
+	rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rd.Close()
+	rng := rand.New(rand.NewPCG(7, 7))
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tick := rng.Int64N(rd.Ticks())
+		t0 := time.Now()
+		st := NewState()
+		if err := rd.Events(ctx, 0, tick, func(_ int64, e *Event) error { st.Apply(e); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
 // BenchmarkSeekFrames measures the archive path: Codec.Frames of one tick
 // at a random position through a formats.Source (state frame included).
 func BenchmarkSeekFrames(b *testing.B) {

@@ -278,7 +278,7 @@ func sourceReader(src formats.Source) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd.read = func(ctx context.Context, i int) ([]byte, error) {
+	rd.read = func(ctx context.Context, i int, _ []byte) ([]byte, error) {
 		b, _, err := src.ReadChunk(ctx, i)
 		return b, err
 	}

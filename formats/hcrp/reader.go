@@ -28,7 +28,9 @@ type Reader struct {
 
 	meta *Meta // decoded on first use
 
-	read    func(ctx context.Context, i int) ([]byte, error) // compressed chunk i
+	// read returns compressed chunk i, in dst when it has room.
+	read    func(ctx context.Context, i int, dst []byte) ([]byte, error)
+	comp    []byte
 	closers []io.Closer
 	dec     *zstd.Decoder
 	raw     []byte
@@ -125,9 +127,9 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd.read = func(_ context.Context, i int) ([]byte, error) {
+	rd.read = func(_ context.Context, i int, dst []byte) ([]byte, error) {
 		e := &rd.Index[i]
-		b := make([]byte, e.CompressedLen)
+		b := grow(dst, int(e.CompressedLen))
 		if _, err := r.ReadAt(b, e.Offset); err != nil {
 			return nil, fmt.Errorf("hcrp: read chunk %d: %w", i, err)
 		}
@@ -259,10 +261,10 @@ func OpenDirFS(fsys fs.FS) (*Reader, error) {
 		return nil, err
 	}
 	rd.closers = append(rd.closers, s)
-	rd.read = func(_ context.Context, i int) ([]byte, error) {
+	rd.read = func(_ context.Context, i int, dst []byte) ([]byte, error) {
 		e := &rd.Index[i]
 		seg, off := e.Segment()
-		b := make([]byte, e.CompressedLen)
+		b := grow(dst, int(e.CompressedLen))
 		if _, err := s.files[seg].ReadAt(b, off); err != nil {
 			return nil, fmt.Errorf("hcrp: %s: read chunk %d: %w", SegmentName(seg), i, err)
 		}
@@ -295,16 +297,28 @@ func (r *Reader) RawChunk(ctx context.Context, i int) ([]byte, error) {
 	if i < 0 || i >= len(r.Index) {
 		return nil, fmt.Errorf("hcrp: no chunk %d", i)
 	}
-	return r.read(ctx, i)
+	return r.read(ctx, i, nil)
+}
+
+// grow returns a slice of n bytes, reusing b when it has room.
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
 }
 
 // Chunk returns the decompressed tick records of chunk i. The slice is
 // reused by the next call.
 func (r *Reader) Chunk(ctx context.Context, i int) ([]byte, error) {
-	b, err := r.RawChunk(ctx, i)
+	if i < 0 || i >= len(r.Index) {
+		return nil, fmt.Errorf("hcrp: no chunk %d", i)
+	}
+	b, err := r.read(ctx, i, r.comp)
 	if err != nil {
 		return nil, err
 	}
+	r.comp = b
 	r.raw, err = decompress(r.dec, b, &r.Index[i], i, r.raw)
 	return r.raw, err
 }
