@@ -42,7 +42,8 @@ func ParseTime(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(TimeLayout, s)
 	if err != nil {
-		t, err = time.Parse("2006/01/02 15:04:05", s)
+		// any number of fractional digits, or none
+		t, err = time.Parse("2006/01/02 15:04:05.999999999", s)
 	}
 	return t, err
 }

@@ -287,3 +287,23 @@ func TestEchoReplayButterRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+func TestParseTime(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"2021/11/20 04:20:00.033", "2021-11-20T04:20:00.033Z", true},
+		{"2021/11/20 04.20.00.033", "2021-11-20T04:20:00.033Z", true},
+		{"2021/11/20 04:20:00", "2021-11-20T04:20:00Z", true},
+		{"2021/11/20 04:20:00.1234567", "2021-11-20T04:20:00.1234567Z", true},
+		{"2021-11-20 04:20:00.000", "", false},
+		{"", "", false},
+	} {
+		got, err := ParseTime(c.in)
+		if (err == nil) != c.ok || (c.ok && got.Format("2006-01-02T15:04:05.999999999Z07:00") != c.want) {
+			t.Errorf("ParseTime(%q) = %v, %v", c.in, got, err)
+		}
+	}
+}
