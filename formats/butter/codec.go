@@ -165,8 +165,15 @@ func (mb *metaBuilder) add(tick int64, f *Frame) {
 	mb.teamOf = now
 	if ls := f.LastScore; ls != nil {
 		if mb.lastGoal != nil && *ls != *mb.lastGoal {
-			mb.meta.Events = append(mb.meta.Events, formats.Event{Tick: tick, Time: at, Kind: "goal", Player: ls.PersonScored,
-				Text: fmt.Sprintf("%s %s, %d points, %.1f m/s", ls.Team, ls.GoalType, ls.PointAmount, ls.DiscSpeed)})
+			ev := formats.Event{Tick: tick, Time: at, Kind: "goal", Player: ls.PersonScored,
+				Text: fmt.Sprintf("%s %s, %d points, %.1f m/s", ls.Team, ls.GoalType, ls.PointAmount, ls.DiscSpeed)}
+			for _, p := range mb.meta.Players {
+				if p.Name == ls.PersonScored {
+					ev.PlayerID = p.ID
+					break
+				}
+			}
+			mb.meta.Events = append(mb.meta.Events, ev)
 		}
 		g := *ls
 		mb.lastGoal = &g

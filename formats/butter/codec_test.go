@@ -208,3 +208,23 @@ func TestBadInput(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+func TestMetadataEvents(t *testing.T) {
+	rec := formatstest.Split(t, New(), readFile(t, corpusDir(t)+"/reference/butter/example_2021-11-20.gzip.k300.butter"))
+	var got []string
+	for _, e := range rec.Metadata.Events {
+		got = append(got, itoa(int(e.Tick))+" "+e.Kind+" "+e.Player+" "+e.PlayerID+" "+e.Text)
+	}
+	want := []string{
+		"400 join late_joiner 6996211794863665 spectator",
+		"520 team late_joiner 6996211794863665 orange",
+		"690 goal Loveridge- 1583780395029509 blue INSIDE SHOT, 2 points, 23.0 m/s",
+		"1000 drop Cruisen 2455552844517585 ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := len(rec.Metadata.Players); n != 11 {
+		t.Fatalf("%d players", n)
+	}
+}
