@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/google/uuid"
+
 	"github.com/replayarchive/replay/formats"
 )
 
@@ -208,7 +210,7 @@ func frameData(it *Item, st *State) any {
 }
 
 func exFrame(it *Item) ExFrame {
-	e := ExFrame{Kind: it.Ex.String(), UUID: fmt.Sprintf("%x-%x-%x-%x-%x", it.UUID[0:4], it.UUID[4:6], it.UUID[6:8], it.UUID[8:10], it.UUID[10:16]), Size: len(it.Data)}
+	e := ExFrame{Kind: it.Ex.String(), UUID: uuid.UUID(it.UUID).String(), Size: len(it.Data)}
 	f, ok := ParseEx(it.Ex, it.Data)
 	if !ok {
 		if it.Ex == ExUnknown || it.Ex == ExAntibot || len(it.Data) > 0 {
