@@ -27,6 +27,11 @@ const TickDuration = time.Second / TickRate
 // DefaultChunkSize is the target native size of a chunk.
 const DefaultChunkSize = 128 << 10
 
+// MaxChunkBytes bounds one chunk: Split can cut only between ticks, so it
+// refuses a file whose ticks hold more than this (no real server writes
+// more than a few hundred KiB in one tick).
+const MaxChunkBytes = 64 << 20
+
 // maxTrailing bounds the bytes kept after FINISH.
 const maxTrailing = 16 << 20
 
@@ -117,6 +122,9 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 			rd.keep = rd.pos
 			startTick = it.Tick
 			resume = appendResume(resume[:0:0], &rd.st)
+		}
+		if rd.pos+it.Size-rd.keep > MaxChunkBytes {
+			return nil, formats.Errorf(FormatName, it.Offset, "expected a tick boundary within %d bytes (tick %d is longer)", MaxChunkBytes, it.Tick)
 		}
 		mb.observe(it, &rd.st)
 		rd.commit()
