@@ -241,3 +241,45 @@ func TestOursCloserThanReference(t *testing.T) {
 		}
 	}
 }
+
+// TestCombatRoundTrip: Combat frames (points as halves, payload, loadouts,
+// no disc/last score/holding) written by our writer read back. (The
+// reference corpus holds its Combat set back, so this checks our writer
+// against our reader only.)
+func TestCombatRoundTrip(t *testing.T) {
+	frames := exampleFrames(t, 40)
+	ws, os_, ts, as := []string{"rocket", "blaster", "scout", "assault"}, []string{"stun", "det", "burst", "arc"}, []string{"sensor", "wraith", "heal", "shield"}, []string{"Left", "Right"}
+	for i, f := range frames {
+		f.MapName, f.MatchType = "mpl_combat_dyson", "Echo_Combat_Private"
+		f.BluePoints, f.OrangePoints = float32(i/8)*0.25, float32(i/10)*0.1
+		f.Contested = i%7 < 3
+		f.PayloadCheckpoint, f.PayloadDefenders = i/20, i%3
+		f.PayloadDistance, f.PayloadSpeed = 120-0.21*float32(i), float32(i%5)*0.1
+		for _, tm := range f.Teams[:2] {
+			for j, p := range tm.Players {
+				p.Weapon, p.Ordnance, p.TacMod, p.Arm = strPtr(ws[(i/10+j)%4]), strPtr(os_[j%4]), strPtr(ts[(i/13+j)%4]), strPtr(as[j%2])
+			}
+		}
+	}
+	b := writeFrames(t, frames, WriterOptions{KeyframeInterval: 16})
+	dec, err := Decode(context.Background(), b, DecodeOptions{})
+	if err != nil || len(dec.Frames) != len(frames) {
+		t.Fatalf("%v, %d frames", err, len(dec.Frames))
+	}
+	for i, g := range dec.Frames {
+		w := frames[i]
+		if g.MatchType != "Echo_Combat_Private" || !near(g.BluePoints, w.BluePoints, 0.01) || !near(g.OrangePoints, w.OrangePoints, 0.01) ||
+			g.Contested != w.Contested || g.PayloadCheckpoint != w.PayloadCheckpoint || g.PayloadDefenders != w.PayloadDefenders ||
+			!near(g.PayloadDistance, w.PayloadDistance, 0.07) || !near(g.PayloadSpeed, w.PayloadSpeed, 0.001) || g.Disc != nil || g.LastScore != nil {
+			t.Fatalf("frame %d: %+v", i, g)
+		}
+		for ti := 0; ti < 2; ti++ {
+			for j, p := range g.Teams[ti].Players {
+				wp := w.Teams[ti].Players[j]
+				if *p.Weapon != *wp.Weapon || *p.Ordnance != *wp.Ordnance || *p.TacMod != *wp.TacMod || *p.Arm != *wp.Arm || p.HoldingLeft != nil {
+					t.Fatalf("frame %d player %s: %v %v %v %v", i, p.Name, *p.Weapon, *p.Ordnance, *p.TacMod, *p.Arm)
+				}
+			}
+		}
+	}
+}
