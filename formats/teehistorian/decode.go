@@ -282,7 +282,7 @@ func applyEx(st *State, it *Item) {
 	case ExTeamPractice:
 		team, on := c.int(), c.int()
 		if c.status == parseOK {
-			st.setPractice(team, on != 0)
+			st.Practice.Set(team, on != 0)
 		}
 	case ExPlayerName:
 		cid, name := c.int(), c.str()

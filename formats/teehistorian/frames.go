@@ -79,8 +79,7 @@ func (w *chunkWalker) peek(ctx context.Context) (*Item, error) {
 			w.rd = newChunkReader(native, w.chunks[w.i].Offset, w.hdr, &w.st)
 		} else {
 			// Continue with the state the previous chunk ended in.
-			st := &w.rd.st
-			w.rd = &Reader{buf: native, end: len(native), keep: -1, base: w.chunks[w.i].Offset, rerr: io.EOF, hdr: *w.hdr, st: *st}
+			w.rd = newChunkReader(native, w.chunks[w.i].Offset, w.hdr, &w.rd.st)
 		}
 		w.i++
 	}
@@ -312,7 +311,7 @@ func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w 
 			rec.PlayerTeam(int32(cid), p.Team)
 		}
 		for team := int32(0); team < 256; team++ {
-			if st.practice(team) {
+			if st.Practice.Has(team) {
 				rec.TeamPractice(team, true)
 			}
 		}
@@ -384,9 +383,9 @@ func clipRecord(rec *Recorder, it *Item, uid *[MaxClients]uint64) error {
 	case ItemJoin:
 		return rec.Join(it.Cid)
 	case ItemDrop:
-		return rec.dropBytes(it.Cid, it.Data)
+		return drop(rec, it.Cid, it.Data)
 	case ItemConsoleCommand:
-		return rec.consoleCommandBytes(it.Cid, it.Flags, it.Cmd, it.Args)
+		return consoleCommand(rec, it.Cid, it.Flags, it.Cmd, it.Args)
 	case ItemEx:
 		return rec.Ex(it.UUID, it.Data)
 	}

@@ -162,8 +162,8 @@ type State struct {
 	// record starts a new tick").
 	LastCid int32
 	Clients [MaxClients]Client
-	// Practice holds the teams in practice mode, as a bit set over 0..255.
-	Practice [4]uint64
+	// Practice holds the teams in practice mode.
+	Practice TeamSet
 }
 
 // Reset puts s in its start-of-file state.
@@ -178,21 +178,22 @@ func (s *State) Reset() {
 	}
 }
 
-// practice reports whether team is in practice mode.
-func (s *State) practice(team int32) bool {
-	if team < 0 || team >= 256 {
-		return false
-	}
-	return s.Practice[team>>6]&(1<<(team&63)) != 0
+// TeamSet is a set of team numbers 0..255; others are never members.
+type TeamSet [4]uint64
+
+// Has reports whether team is in the set.
+func (ts *TeamSet) Has(team int32) bool {
+	return team >= 0 && team < 256 && ts[team>>6]&(1<<(team&63)) != 0
 }
 
-func (s *State) setPractice(team int32, on bool) {
+// Set adds team to the set or removes it.
+func (ts *TeamSet) Set(team int32, on bool) {
 	if team < 0 || team >= 256 {
 		return
 	}
 	if on {
-		s.Practice[team>>6] |= 1 << (team & 63)
+		ts[team>>6] |= 1 << (team & 63)
 	} else {
-		s.Practice[team>>6] &^= 1 << (team & 63)
+		ts[team>>6] &^= 1 << (team & 63)
 	}
 }

@@ -29,7 +29,7 @@ type Recorder struct {
 	maxCid          int32
 
 	players  [MaxClients]recPlayer
-	practice [4]uint64
+	practice TeamSet
 	finished bool
 }
 
@@ -46,14 +46,9 @@ type recPlayer struct {
 // w and returns a recorder at tick 0. headerJSON is written as is; use
 // HeaderInfo.MarshalJSON for a DDNet-style header.
 func NewRecorder(w io.Writer, headerJSON []byte) (*Recorder, error) {
-	rec := &Recorder{w: bufio.NewWriterSize(w, 64<<10)}
-	rec.reset()
-	rec.w.Write(Magic[:])
-	rec.w.Write(headerJSON)
-	if err := rec.w.WriteByte(0); err != nil {
-		return nil, fmt.Errorf("teehistorian: write header: %w", err)
-	}
-	return rec, nil
+	raw := make([]byte, 0, len(Magic)+len(headerJSON)+1)
+	raw = append(append(append(raw, Magic[:]...), headerJSON...), 0)
+	return newRecorderRaw(w, raw)
 }
 
 func (rec *Recorder) reset() {
@@ -252,30 +247,24 @@ func (rec *Recorder) Join(cid int32) error {
 }
 
 // Drop records that client cid left, with reason.
-func (rec *Recorder) Drop(cid int32, reason string) error {
+func (rec *Recorder) Drop(cid int32, reason string) error { return drop(rec, cid, reason) }
+
+// drop writes DROP from a string or decoded bytes.
+func drop[S ~string | ~[]byte](rec *Recorder, cid int32, reason S) error {
 	rec.ensureTick()
 	rec.b = AppendVarint(rec.b, -9)
 	rec.b = AppendVarint(rec.b, cid)
-	rec.b = appendStr(rec.b, reason)
+	rec.b = append(append(rec.b, reason...), 0)
 	return rec.flushItem()
 }
 
 // ConsoleCommand records an executed console command.
 func (rec *Recorder) ConsoleCommand(cid, flags int32, cmd string, args ...string) error {
-	rec.ensureTick()
-	rec.b = AppendVarint(rec.b, -10)
-	rec.b = AppendVarint(rec.b, cid)
-	rec.b = AppendVarint(rec.b, flags)
-	rec.b = appendStr(rec.b, cmd)
-	rec.b = AppendVarint(rec.b, int32(len(args)))
-	for _, a := range args {
-		rec.b = appendStr(rec.b, a)
-	}
-	return rec.flushItem()
+	return consoleCommand(rec, cid, flags, cmd, args)
 }
 
-// consoleCommandBytes is ConsoleCommand for decoded records.
-func (rec *Recorder) consoleCommandBytes(cid, flags int32, cmd []byte, args [][]byte) error {
+// consoleCommand writes CONSOLE_COMMAND from strings or decoded bytes.
+func consoleCommand[S ~string | ~[]byte](rec *Recorder, cid, flags int32, cmd S, args []S) error {
 	rec.ensureTick()
 	rec.b = AppendVarint(rec.b, -10)
 	rec.b = AppendVarint(rec.b, cid)
@@ -285,15 +274,6 @@ func (rec *Recorder) consoleCommandBytes(cid, flags int32, cmd []byte, args [][]
 	for _, a := range args {
 		rec.b = append(append(rec.b, a...), 0)
 	}
-	return rec.flushItem()
-}
-
-// dropBytes is Drop for decoded records.
-func (rec *Recorder) dropBytes(cid int32, reason []byte) error {
-	rec.ensureTick()
-	rec.b = AppendVarint(rec.b, -9)
-	rec.b = AppendVarint(rec.b, cid)
-	rec.b = append(append(rec.b, reason...), 0)
 	return rec.flushItem()
 }
 
@@ -411,12 +391,10 @@ func (rec *Recorder) TeamPractice(team int32, practice bool) error {
 	if team < 0 || team >= 256 {
 		return fmt.Errorf("teehistorian: team %d out of range", team)
 	}
-	bit := uint64(1) << (team & 63)
-	cur := rec.practice[team>>6]&bit != 0
-	if cur == practice {
+	if rec.practice.Has(team) == practice {
 		return rec.err
 	}
-	rec.practice[team>>6] ^= bit
+	rec.practice.Set(team, practice)
 	v := int32(0)
 	if practice {
 		v = 1
