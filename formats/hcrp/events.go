@@ -165,6 +165,9 @@ func AppendEvent(b []byte, e *Event) ([]byte, error) {
 			if len(it.NBT) < 2 || it.NBT[0] != tagCompound {
 				return b, fmt.Errorf("hcrp: set_item slot %d: item is not a network NBT compound", it.Slot)
 			}
+			if end, err := skipPayload(it.NBT, 1, tagCompound, 0); err != nil || end != len(it.NBT) {
+				return b, fmt.Errorf("hcrp: set_item slot %d: item is not one well-formed NBT compound", it.Slot)
+			}
 			b = AppendVarInt(b, it.Slot)
 			b = append(b, it.NBT...)
 		}

@@ -145,6 +145,13 @@ func TestEventVectors(t *testing.T) {
 			t.Errorf("%s: decoded and re-encoded to % x", l.comment, again)
 		}
 	}
+	// Items must be one well-formed compound.
+	for _, nb := range [][]byte{{0x08, 0, 0}, {0x0a}, {0x0a, 0x01, 0x00}, {0x0a, 0x00, 0x00}} {
+		e := Event{Type: SetItem, Items: []ItemSlot{{Slot: 1, NBT: nb}}}
+		if _, err := AppendEvent(nil, &e); err == nil {
+			t.Errorf("set_item with item NBT % x accepted", nb)
+		}
+	}
 	// The quantised values decode to what the tables say.
 	var e Event
 	decodeEvent(lines[0].b, 0, &e)
