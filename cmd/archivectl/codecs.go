@@ -24,6 +24,7 @@ func codecs() []formats.Codec {
 		vtx.Codec{},
 		hcrpCodec{},
 		butter.New(),
+		butter.NewMilk(),
 		butter.NewEchoReplay(),
 	}
 }

@@ -144,7 +144,10 @@ func (d *milkDecoder) frame(sample []byte) *Frame {
 	for ti := 0; ti < 2; ti++ {
 		f.Teams[ti].Stats = teamStats()
 		for pi := 0; pi < h.teamSize(ti); pi++ {
-			p := &Player{Name: h.Players[ti][pi], Stats: playerStats()}
+			// .milk has no user ids. Each player gets a synthetic one,
+			// -(1 + its place in the header), so conversions keep the
+			// players apart (.butter's player table is keyed by userid).
+			p := &Player{Name: h.Players[ti][pi], Stats: playerStats(), UserID: -int64(1 + ti*h.teamSize(0) + pi)}
 			if ti < len(h.Numbers) && pi < len(h.Numbers[ti]) {
 				p.Number = h.Numbers[ti][pi]
 			}

@@ -66,3 +66,27 @@ func TestMilkCodec(t *testing.T) {
 	}
 	formatstest.CheckBadInput(t, c, native[:20000], 211)
 }
+
+// .milk has no user ids; converting it to .butter (whose player table is
+// keyed by userid) must still keep all six players apart.
+func TestMilkToButterKeepsPlayers(t *testing.T) {
+	native := readFile(t, filepath.Join(corpusDir(t), "example.milk"))
+	rec := formatstest.Split(t, NewMilk(), native)
+	var out bytes.Buffer
+	if err := NewMilk().Export(context.Background(), rec.Source(), "butter", 0, -1, nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	conv := formatstest.Split(t, New(), out.Bytes())
+	if got := len(conv.Metadata.Players); got != 6 {
+		t.Fatalf("converted .butter has %d players, want the milk file's 6: %+v", got, conv.Metadata.Players)
+	}
+	names := map[string]bool{}
+	for _, p := range conv.Metadata.Players {
+		names[p.Name] = true
+	}
+	for _, want := range []string{"Badboys12", "JJMAYNEX", "AXZBeast", "zerocool59", "real_ang3l", "thebastians"} {
+		if !names[want] {
+			t.Errorf("player %s lost in conversion", want)
+		}
+	}
+}
