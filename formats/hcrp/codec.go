@@ -388,7 +388,7 @@ func stateFields(st *State) map[string]any {
 	for _, id := range ids {
 		en := st.Entities[id]
 		ents = append(ents, map[string]any{"entity": id, "type": en.Type,
-			"x": en.Pos.X, "y": en.Pos.Y, "z": en.Pos.Z, "yaw": en.Pos.Yaw, "pitch": en.Pos.Pitch})
+			"x": jf(en.Pos.X), "y": jf(en.Pos.Y), "z": jf(en.Pos.Z), "yaw": jf(float64(en.Pos.Yaw)), "pitch": jf(float64(en.Pos.Pitch))})
 	}
 	return map[string]any{"entities": ents, "blocks": len(st.Blocks)}
 }

@@ -509,15 +509,15 @@ func (e *Event) Fields() map[string]any {
 	switch e.Type {
 	case DeltaMove:
 		m["entity"] = e.Entity
-		m["dx"], m["dy"], m["dz"] = e.Pos.X, e.Pos.Y, e.Pos.Z
-		m["yaw"], m["pitch"] = e.Pos.Yaw, e.Pos.Pitch
-		m["velocity"] = []float64{e.Velocity.X, e.Velocity.Y, e.Velocity.Z}
+		m["dx"], m["dy"], m["dz"] = jf(e.Pos.X), jf(e.Pos.Y), jf(e.Pos.Z)
+		m["yaw"], m["pitch"] = jf(float64(e.Pos.Yaw)), jf(float64(e.Pos.Pitch))
+		m["velocity"] = []any{jf(e.Velocity.X), jf(e.Velocity.Y), jf(e.Velocity.Z)}
 	case AbsoluteMove, SpawnEntity:
 		m["entity"] = e.Entity
-		m["x"], m["y"], m["z"] = e.Pos.X, e.Pos.Y, e.Pos.Z
-		m["yaw"], m["pitch"] = e.Pos.Yaw, e.Pos.Pitch
+		m["x"], m["y"], m["z"] = jf(e.Pos.X), jf(e.Pos.Y), jf(e.Pos.Z)
+		m["yaw"], m["pitch"] = jf(float64(e.Pos.Yaw)), jf(float64(e.Pos.Pitch))
 		if e.Type == AbsoluteMove {
-			m["velocity"] = []float64{e.Velocity.X, e.Velocity.Y, e.Velocity.Z}
+			m["velocity"] = []any{jf(e.Velocity.X), jf(e.Velocity.Y), jf(e.Velocity.Z)}
 		} else {
 			m["entity_type"] = e.EntityType
 		}
@@ -559,6 +559,15 @@ func (e *Event) Fields() map[string]any {
 		m["run_time_ms"] = e.RunTime
 	}
 	return m
+}
+
+// jf returns f for JSON: NaN and infinities, which encoding/json refuses,
+// become strings ("NaN", "+Inf", "-Inf").
+func jf(f float64) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Sprint(f)
+	}
+	return f
 }
 
 func enumName(names []string, v int32) string {

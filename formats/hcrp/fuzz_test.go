@@ -6,6 +6,7 @@ package hcrp
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,7 +61,12 @@ func fuzzReaderOne(t *testing.T, b []byte) {
 				}
 			}
 		}
-		Codec{}.Frames(ctx, rec.Source(), 0, -1, func(formats.Frame) error { return nil })
+		Codec{}.Frames(ctx, rec.Source(), 0, -1, func(f formats.Frame) error {
+			if _, err := json.Marshal(f); err != nil {
+				t.Fatalf("frame does not marshal to JSON: %v", err)
+			}
+			return nil
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ package hcrp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -229,6 +230,11 @@ func TestSessionRoundTrip(t *testing.T) {
 	}
 	if r.Reads != 1 {
 		t.Fatalf("frames [420, 460] read %d chunks, want 1", r.Reads)
+	}
+	for _, f := range frames {
+		if _, err := json.Marshal(f); err != nil {
+			t.Fatalf("frame %+v does not marshal: %v", f, err)
+		}
 	}
 	if frames[0].Type != "state" || frames[0].Tick != 420 {
 		t.Fatalf("first frame %+v, want the state at 420", frames[0])

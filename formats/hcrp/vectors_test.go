@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -143,6 +145,13 @@ func TestEventVectors(t *testing.T) {
 		again, _ := AppendEvent(nil, &back)
 		if !bytes.Equal(again, l.b) {
 			t.Errorf("%s: decoded and re-encoded to % x", l.comment, again)
+		}
+	}
+	// Every event's fields marshal to JSON, non-finite numbers included.
+	nan := Event{Type: AbsoluteMove, Pos: Pos{X: math.NaN(), Y: math.Inf(1), Yaw: float32(math.Inf(-1))}}
+	for _, e := range append(vectorEvents, nan) {
+		if _, err := json.Marshal(e.Fields()); err != nil {
+			t.Errorf("%s: fields do not marshal: %v", e.Type, err)
 		}
 	}
 	// Items must be one well-formed compound.
