@@ -211,14 +211,29 @@ func newMetadata(h *Header, metaRaw []byte) (*formats.Metadata, *collector) {
 	return md, col
 }
 
+// maxIndexedEvents bounds the metadata events taken from chunks, so a file
+// of millions of tiny events cannot make Split's metadata huge.
+const maxIndexedEvents = 100_000
+
 // collector turns chunk events into searchable metadata events.
 type collector struct {
 	players map[int32]formats.Player // by entity id
 	seen    map[int32]bool           // player entities spawned
 	events  []formats.Event
+	n       int // events taken from chunks
+	dropped int // events past maxIndexedEvents
 }
 
 func (c *collector) event(tick int64, e *Event) {
+	switch e.Type {
+	case SpawnEntity, DestroyEntity, RunStart, CheckpointReached, CheckpointReset, RunEnd:
+	default:
+		return
+	}
+	if c.n >= maxIndexedEvents {
+		c.dropped++
+		return
+	}
 	ev := formats.Event{Tick: tick, Time: time.Duration(tick) * TickDuration}
 	runner := c.players[0]
 	switch e.Type {
@@ -249,10 +264,14 @@ func (c *collector) event(tick int64, e *Event) {
 	if ev.Player == "" && e.Type >= RunStart {
 		ev.Player, ev.PlayerID = runner.Name, runner.ID
 	}
+	c.n++
 	c.events = append(c.events, ev)
 }
 
 func (c *collector) finish(md *formats.Metadata) {
+	if c.dropped > 0 {
+		md.Warnings = append(md.Warnings, fmt.Sprintf("hcrp: %d run and join events past the first %d were not indexed", c.dropped, maxIndexedEvents))
+	}
 	sort.SliceStable(c.events, func(i, j int) bool { return c.events[i].Tick < c.events[j].Tick })
 	md.Events = c.events
 }

@@ -553,3 +553,25 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexedEventsBounded(t *testing.T) {
+	// 7 ticks of 30000 run_start events each: more than maxIndexedEvents.
+	var raw []byte
+	for tick := range 7 {
+		raw = AppendVarInt(raw, int32(tick))
+		raw = append(raw, 30000>>8, 30000&0xff)
+		raw = append(raw, bytes.Repeat([]byte{byte(RunStart)}, 30000)...)
+	}
+	enc, _ := newEncoder(3)
+	comp := enc.EncodeAll(raw, nil)
+	var buf bytes.Buffer
+	err := writeCompacted(&buf, Header{}, []byte{0x0a, 0}, []IndexEntry{{Ticks: 7, Flags: FlagSnapshot,
+		CompressedLen: int32(len(comp)), UncompressedLen: int32(len(raw))}}, func(int) ([]byte, error) { return comp, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := formatstest.Split(t, Codec{}, buf.Bytes())
+	if len(r.Metadata.Events) != maxIndexedEvents || len(r.Metadata.Warnings) != 1 {
+		t.Fatalf("%d events indexed, warnings %v", len(r.Metadata.Events), r.Metadata.Warnings)
+	}
+}
