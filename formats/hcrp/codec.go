@@ -73,7 +73,7 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 		return nil, err
 	}
 	if err := w.Header(pre); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("hcrp: header: %w", err)
 	}
 	meta, col := newMetadata(h, metaRaw)
 	dec, err := newDecoder()
@@ -114,7 +114,7 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 			Precompressed: true,
 		}
 		if err := w.Chunk(c, comp); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("hcrp: chunk %d: %w", i, err)
 		}
 	}
 	end := h.PreambleLen()
