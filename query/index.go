@@ -80,12 +80,13 @@ const (
 	fHeld    = "held"    // keyword "true"/"false"
 	fKinds   = "kinds"   // keyword: event kinds present in the recording
 	fStart   = "start"   // date, for ranges
-	fSort    = "ts"      // keyword with doc values: start as 16 hex digits, for sorting
+	fSort    = "ts"      // keyword with doc values: start and id, for sorting
 	fDur     = "dur"     // number: duration in milliseconds
 	fWords   = "words"   // analysed: player names, map, server, attrs
 	fRCmd    = "rcmd"    // analysed: all command text of the recording
 	fRChat   = "rchat"   // analysed: all chat text of the recording
 	fREtc    = "retc"    // analysed: text of the recording's other events
+	pairs    = "2"       // suffix of the word-pair field of each of the four above
 	// Event documents.
 	fKind = "kind" // keyword: event kind
 	fCmd  = "cmd"  // analysed: text of a command event
@@ -136,6 +137,7 @@ type Index struct {
 	bi        bleve.Index
 	text      analysis.Analyzer
 	gap       analysis.Analyzer
+	pairs     analysis.Analyzer
 	maxEvents int
 	windowMin int // see newest
 }
@@ -147,6 +149,7 @@ func Open(dir string) (*Index, error) { return OpenWith(dir, Options{}) }
 func OpenWith(dir string, opt Options) (*Index, error) {
 	ix := &Index{text: textAnalyzer(), maxEvents: opt.MaxEvents, windowMin: windowMin}
 	ix.gap = gapAnalyzer{ix.text}
+	ix.pairs = pairAnalyzer{ix.gap}
 	if ix.maxEvents <= 0 {
 		ix.maxEvents = 50
 	}
@@ -211,7 +214,7 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
 		return f
 	}
-	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort} {
+	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs} {
 		dm.AddFieldMappingsAt(name, kw())
 	}
 	for _, name := range []string{fWords, fRCmd, fRChat, fREtc, fText, fCmd, fChat} {
@@ -477,19 +480,19 @@ func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
 			addFree(v)
 		}
 	}
-	if len(free) > 0 {
-		d.AddField(document.NewTextFieldCustom(fWords, nil, free, textOpts, ix.gap))
-	}
+	ix.addText(d, fWords, free)
+	// The sort key: "1", start as 16 hex digits (offset so that pre-1970
+	// starts stay in order), then the id; "0" and the id when the start is
+	// unknown. It is unique, so the order is total, and one term per document
+	// (sorting on the date field would visit its 16 precision terms per hit).
+	ts := "0" + r.ID
 	if !r.Start.IsZero() {
 		if f, err := document.NewDateTimeFieldWithIndexingOptions(fStart, nil, r.Start, time.RFC3339Nano, index.IndexField); err == nil {
 			d.AddField(f)
-			// Sorting on the date field would visit its 16 precision terms
-			// per hit; this field has one. The offset keeps pre-1970 starts
-			// in order.
-			ts := fmt.Sprintf("%016x", uint64(r.Start.UnixNano())^(1<<63))
-			d.AddField(document.NewTextFieldCustom(fSort, nil, []byte(ts), keywordOpts|index.DocValues, nil))
+			ts = fmt.Sprintf("1%016x%s", uint64(r.Start.UnixNano())^(1<<63), r.ID)
 		}
 	}
+	d.AddField(document.NewTextFieldCustom(fSort, nil, []byte(ts), keywordOpts|index.DocValues, nil))
 	d.AddField(document.NewNumericFieldWithIndexingOptions(fDur, nil, float64(r.Duration/time.Millisecond), index.IndexField))
 
 	var cmd, chat, etc []byte
@@ -535,9 +538,7 @@ func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
 		name string
 		v    []byte
 	}{{fRCmd, cmd}, {fRChat, chat}, {fREtc, etc}} {
-		if len(f.v) > 0 {
-			d.AddField(document.NewTextFieldCustom(f.name, nil, f.v, textOpts, ix.gap))
-		}
+		ix.addText(d, f.name, f.v)
 	}
 	d.AddField(document.NewTextFieldCustom(fData, nil, encodeRec(r), storeOpts, nil))
 	if err := b.IndexAdvanced(d); err != nil {
@@ -546,11 +547,41 @@ func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
 	return nil
 }
 
+// addText adds a recording-level text field: the words with positions, and
+// the pairs of consecutive words as keywords in field+pairs, which answer
+// two-word phrases with one term and narrow longer ones cheaply.
+func (ix *Index) addText(d *document.Document, field string, v []byte) {
+	if len(v) == 0 {
+		return
+	}
+	d.AddField(document.NewTextFieldCustom(field, nil, v, textOpts, ix.gap))
+	d.AddField(document.NewTextFieldCustom(field+pairs, nil, v, keywordOpts, ix.pairs))
+}
+
 func appendValue(b []byte, s string) []byte {
 	if len(b) > 0 {
 		b = append(b, valueSep)
 	}
 	return append(b, s...)
+}
+
+// pairAnalyzer turns the words of a (gap-analysed) text into "w1 w2" terms
+// for each two words at consecutive positions.
+type pairAnalyzer struct{ a analysis.Analyzer }
+
+func (p pairAnalyzer) Analyze(in []byte) analysis.TokenStream {
+	toks := p.a.Analyze(in)
+	out := make(analysis.TokenStream, 0, len(toks))
+	for i := 1; i < len(toks); i++ {
+		a, b := toks[i-1], toks[i]
+		if b.Position != a.Position+1 {
+			continue
+		}
+		term := make([]byte, 0, len(a.Term)+1+len(b.Term))
+		term = append(append(append(term, a.Term...), ' '), b.Term...)
+		out = append(out, &analysis.Token{Term: term, Start: a.Start, End: b.End, Position: len(out) + 1, Type: analysis.AlphaNumeric})
+	}
+	return out
 }
 
 // gapAnalyzer analyses valueSep-separated values with a, leaving a gap of one

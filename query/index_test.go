@@ -129,6 +129,10 @@ func TestSearch(t *testing.T) {
 		{"cmd:ki*", []string{idA}, evs{idA: {"kick 3"}}},
 		{`cmd:"ban 3"`, []string{idA}, evs{idA: {"ban 3 spam"}}},
 		{`cmd:"3 ban"`, nil, nil}, // "kick 3" and "ban 3 spam" are separate commands
+		{`cmd:"ban 3 spam"`, []string{idA}, evs{idA: {"ban 3 spam"}}},
+		{`cmd:"ban spam 3"`, nil, nil}, // has both pairs' words, not in this order
+		{`cmd:"kick 3 ban"`, nil, nil},
+		{`"3 please"`, []string{idB}, evs{idB: {"ban 3 please"}}},
 		{`cmd:3`, []string{idA}, evs{idA: {"kick 3", "ban 3 spam"}}},
 		{`chat:"ban 3"`, []string{idB}, evs{idB: {"ban 3 please"}}},
 		{"chat:gg", []string{idA}, evs{idA: {"gg wp"}}},

@@ -6,14 +6,17 @@
 package query
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // Results are the recordings that matched a query.
@@ -109,11 +112,10 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 	} else if len(events) > 1 {
 		evq = query.NewDisjunctionQuery(events)
 	}
-	for _, dm := range hits {
+	for _, rh := range hits {
 		var h Hit
-		s, _ := dm.Fields[fData].(string)
-		if err := decodeRec(dm.ID, []byte(s), &h); err != nil {
-			return nil, fmt.Errorf("query: recording %s: %w", dm.ID, err)
+		if err := decodeRec(rh.id, []byte(rh.data), &h); err != nil {
+			return nil, fmt.Errorf("query: recording %s: %w", rh.id, err)
 		}
 		out.Hits = append(out.Hits, h)
 	}
@@ -127,44 +129,143 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 }
 
 // windowMin is the default number of matching recordings above which
-// newest looks at a recent time window first.
+// newest stops sorting all of them and looks at a recent time window first.
 const windowMin = 2000
+
+// recHit is one recording found by newest: its id and stored data.
+type recHit struct {
+	id, data string
+}
+
+// tsEntry is a candidate of newest's top-N heap.
+type tsEntry struct {
+	ts string
+	id index.IndexInternalID
+}
+
+// tsHeap is a min-heap on ts: the root is the oldest of the newest so far.
+type tsHeap []tsEntry
+
+func (h tsHeap) Len() int           { return len(h) }
+func (h tsHeap) Less(i, j int) bool { return h[i].ts < h[j].ts }
+func (h tsHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *tsHeap) Push(x any)        { *h = append(*h, x.(tsEntry)) }
+func (h *tsHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
 
 // newest returns the newest matching recordings [from, from+limit) of q and
 // the number of all matching recordings.
 //
-// bleve sorts by visiting every hit, which costs about a microsecond per
-// matching recording. For a query that matches many recordings, newest
-// counts them (cheaply, without sorting), then sorts only those in a recent
-// window of start times sized to hold a few pages, widening it when it holds
-// too few; the last round has no window.
-func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) (search.DocumentMatchCollection, int, error) {
+// It walks q's searcher once, counting matches and keeping the newest
+// from+limit in a heap by the "ts" doc value (unique per recording: start,
+// then id). That costs about a microsecond per match, so when more than
+// windowMin recordings match it stops reading doc values, only counts, and
+// then asks bleve for the newest page within a recent window of start times
+// sized to hold about four pages, widening it ×8 while it holds too few; the
+// last round has no window.
+func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) ([]recHit, int, error) {
 	need := from + limit
-	total := -1
-	lo, hi, ok, err := ix.span()
+	lo, hi, spanOK, err := ix.span()
 	if err != nil {
 		return nil, 0, err
 	}
-	var w time.Duration
-	if ok && hi > lo {
-		if total, err = ix.count(ctx, q); err != nil {
-			return nil, 0, err
+	spanOK = spanOK && hi > lo
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return nil, 0, fmt.Errorf("query: search: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, 0, fmt.Errorf("query: search: %w", err)
+	}
+	defer r.Close()
+	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
+	if err != nil {
+		return nil, 0, fmt.Errorf("query: search: %w", err)
+	}
+	defer s.Close()
+	dvr, err := r.DocValueReader([]string{fSort})
+	if err != nil {
+		return nil, 0, fmt.Errorf("query: search: %w", err)
+	}
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
+	var top tsHeap
+	var cur []byte
+	visit := func(_ string, term []byte) { cur = append(cur[:0], term...) }
+	sorting := true
+	total := 0
+	for {
+		d, err := s.Next(sctx)
+		if err != nil {
+			return nil, 0, fmt.Errorf("query: search: %w", err)
 		}
-		if total > ix.windowMin && total > 4*need {
-			span := float64(hi - lo)
-			w = time.Duration(span * float64(4*need) / float64(total))
-			w = max(w, time.Hour)
+		if d == nil {
+			break
+		}
+		total++
+		if sorting && spanOK && total > ix.windowMin && total > 4*need {
+			sorting, top = false, nil
+		}
+		if sorting {
+			cur = cur[:0]
+			if err := dvr.VisitDocValues(d.IndexInternalID, visit); err != nil {
+				return nil, 0, fmt.Errorf("query: search: %w", err)
+			}
+			switch {
+			case len(top) < need:
+				heap.Push(&top, tsEntry{string(cur), slices.Clone(d.IndexInternalID)})
+			case string(cur) > top[0].ts:
+				top[0] = tsEntry{string(cur), slices.Clone(d.IndexInternalID)}
+				heap.Fix(&top, 0)
+			}
+		}
+		sctx.DocumentMatchPool.Put(d)
+		if total%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, err
+			}
 		}
 	}
-	for {
+	if sorting {
+		slices.SortFunc(top, func(a, b tsEntry) int { return strings.Compare(b.ts, a.ts) })
+		if from >= len(top) {
+			return nil, total, nil
+		}
+		out := make([]recHit, 0, len(top)-from)
+		for _, e := range top[from:] {
+			id, err := r.ExternalID(e.id)
+			if err != nil {
+				return nil, 0, fmt.Errorf("query: search: %w", err)
+			}
+			doc, err := r.Document(id)
+			if err != nil {
+				return nil, 0, fmt.Errorf("query: recording %s: %w", id, err)
+			}
+			h := recHit{id: id}
+			if doc != nil {
+				doc.VisitFields(func(f index.Field) {
+					if f.Name() == fData {
+						h.data = string(f.Value())
+					}
+				})
+			}
+			out = append(out, h)
+		}
+		return out, total, nil
+	}
+	for w := time.Duration(float64(hi-lo) * float64(4*need) / float64(total)); ; w *= 8 {
+		w = max(w, time.Hour)
 		wq := q
-		if w > 0 && hi-int64(w) > lo {
+		final := hi-int64(w) <= lo
+		if !final {
 			yes := true
 			rq := query.NewDateRangeInclusiveQuery(time.Unix(0, hi-int64(w)), time.Time{}, &yes, nil)
 			rq.SetField(fStart)
 			wq = query.NewConjunctionQuery([]query.Query{q, rq})
-		} else {
-			w = 0 // the whole index
 		}
 		req := bleve.NewSearchRequestOptions(wq, limit, from, false)
 		req.SortBy([]string{"-" + fSort})
@@ -174,49 +275,13 @@ func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) (se
 		if err != nil {
 			return nil, 0, fmt.Errorf("query: search: %w", err)
 		}
-		if w == 0 {
-			return res.Hits, int(res.Total), nil
-		}
-		if int(res.Total) >= need {
-			return res.Hits, total, nil
-		}
-		w *= 8
-	}
-}
-
-// count returns the number of documents q matches, iterating a searcher
-// directly: no collector, no sorting, no scores.
-func (ix *Index) count(ctx context.Context, q query.Query) (int, error) {
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		return 0, fmt.Errorf("query: count: %w", err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return 0, fmt.Errorf("query: count: %w", err)
-	}
-	defer r.Close()
-	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
-	if err != nil {
-		return 0, fmt.Errorf("query: count: %w", err)
-	}
-	defer s.Close()
-	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
-	n := 0
-	for {
-		d, err := s.Next(sctx)
-		if err != nil {
-			return 0, fmt.Errorf("query: count: %w", err)
-		}
-		if d == nil {
-			return n, nil
-		}
-		n++
-		sctx.DocumentMatchPool.Put(d)
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, err
+		if final || int(res.Total) >= need {
+			out := make([]recHit, len(res.Hits))
+			for i, dm := range res.Hits {
+				out[i].id = dm.ID
+				out[i].data, _ = dm.Fields[fData].(string)
 			}
+			return out, total, nil
 		}
 	}
 }
@@ -336,12 +401,12 @@ func recQuery(t *Term) query.Query {
 		q.SetField(fDur)
 		return q
 	case "cmd":
-		return textQuery(fRCmd, t)
+		return recTextQuery(fRCmd, t)
 	case "chat":
-		return textQuery(fRChat, t)
+		return recTextQuery(fRChat, t)
 	case "":
 		return query.NewDisjunctionQuery([]query.Query{
-			textQuery(fWords, t), textQuery(fRCmd, t), textQuery(fRChat, t), textQuery(fREtc, t),
+			recTextQuery(fWords, t), recTextQuery(fRCmd, t), recTextQuery(fRChat, t), recTextQuery(fREtc, t),
 		})
 	}
 	panic("query: no recording query for operator " + t.Op) // Parse admits only known operators
@@ -368,6 +433,23 @@ func kwQuery(field string, t *Term) query.Query {
 		return q
 	}
 	return termQ(field, t.Value)
+}
+
+// recTextQuery is textQuery for a recording-level text field, which has a
+// word-pair field beside it: a two-word phrase is one term there, a longer
+// phrase must have all its pairs before positions are checked.
+func recTextQuery(field string, t *Term) query.Query {
+	if t.Prefix || len(t.Words) < 2 {
+		return textQuery(field, t)
+	}
+	var qs []query.Query
+	for i := 1; i < len(t.Words); i++ {
+		qs = append(qs, termQ(field+pairs, t.Words[i-1]+" "+t.Words[i]))
+	}
+	if len(qs) == 1 {
+		return qs[0]
+	}
+	return query.NewConjunctionQuery(append(qs, textQuery(field, t)))
 }
 
 // textQuery matches an analysed field: one word, a word prefix, or a phrase.
