@@ -3,11 +3,21 @@ module github.com/replayarchive/replay
 go 1.26
 
 require (
+	github.com/Tnze/go-mc v1.20.2
+	github.com/blevesearch/bleve/v2 v2.5.7
+	github.com/blevesearch/bleve_index_api v1.2.11
+	github.com/google/flatbuffers v25.12.19+incompatible
+	github.com/google/uuid v1.6.0
+	github.com/icza/mpq v0.0.0-20170726141842-266342679beb
+	github.com/icza/s2prot v1.5.2
+	github.com/klauspost/compress v1.20.3
+	go.etcd.io/bbolt v1.5.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
 	github.com/RoaringBitmap/roaring/v2 v2.4.5 // indirect
-	github.com/Tnze/go-mc v1.20.2 // indirect
 	github.com/bits-and-blooms/bitset v1.22.0 // indirect
-	github.com/blevesearch/bleve/v2 v2.5.7 // indirect
-	github.com/blevesearch/bleve_index_api v1.2.11 // indirect
 	github.com/blevesearch/geo v0.2.4 // indirect
 	github.com/blevesearch/go-faiss v1.0.26 // indirect
 	github.com/blevesearch/go-porterstemmer v1.0.3 // indirect
@@ -25,15 +35,7 @@ require (
 	github.com/blevesearch/zapx/v15 v15.4.2 // indirect
 	github.com/blevesearch/zapx/v16 v16.2.8 // indirect
 	github.com/golang/snappy v0.0.4 // indirect
-	github.com/google/flatbuffers v25.12.19+incompatible // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/icza/mpq v0.0.0-20170726141842-266342679beb // indirect
-	github.com/icza/s2prot v1.5.2 // indirect
 	github.com/json-iterator/go v0.0.0-20171115153421-f7279a603ede // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/mschoch/smat v0.2.0 // indirect
-	github.com/x448/float16 v0.8.4 // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
