@@ -51,6 +51,7 @@ type Pending struct {
 	chunks  []ChunkEntry
 	blobs   [][]byte // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
 	pending int64    // bytes in blobs
+	scratch []byte   // compression buffer reused between chunks
 
 	id      uuid.UUID // set once decided (first spill or commit)
 	shard   string
@@ -90,7 +91,7 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 	if n := len(p.chunks); n > 0 && c.StartTick <= p.chunks[n-1].StartTick {
 		return fmt.Errorf("archive: chunk start tick %d does not follow %d", c.StartTick, p.chunks[n-1].StartTick)
 	}
-	blob := p.a.encodeBlob(c.Resume, native, c.Precompressed)
+	blob := p.a.encodeBlob(&p.scratch, c.Resume, native, c.Precompressed)
 	p.chunks = append(p.chunks, ChunkEntry{
 		StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
 		Offset: p.size, Length: int64(len(native)), Stored: int64(len(blob)),
@@ -168,19 +169,27 @@ func (p *Pending) Discard() error {
 
 // encodeBlob lays out a shard value: flags (bit 0: zstd) ‖ uvarint
 // len(resume) ‖ resume ‖ payload.
-func (a *Archive) encodeBlob(resume, native []byte, precompressed bool) []byte {
-	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(resume)+len(native)/2+64)
+//
+// scratch is reused between calls to compress into; the returned blob is a
+// fresh slice of exactly its size, since it is kept until the commit.
+func (a *Archive) encodeBlob(scratch *[]byte, resume, native []byte, precompressed bool) []byte {
 	flags := byte(0)
 	if !precompressed {
 		flags = 1
 	}
-	out = append(out, flags)
-	out = binary.AppendUvarint(out, uint64(len(resume)))
-	out = append(out, resume...)
-	if precompressed {
-		return append(out, native...)
+	head := make([]byte, 0, 1+binary.MaxVarintLen64+len(resume))
+	head = append(head, flags)
+	head = binary.AppendUvarint(head, uint64(len(resume)))
+	head = append(head, resume...)
+	payload := native
+	if !precompressed {
+		*scratch = a.enc.EncodeAll(native, (*scratch)[:0])
+		payload = *scratch
 	}
-	return a.enc.EncodeAll(native, out)
+	out := make([]byte, len(head)+len(payload))
+	copy(out, head)
+	copy(out[len(head):], payload)
+	return out
 }
 
 // decodeBlob reverses encodeBlob, checking the native length and CRC.
