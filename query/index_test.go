@@ -4,6 +4,8 @@ package query
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -412,4 +414,21 @@ func TestNewestWindow(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestOpenRefusesOtherDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ix, err := Open(dir); err == nil {
+		ix.Close()
+		t.Fatal("opened a non-empty directory that holds no index")
+	}
+	// A missing directory under a missing parent is created.
+	ix, err := Open(filepath.Join(dir, "a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
 }
