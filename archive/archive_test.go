@@ -194,7 +194,7 @@ func TestCrashBeforeManifestLeavesOnlyOrphans(t *testing.T) {
 	}
 	p.Finish(meta)
 	p.shard = "2026-01"
-	if err := a.writeBlobs(p.shard, uuid.New(), p.chunks, p.blobs); err != nil {
+	if err := a.writeBlobs(p.shard, uuid.New(), p.ticks, p.blobs); err != nil {
 		t.Fatal(err)
 	}
 	n := 0

@@ -17,6 +17,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -39,6 +40,8 @@ func IDFromSHA256(sum []byte) uuid.UUID { return uuid.NewSHA1(idNamespace, sum) 
 const defaultSpillBytes = 16 << 20
 
 // Pending is a recording being ingested. It implements formats.Writer.
+// Every Pending must end with Finish (then Commit) or Discard, which stop
+// its compressor goroutine.
 type Pending struct {
 	a      *Archive
 	format string
@@ -49,15 +52,33 @@ type Pending struct {
 	header  []byte
 	trailer []byte
 	chunks  []ChunkEntry
-	blobs   [][]byte // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
-	pending int64    // bytes in blobs
-	scratch []byte   // compression buffer reused between chunks
 
+	// The compressor goroutine owns the fields below until wait returns:
+	// it compresses chunks in order while the codec parses the next ones.
+	jobs    chan compressJob
+	free    chan []byte // native copies handed back for reuse
+	done    chan struct{}
+	errMu   sync.Mutex
+	err     error     // first compressor error
+	blobs   [][]byte  // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
+	stored  []int64   // stored size of every chunk so far
+	ticks   []int64   // start tick of every blob in blobs
+	pending int64     // bytes in blobs
+	scratch []byte    // compression buffer reused between chunks
 	id      uuid.UUID // set once decided (first spill or commit)
 	shard   string
 	spilled bool // some chunks are already in the shard
-	meta    *formats.Metadata
-	sum     []byte
+
+	meta *formats.Metadata
+	sum  []byte
+}
+
+// compressJob is one chunk for the compressor goroutine.
+type compressJob struct {
+	tick          int64
+	resume        []byte
+	native        []byte
+	precompressed bool
 }
 
 // NewPending starts a recording of the given format. source is the base name
@@ -91,20 +112,79 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 	if n := len(p.chunks); n > 0 && c.StartTick <= p.chunks[n-1].StartTick {
 		return fmt.Errorf("archive: chunk start tick %d does not follow %d", c.StartTick, p.chunks[n-1].StartTick)
 	}
-	blob := p.a.encodeBlob(&p.scratch, c.Resume, native, c.Precompressed)
+	if err := p.compressErr(); err != nil {
+		return err
+	}
 	p.chunks = append(p.chunks, ChunkEntry{
 		StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
-		Offset: p.size, Length: int64(len(native)), Stored: int64(len(blob)),
+		Offset: p.size, Length: int64(len(native)),
 		CRC: crc32.Checksum(native, crcTable), Precompressed: c.Precompressed,
 	})
-	p.blobs = append(p.blobs, blob)
-	p.pending += int64(len(blob))
 	p.sha.Write(native)
 	p.size += int64(len(native))
-	if p.pending >= p.a.opts.SpillBytes {
-		return p.spill()
+	if p.jobs == nil {
+		p.jobs, p.free, p.done = make(chan compressJob, 4), make(chan []byte, 6), make(chan struct{})
+		go p.compressor()
+	}
+	var buf []byte
+	select {
+	case buf = <-p.free:
+	default:
+	}
+	p.jobs <- compressJob{
+		tick: c.StartTick, resume: bytes.Clone(c.Resume),
+		native: append(buf[:0], native...), precompressed: c.Precompressed,
 	}
 	return nil
+}
+
+// compressor compresses chunks in order and spills to the shard when
+// enough has piled up. It exits when jobs is closed.
+func (p *Pending) compressor() {
+	defer close(p.done)
+	for j := range p.jobs {
+		if p.compressErr() != nil {
+			continue // drain; the error is reported by Chunk or wait
+		}
+		blob := p.a.encodeBlob(&p.scratch, j.resume, j.native, j.precompressed)
+		select {
+		case p.free <- j.native:
+		default:
+		}
+		p.blobs = append(p.blobs, blob)
+		p.ticks = append(p.ticks, j.tick)
+		p.stored = append(p.stored, int64(len(blob)))
+		p.pending += int64(len(blob))
+		if p.pending >= p.a.opts.SpillBytes {
+			if err := p.spill(); err != nil {
+				p.errMu.Lock()
+				p.err = err
+				p.errMu.Unlock()
+			}
+		}
+	}
+}
+
+func (p *Pending) compressErr() error {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	return p.err
+}
+
+// wait stops the compressor once it has handled every chunk, and fills in
+// the chunks' stored sizes. It returns the compressor's error.
+func (p *Pending) wait() error {
+	if p.jobs != nil {
+		close(p.jobs)
+		<-p.done
+		p.jobs = nil
+	}
+	for i := range p.chunks {
+		if i < len(p.stored) {
+			p.chunks[i].Stored = p.stored[i]
+		}
+	}
+	return p.compressErr()
 }
 
 // Trailer implements formats.Writer.
@@ -133,11 +213,11 @@ func (p *Pending) spill() error {
 		p.id = uuid.New()
 		p.shard = p.a.opts.ShardPeriod(p.a.opts.Now())
 	}
-	if err := p.a.writeBlobs(p.shard, p.id, p.chunks[len(p.chunks)-len(p.blobs):], p.blobs); err != nil {
+	if err := p.a.writeBlobs(p.shard, p.id, p.ticks, p.blobs); err != nil {
 		return err
 	}
 	p.spilled = true
-	p.blobs, p.pending = nil, 0
+	p.blobs, p.ticks, p.pending = nil, nil, 0
 	return nil
 }
 
@@ -146,6 +226,9 @@ func (p *Pending) spill() error {
 func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
 	if meta == nil {
 		return nil, errors.New("archive: no metadata")
+	}
+	if err := p.wait(); err != nil {
+		return nil, err
 	}
 	p.meta = meta
 	p.sum = p.sha.Sum(nil)
@@ -161,6 +244,7 @@ func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
 // Discard drops a pending recording that will not be committed, removing any
 // chunks it spilled.
 func (p *Pending) Discard() error {
+	p.wait()
 	if !p.spilled {
 		return nil
 	}
@@ -228,13 +312,14 @@ func chunkKey(id uuid.UUID, tick int64) []byte {
 	return k
 }
 
-// writeBlobs puts blobs for chunks into shard under id in one transaction.
-func (a *Archive) writeBlobs(shard string, id uuid.UUID, chunks []ChunkEntry, blobs [][]byte) error {
+// writeBlobs puts blobs, whose chunks start at ticks, into shard under id
+// in one transaction.
+func (a *Archive) writeBlobs(shard string, id uuid.UUID, ticks []int64, blobs [][]byte) error {
 	err := a.updateShard(shard, true, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChunks)
 		b.FillPercent = 1.0 // keys arrive in order within a recording
 		for i, blob := range blobs {
-			if err := b.Put(chunkKey(id, chunks[i].StartTick), blob); err != nil {
+			if err := b.Put(chunkKey(id, ticks[i]), blob); err != nil {
 				return err
 			}
 		}
@@ -348,9 +433,9 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 	// Blobs first, grouped per shard, one transaction each.
 	now := a.opts.Now().UTC()
 	type shardWrite struct {
-		ids    []uuid.UUID
-		chunks [][]ChunkEntry
-		blobs  [][][]byte
+		ids   []uuid.UUID
+		ticks [][]int64
+		blobs [][][]byte
 	}
 	writes := map[string]*shardWrite{}
 	for i, p := range pend {
@@ -370,7 +455,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 			writes[p.shard] = w
 		}
 		w.ids = append(w.ids, p.chunkOwner(results[i].ID))
-		w.chunks = append(w.chunks, p.chunks[len(p.chunks)-len(p.blobs):])
+		w.ticks = append(w.ticks, p.ticks)
 		w.blobs = append(w.blobs, p.blobs)
 	}
 	for shard, w := range writes {
@@ -382,7 +467,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 			b.FillPercent = 1.0
 			for j, id := range w.ids {
 				for k, blob := range w.blobs[j] {
-					if err := b.Put(chunkKey(id, w.chunks[j][k].StartTick), blob); err != nil {
+					if err := b.Put(chunkKey(id, w.ticks[j][k]), blob); err != nil {
 						return err
 					}
 				}

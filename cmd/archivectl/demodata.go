@@ -32,7 +32,7 @@ func teeGen(opt teehistorian.GenOptions) func() ([]byte, error) {
 func demoRecordings() []demoRecording {
 	day := time.Date(2026, 10, 3, 19, 0, 0, 0, time.UTC)
 	return []demoRecording{
-		{"ctf-evening.teehistorian", teeGen(teehistorian.GenOptions{Duration: 10 * time.Minute, Players: 12, Seed: 1, Start: day, MapName: "ctf5_spikes", Messages: true})},
+		{"ctf-evening.teehistorian", teeGen(teehistorian.GenOptions{Duration: 5 * time.Minute, Players: 12, Seed: 1, Start: day, MapName: "ctf5_spikes", Messages: true})},
 		{"race-short.teehistorian", teeGen(teehistorian.GenOptions{Duration: time.Minute, Players: 4, Seed: 2, Start: day.Add(26 * time.Hour), MapName: "Kobra 3 Solo"})},
 		{"crashed-server.teehistorian", teeGen(teehistorian.GenOptions{Duration: time.Minute, Players: 6, Seed: 3, Start: day.AddDate(0, 1, 0), MapName: "Tutorial", NoFinish: true})},
 	}
