@@ -81,11 +81,20 @@ func buildIndex(tb testing.TB, dir string, c genConfig) (docs int, took time.Dur
 	if err := ix.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	// Files of merged-away segments can outlive Close; opening removes them,
-	// so the size measured afterwards is what stays on disk.
+	// Files of merged-away segments can outlive Close; an open index removes
+	// them in the background. Wait for that, so that the size measured
+	// afterwards is what stays on disk.
 	ix, err = Open(dir)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	for last, i := int64(-1), 0; i < 50; i++ {
+		n := dirSize(tb, dir)
+		if n == last {
+			break
+		}
+		last = n
+		time.Sleep(500 * time.Millisecond)
 	}
 	if err := ix.Close(); err != nil {
 		tb.Fatal(err)
