@@ -432,3 +432,31 @@ func TestOpenRefusesOtherDir(t *testing.T) {
 	}
 	ix.Close()
 }
+
+// TestGeneratedSecretsNotIndexed indexes generated recordings whose
+// rcon_password attribute is set and checks that its value is not found.
+func TestGeneratedSecretsNotIndexed(t *testing.T) {
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	c := genConfig{Recordings: 50, Events: 10, Players: 100, Seed: 3}
+	var puts []RecordingDoc
+	for i := range c.Recordings {
+		puts = append(puts, genRecording(c, i))
+	}
+	ctx := context.Background()
+	if err := ix.Apply(ctx, 1, puts, nil); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]int{"s3cr3t": 0, "s3cr3t*": 0, "never": 0, `"never indexed"`: 0, "": 50} {
+		res, err := ix.Search(ctx, q, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != want {
+			t.Errorf("%q: %d hits, want %d", q, res.Total, want)
+		}
+	}
+}
