@@ -267,7 +267,8 @@ func (ix *Index) DocCount() (uint64, error) { return ix.bi.DocCount() }
 // recording (the recording document and its event documents), each delete
 // removes all documents of that recording id, and seq is stored in the same
 // batch so that after a crash Seq says exactly which change-log entry was
-// applied last. An id both put and deleted ends up put.
+// applied last. An id both put and deleted ends up put; an id put twice
+// ends up as its last put.
 func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, deletes []string) error {
 	ids := make([]string, 0, len(puts)+len(deletes))
 	for i := range puts {
@@ -317,9 +318,16 @@ func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, del
 	for _, id := range old {
 		b.Delete(id)
 	}
+	last := make(map[string]int, len(puts)) // a recording put twice: the last one wins
+	for i := range puts {
+		last[puts[i].ID] = i
+	}
 	for i := range puts {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if last[puts[i].ID] != i {
+			continue
 		}
 		if err := ix.addDocs(b, &puts[i]); err != nil {
 			return err

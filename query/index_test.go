@@ -315,7 +315,16 @@ func TestApplyReplaceAndDelete(t *testing.T) {
 	if n := count(); n != 1+2 {
 		t.Errorf("after put+delete: doc count %d", n)
 	}
-	if err := ix.Apply(ctx, 11, []RecordingDoc{{ID: "a/b"}}, nil); err == nil {
+	// The same id put twice in one batch: the last put wins, whole.
+	long, short := fixture()[0], fixture()[0]
+	short.Events = short.Events[:1]
+	if err := ix.Apply(ctx, 11, []RecordingDoc{long, short}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1+2+1+1 {
+		t.Errorf("after double put: doc count %d", n)
+	}
+	if err := ix.Apply(ctx, 12, []RecordingDoc{{ID: "a/b"}}, nil); err == nil {
 		t.Error("id with '/' accepted")
 	}
 }
