@@ -622,9 +622,10 @@ func (g gapAnalyzer) Analyze(in []byte) analysis.TokenStream {
 	}
 }
 
-// Compact merges the index's segments into one, which makes searches
-// faster after a bulk build (Rebuild). It blocks until the merge is done and
-// needs free disk space about the size of the index.
+// Compact merges the index's segments with bleve's single-segment plan
+// (at 100k recordings it left 3 segments), which makes searches faster after
+// a bulk build such as Rebuild. It blocks until the merge is done and needs
+// free disk space about the size of the index.
 func (ix *Index) Compact(ctx context.Context) error {
 	adv, err := ix.bi.Advanced()
 	if err != nil {
