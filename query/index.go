@@ -142,6 +142,17 @@ type Index struct {
 	windowMin int // see newest
 }
 
+// layoutVersion names the document layout this build writes; change it
+// whenever fields or document ids change, so older indexes are rebuilt.
+const layoutVersion = "2026-11-22.1"
+
+// layoutKey is the internal key holding the index's layout version.
+var layoutKey = []byte("replay.layout")
+
+// ErrOldLayout is returned by Open for an index written with another
+// document layout (an older build): rebuild it (see Rebuild).
+var ErrOldLayout = errors.New("the search index was built with another layout and must be rebuilt")
+
 // Open opens the index in dir, creating it (and dir) when missing.
 func Open(dir string) (*Index, error) { return OpenWith(dir, Options{}) }
 
@@ -164,6 +175,10 @@ func OpenWith(dir string, opt Options) (*Index, error) {
 		if err != nil {
 			return nil, fmt.Errorf("query: open index %s: %w", dir, err)
 		}
+		if v, err := ix.bi.GetInternal(layoutKey); err != nil || string(v) != layoutVersion {
+			ix.bi.Close()
+			return nil, fmt.Errorf("query: index %s has layout %q, this build writes %q: %w", dir, v, layoutVersion, ErrOldLayout)
+		}
 	case errors.Is(err, os.ErrNotExist):
 		// bleve refuses to create into an existing directory; accept an empty one.
 		if ents, err := os.ReadDir(dir); err == nil {
@@ -183,6 +198,10 @@ func OpenWith(dir string, opt Options) (*Index, error) {
 		}
 		ix.bi, err = bleve.NewUsing(dir, m, scorch.Name, scorch.Name, cfg)
 		if err != nil {
+			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
+		}
+		if err := ix.bi.SetInternal(layoutKey, []byte(layoutVersion)); err != nil {
+			ix.bi.Close()
 			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
 		}
 	default:

@@ -126,6 +126,10 @@ func Rebuild(ctx context.Context, dir string, a *archive.Archive, opts Options) 
 		return nil, 0, err
 	}
 	n, err := rebuildInto(ctx, ix, a)
+	if err == nil {
+		// A bulk build leaves many small segments; merge them once.
+		err = ix.Compact(ctx)
+	}
 	if err != nil {
 		ix.Close()
 		return nil, 0, err

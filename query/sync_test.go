@@ -174,3 +174,35 @@ func TestCrashBetweenCatalogAndIndex(t *testing.T) {
 		t.Errorf("session:before = %d hits, want 1", got)
 	}
 }
+
+// An index written with another document layout is refused on open, and
+// Rebuild replaces it.
+func TestOldLayoutIsRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	a, err := archive.Open(dir, archive.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ingestLines(t, a, "gamma", 20)
+	ixDir := filepath.Join(dir, "index")
+	ix, err := Open(ixDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.bi.SetInternal(layoutKey, []byte("an older layout")); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	if _, err := Open(ixDir); !errors.Is(err, ErrOldLayout) {
+		t.Fatalf("open of an old-layout index: %v, want ErrOldLayout", err)
+	}
+	ix, n, err := Rebuild(context.Background(), ixDir, a, Options{})
+	if err != nil || n != 1 {
+		t.Fatalf("Rebuild = %d, %v", n, err)
+	}
+	defer ix.Close()
+	if got := hits(t, ix, "session:gamma"); got != 1 {
+		t.Errorf("after rebuild session:gamma = %d hits", got)
+	}
+}

@@ -93,18 +93,18 @@ func (e *env) openIndex(ctx context.Context) (*query.Index, error) {
 		return nil, err
 	}
 	ix, err := query.Open(indexDir(e))
+	if err == nil {
+		_, err = query.Sync(ctx, ix, a)
+		if err != nil {
+			ix.Close()
+		}
+	}
+	if errors.Is(err, query.ErrStale) || errors.Is(err, query.ErrOldLayout) {
+		fmt.Fprintf(e.stderr, "rebuilding the search index: %v\n", err)
+		ix, _, err = query.Rebuild(ctx, indexDir(e), a, query.Options{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
-	}
-	if _, err := query.Sync(ctx, ix, a); errors.Is(err, query.ErrStale) {
-		ix.Close()
-		fmt.Fprintln(e.stderr, "search index is behind the catalog's change log; rebuilding it")
-		if ix, _, err = query.Rebuild(ctx, indexDir(e), a, query.Options{}); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
-		ix.Close()
-		return nil, err
 	}
 	e.index = ix
 	return ix, nil
