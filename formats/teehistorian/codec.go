@@ -25,7 +25,7 @@ const TickRate = 50
 const TickDuration = time.Second / TickRate
 
 // DefaultChunkSize is the target native size of a chunk.
-const DefaultChunkSize = 128 << 10
+const DefaultChunkSize = 64 << 10
 
 // MaxChunkBytes bounds one chunk: Split can cut only between ticks, so it
 // refuses a file whose ticks hold more than this (no real server writes

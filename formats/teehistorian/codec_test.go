@@ -454,7 +454,7 @@ var oneHour = sync.OnceValues(func() ([]byte, error) {
 // TestFramesReadsOneChunk shows on ten generated minutes with 32 KiB chunks
 // that a range inside one chunk reads only that chunk;
 // BenchmarkFramesOneChunk checks the same on the one-hour file with the
-// default 128 KiB chunks.
+// default chunks.
 func TestFramesReadsOneChunk(t *testing.T) {
 	file := generated(t, GenOptions{Duration: 10 * time.Minute, Players: 16, Seed: 1})
 	chunkSize := 32 << 10
