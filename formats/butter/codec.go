@@ -117,6 +117,11 @@ type metaBuilder struct {
 
 var teamNames = []string{"blue", "orange", "spectator"}
 
+// earliestRecording is Echo VR's release: a first frame stamped before it
+// carries no real time (a conversion from .milk, which has no timestamps,
+// counts from the Unix epoch), so the recording's start is left unknown.
+var earliestRecording = time.Date(2017, 7, 20, 0, 0, 0, 0, time.UTC)
+
 func newMetaBuilder(m *formats.Metadata) *metaBuilder {
 	return &metaBuilder{meta: m, seen: map[int64]int{}, teamOf: map[int64]string{}}
 }
@@ -183,7 +188,7 @@ func (mb *metaBuilder) add(tick int64, f *Frame) {
 func (mb *metaBuilder) finish() {
 	m := mb.meta
 	m.Ticks = mb.n
-	if mb.n > 0 && mb.first.Unix() > 0 {
+	if mb.n > 0 && !mb.first.Before(earliestRecording) {
 		m.Start = mb.first
 	}
 	m.Duration = mb.last.Sub(mb.first)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
@@ -226,5 +227,26 @@ func TestMetadataEvents(t *testing.T) {
 	}
 	if n := len(rec.Metadata.Players); n != 11 {
 		t.Fatalf("%d players", n)
+	}
+}
+
+// A first frame stamped near the Unix epoch (a .milk conversion) leaves
+// the start unknown; a real one is kept.
+func TestStartNeedsARealTimestamp(t *testing.T) {
+	for _, tt := range []struct {
+		first time.Time
+		known bool
+	}{
+		{time.Unix(0, 0), false},
+		{time.Unix(2, 0), false},
+		{time.Date(2021, 11, 20, 1, 2, 3, 0, time.UTC), true},
+	} {
+		mb := newMetaBuilder(&formats.Metadata{})
+		mb.add(0, &Frame{RecordedTime: tt.first})
+		mb.add(1, &Frame{RecordedTime: tt.first.Add(time.Second)})
+		mb.finish()
+		if got := !mb.meta.Start.IsZero(); got != tt.known {
+			t.Errorf("first frame at %s: start known = %v, want %v", tt.first, got, tt.known)
+		}
 	}
 }
