@@ -594,56 +594,32 @@ func (d *pbDec) vector(b []byte) (Vector, error) {
 	return v, it.err
 }
 
-func (d *pbDec) quat(b []byte) (Quat, error) {
-	var q Quat
+// float32s decodes a message whose fields 1..len(dst) are fixed32 floats
+// into dst, skipping other fields.
+func (d *pbDec) float32s(b []byte, dst ...*float32) error {
 	it := d.iter(b)
 	for it.next() {
 		f := &it.f
-		if f.num < 1 || f.num > 4 {
+		if f.num < 1 || int(f.num) > len(dst) {
 			continue
 		}
 		x, err := d.fixed32(f)
 		if err != nil {
-			return q, err
+			return err
 		}
-		v := math.Float32frombits(x)
-		switch f.num {
-		case 1:
-			q.X = v
-		case 2:
-			q.Y = v
-		case 3:
-			q.Z = v
-		case 4:
-			q.W = v
-		}
+		*dst[f.num-1] = math.Float32frombits(x)
 	}
-	return q, it.err
+	return it.err
 }
 
-func (d *pbDec) floatRange(b []byte) (FloatRange, error) {
-	var r FloatRange
-	it := d.iter(b)
-	for it.next() {
-		f := &it.f
-		if f.num < 1 || f.num > 3 {
-			continue
-		}
-		x, err := d.fixed32(f)
-		if err != nil {
-			return r, err
-		}
-		v := math.Float32frombits(x)
-		switch f.num {
-		case 1:
-			r.Min = v
-		case 2:
-			r.Max = v
-		case 3:
-			r.ValueNormalized = v
-		}
-	}
-	return r, it.err
+func (d *pbDec) quat(b []byte) (q Quat, err error) {
+	err = d.float32s(b, &q.X, &q.Y, &q.Z, &q.W)
+	return q, err
+}
+
+func (d *pbDec) floatRange(b []byte) (r FloatRange, err error) {
+	err = d.float32s(b, &r.Min, &r.Max, &r.ValueNormalized)
+	return r, err
 }
 
 func (d *pbDec) transform(b []byte) (Transform, error) {
