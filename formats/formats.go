@@ -146,6 +146,34 @@ func FindChunk(chunks []Chunk, tick int64) int {
 	return lo
 }
 
+// EachChunk reads, in order, every chunk of src that holds ticks in
+// [from, to] (to < 0: to the end) and calls fn with its position in the
+// index, its entry, its native bytes and its resume state. It stops at the
+// first error fn returns, or when ctx is done.
+func EachChunk(ctx context.Context, src Source, from, to int64, fn func(i int, c Chunk, native, resume []byte) error) error {
+	if to >= 0 && to < from {
+		return nil // an empty range
+	}
+	chunks := src.Chunks()
+	for i := FindChunk(chunks, max(from, 0)); i < len(chunks); i++ {
+		c := chunks[i]
+		if to >= 0 && c.StartTick > to {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		native, resume, err := src.ReadChunk(ctx, i)
+		if err != nil {
+			return fmt.Errorf("chunk %d (tick %d): %w", i, c.StartTick, err)
+		}
+		if err := fn(i, c, native, resume); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Frame is one decoded event or frame, printed as a JSON line by
 // `archivectl frames`.
 type Frame struct {

@@ -324,28 +324,15 @@ func (c *Codec) rangeFrames(ctx context.Context, src formats.Source, from, to in
 	if err != nil {
 		return nil, err
 	}
-	chunks := src.Chunks()
-	if from < 0 {
-		from = 0
-	}
-	for i := formats.FindChunk(chunks, from); i < len(chunks); i++ {
-		ch := chunks[i]
-		if to >= 0 && ch.StartTick > to {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return h, err
-		}
-		native, resume, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return h, err
-		}
+	last := len(src.Chunks()) - 1
+	stop := errors.New("stop")
+	err = formats.EachChunk(ctx, src, from, to, func(i int, ch formats.Chunk, native, resume []byte) error {
 		d := newDecoder(h, c.Options)
+		var err error
 		if d.bones, err = bonesFromResume(resume); err != nil {
-			return h, err
+			return err
 		}
 		tick := ch.StartTick
-		stop := errors.New("stop")
 		_, err = decodeChunk(d, native, ch.Offset, i, h.Compression, func(f *Frame) error {
 			t := tick
 			tick++
@@ -357,14 +344,15 @@ func (c *Codec) rangeFrames(ctx context.Context, src formats.Source, from, to in
 			}
 			return emit(t, f)
 		})
-		if err == stop {
-			break
+		if i == last && errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil // a file cut short keeps its whole frames
 		}
-		if err != nil && !(i == len(chunks)-1 && errors.Is(err, io.ErrUnexpectedEOF)) {
-			return h, err
-		}
+		return err
+	})
+	if errors.Is(err, stop) {
+		err = nil
 	}
-	return h, nil
+	return h, err
 }
 
 // FrameData is what Frames emits for one frame: the API JSON with the

@@ -197,19 +197,7 @@ func scanLines(ctx context.Context, r io.Reader, mb *metaBuilder, meta *formats.
 // rawLines calls each for every non-blank line of the stored chunks that
 // cover [from, to], with its tick.
 func (c *EchoReplayCodec) rawLines(ctx context.Context, src formats.Source, from, to int64, each func(tick int64, l Line) error) error {
-	chunks := src.Chunks()
-	if from < 0 {
-		from = 0
-	}
-	for i := formats.FindChunk(chunks, from); i < len(chunks); i++ {
-		ch := chunks[i]
-		if to >= 0 && ch.StartTick > to {
-			break
-		}
-		native, _, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+	return formats.EachChunk(ctx, src, from, to, func(_ int, ch formats.Chunk, native, _ []byte) error {
 		var r io.Reader = bytes.NewReader(native)
 		if ch.Precompressed {
 			rc, err := OpenZipped(native, maxUnzipped)
@@ -240,14 +228,14 @@ func (c *EchoReplayCodec) rawLines(ctx context.Context, src formats.Source, from
 				continue
 			}
 			if to >= 0 && t > to {
-				return nil
+				return nil // the next chunk starts past to: EachChunk stops
 			}
 			if err := each(t, l); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Frames implements formats.Codec: the stored session JSON of each line

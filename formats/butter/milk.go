@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -292,23 +293,11 @@ func (c *MilkCodec) milkFrames(ctx context.Context, src formats.Source, from, to
 	if err != nil {
 		return err
 	}
-	chunks := src.Chunks()
-	if from < 0 {
-		from = 0
-	}
-	stop := fmt.Errorf("stop")
-	for i := formats.FindChunk(chunks, from); i < len(chunks); i++ {
-		ch := chunks[i]
-		if to >= 0 && ch.StartTick > to {
-			break
-		}
-		native, _, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+	stop := errors.New("stop")
+	err = formats.EachChunk(ctx, src, from, to, func(_ int, ch formats.Chunk, native, _ []byte) error {
 		d := &milkDecoder{h: h}
 		tick := ch.StartTick
-		err = milkRecords(ctx, h, bytes.NewReader(native), ch.Offset, func(group bool, rec []byte, off int64) error {
+		return milkRecords(ctx, h, bytes.NewReader(native), ch.Offset, func(group bool, rec []byte, off int64) error {
 			if group {
 				d.group = bytes.Clone(rec)
 				return nil
@@ -326,14 +315,11 @@ func (c *MilkCodec) milkFrames(ctx context.Context, src formats.Source, from, to
 			}
 			return emit(t, d.frame(rec))
 		})
-		if err == stop {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	})
+	if errors.Is(err, stop) {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // Frames implements formats.Codec: one "frame" per sample, as session API
@@ -358,21 +344,9 @@ func (c *MilkCodec) Clip(ctx context.Context, src formats.Source, from, to int64
 	if _, err := w.Write(hb); err != nil {
 		return err
 	}
-	chunks := src.Chunks()
-	if from < 0 {
-		from = 0
-	}
-	for i := formats.FindChunk(chunks, from); i < len(chunks); i++ {
-		ch := chunks[i]
-		if to >= 0 && ch.StartTick > to {
-			break
-		}
-		native, _, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+	return formats.EachChunk(ctx, src, from, to, func(_ int, ch formats.Chunk, native, _ []byte) error {
 		tick := ch.StartTick
-		err = milkRecords(ctx, h, bytes.NewReader(native), ch.Offset, func(group bool, rec []byte, _ int64) error {
+		return milkRecords(ctx, h, bytes.NewReader(native), ch.Offset, func(group bool, rec []byte, _ int64) error {
 			if !group {
 				t := tick
 				tick++
@@ -383,11 +357,7 @@ func (c *MilkCodec) Clip(ctx context.Context, src formats.Source, from, to int64
 			_, err := w.Write(rec)
 			return err
 		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 // ExportFormats implements formats.Exporter.

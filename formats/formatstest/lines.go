@@ -97,15 +97,7 @@ func (l Lines) Split(ctx context.Context, r io.Reader, w formats.Writer) (*forma
 
 // Frames implements formats.Codec.
 func (Lines) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
-	chunks := src.Chunks()
-	for i := formats.FindChunk(chunks, from); i < len(chunks); i++ {
-		if to >= 0 && chunks[i].StartTick > to {
-			break
-		}
-		native, _, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+	return formats.EachChunk(ctx, src, from, to, func(_ int, _ formats.Chunk, native, _ []byte) error {
 		for _, line := range strings.Split(strings.TrimSuffix(string(native), "\n"), "\n") {
 			tickText, text, _ := strings.Cut(line, " ")
 			tick, _ := strconv.ParseInt(tickText, 10, 64)
@@ -116,8 +108,8 @@ func (Lines) Frames(ctx context.Context, src formats.Source, from, to int64, emi
 				return err
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Clip implements formats.Codec.

@@ -334,28 +334,17 @@ func (c Codec) open(src formats.Source) (*source, error) {
 // each decodes the chunks covering [from, to] and calls fn for each frame
 // in the range with its index.
 func (s *source) each(ctx context.Context, from, to int64, fn func(tick int64, f *Frame) error) error {
-	if to < 0 {
-		to = math.MaxInt64
-	}
-	if from < 0 {
-		from = 0
-	}
-	chunks := s.src.Chunks()
-	for i := formats.FindChunk(chunks, from); i < len(chunks) && chunks[i].StartTick <= to; i++ {
-		native, _, err := s.src.ReadChunk(ctx, i)
-		if err != nil {
-			return fmt.Errorf("vtx: chunk %d: %w", i, err)
-		}
-		c, err := decodeChunkPiece(s.dec, s.backend, native, chunks[i].Offset)
+	return formats.EachChunk(ctx, s.src, from, to, func(_ int, ch formats.Chunk, native, _ []byte) error {
+		c, err := decodeChunkPiece(s.dec, s.backend, native, ch.Offset)
 		if err != nil {
 			return err
 		}
 		for j := range c.Frames {
-			tick := chunks[i].StartTick + int64(j)
+			tick := ch.StartTick + int64(j)
 			if tick < from {
 				continue
 			}
-			if tick > to {
+			if to >= 0 && tick > to {
 				break
 			}
 			if err := ctx.Err(); err != nil {
@@ -365,8 +354,8 @@ func (s *source) each(ctx context.Context, from, to int64, fn func(tick int64, f
 				return err
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // times returns the game and creation times of frame i (0 when unknown).
