@@ -225,3 +225,15 @@ func CheckBadInput(t *testing.T, codec formats.Codec, native []byte, stride int)
 	}
 	return errs
 }
+
+// Discard is a formats.Writer that keeps nothing, for benchmarks of Split.
+type Discard struct{}
+
+// Header implements formats.Writer.
+func (Discard) Header([]byte) error { return nil }
+
+// Chunk implements formats.Writer.
+func (Discard) Chunk(formats.Chunk, []byte) error { return nil }
+
+// Trailer implements formats.Writer.
+func (Discard) Trailer([]byte) error { return nil }

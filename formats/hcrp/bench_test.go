@@ -166,7 +166,7 @@ func BenchmarkSplit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := (Codec{}).Split(ctx, bytes.NewReader(data), discardWriter{}); err != nil {
+		if _, err := (Codec{}).Split(ctx, bytes.NewReader(data), formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -196,9 +196,3 @@ func BenchmarkCompact(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(out.Len())/float64(len(data)), "size-ratio")
 }
-
-type discardWriter struct{}
-
-func (discardWriter) Header([]byte) error               { return nil }
-func (discardWriter) Chunk(formats.Chunk, []byte) error { return nil }
-func (discardWriter) Trailer([]byte) error              { return nil }

@@ -143,13 +143,6 @@ func TestAgainstRep(t *testing.T) {
 	}
 }
 
-// discard is a formats.Writer that keeps nothing.
-type discard struct{}
-
-func (discard) Header([]byte) error               { return nil }
-func (discard) Chunk(formats.Chunk, []byte) error { return nil }
-func (discard) Trailer([]byte) error              { return nil }
-
 // benchFiles returns the corpus files rep can open, and their total size.
 func benchFiles(b *testing.B) ([][]byte, int64) {
 	var out [][]byte
@@ -177,7 +170,7 @@ func BenchmarkMetadata(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, data := range files {
-				if _, err := c.Split(ctx, bytes.NewReader(data), discard{}); err != nil {
+				if _, err := c.Split(ctx, bytes.NewReader(data), formatstest.Discard{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -244,7 +237,7 @@ func BenchmarkMetadataRatio(b *testing.B) {
 	c := New()
 	ratio(b, total, func() {
 		for _, data := range files {
-			if _, err := c.Split(ctx, bytes.NewReader(data), discard{}); err != nil {
+			if _, err := c.Split(ctx, bytes.NewReader(data), formatstest.Discard{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -85,19 +85,12 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(items), "items/op")
 }
 
-// discard is a formats.Writer that keeps nothing.
-type discard struct{}
-
-func (discard) Header([]byte) error               { return nil }
-func (discard) Chunk(formats.Chunk, []byte) error { return nil }
-func (discard) Trailer([]byte) error              { return nil }
-
 func BenchmarkSplit(b *testing.B) {
 	file := hourFile(b)
 	b.SetBytes(int64(len(file)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := New().Split(context.Background(), bytes.NewReader(file), discard{}); err != nil {
+		if _, err := New().Split(context.Background(), bytes.NewReader(file), formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}
