@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -229,15 +230,11 @@ func BenchmarkExportHour(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := rec.WriteTo(context.Background(), discard{}); err != nil {
+		if _, err := rec.WriteTo(context.Background(), io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // BenchmarkIngestPeakMemory reports the peak heap while ingesting the
 // one-hour file next to the file's size: ingest streams, so the peak is
