@@ -162,7 +162,7 @@ func checkPrune(t *testing.T, a *Archive, before map[uuid.UUID]*Manifest, plan *
 
 // testRecordings is how many recordings the prune tests generate; the
 // benchmark uses 10,000 (generating them takes about 6 s here).
-const testRecordings = 1200
+const testRecordings = 10000
 
 func TestPruneByAge(t *testing.T) {
 	ctx := context.Background()
