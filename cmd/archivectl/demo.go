@@ -62,7 +62,7 @@ func runDemo(ctx context.Context, e *env, o *opts, args []string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "A throwaway archive in %s, fed with %d recordings shipped inside this binary\n(DDNet teehistorian files written by our own writer).\n", dir, len(originals))
+	fmt.Fprintf(w, "A throwaway archive in %s, fed with %d recordings shipped inside this binary\n(DDNet teehistorian and Hollow Cube HCRP files written by our own writers).\n", dir, len(originals))
 
 	// step runs one archivectl command and shows it, its output cut to
 	// maxLines lines (0: all).
@@ -96,8 +96,11 @@ func runDemo(ctx context.Context, e *env, o *opts, args []string) error {
 		return err
 	}
 	var long recordingJSON
+	var runs []recordingJSON
 	for _, r := range recs {
-		if r.Ticks > long.Ticks {
+		if r.Format == "hcrp" {
+			runs = append(runs, r)
+		} else if r.Ticks > long.Ticks {
 			long = r
 		}
 	}
@@ -149,6 +152,14 @@ func runDemo(ctx context.Context, e *env, o *opts, args []string) error {
 	}
 	if _, err := step("Flags are searchable at once", 3, "search", "flag:griefing"); err != nil {
 		return err
+	}
+	if len(runs) == 2 && len(runs[0].Flags) > 0 {
+		if _, err := step("Anticheat flags carried by HCRP files are searchable too", 4, "search", "format:hcrp", "flag:"+runs[0].Flags[0]); err != nil {
+			return err
+		}
+		if _, err := step("Ghost race: two runs of the same world, tick by tick", 12, "ghost", runs[0].ID[:8], runs[1].ID[:8]); err != nil {
+			return err
+		}
 	}
 	if _, err := step("Check: every chunk read back and verified", 0, "check", "--read-data"); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"embed"
 	"time"
 
+	"github.com/replayarchive/replay/formats/hcrp"
 	"github.com/replayarchive/replay/formats/teehistorian"
 )
 
@@ -29,11 +30,18 @@ func teeGen(opt teehistorian.GenOptions) func() ([]byte, error) {
 	}
 }
 
+func hcrpGen(cfg hcrp.SessionConfig) func() ([]byte, error) {
+	return func() ([]byte, error) { return hcrp.Generate(cfg, nil) }
+}
+
 func demoRecordings() []demoRecording {
 	day := time.Date(2026, 10, 3, 19, 0, 0, 0, time.UTC)
 	return []demoRecording{
 		{"ctf-evening.teehistorian", teeGen(teehistorian.GenOptions{Duration: 5 * time.Minute, Players: 12, Seed: 1, Start: day, MapName: "ctf5_spikes", Messages: true})},
 		{"race-short.teehistorian", teeGen(teehistorian.GenOptions{Duration: time.Minute, Players: 4, Seed: 2, Start: day.Add(26 * time.Hour), MapName: "Kobra 3 Solo"})},
 		{"crashed-server.teehistorian", teeGen(teehistorian.GenOptions{Duration: time.Minute, Players: 6, Seed: 3, Start: day.AddDate(0, 1, 0), MapName: "Tutorial", NoFinish: true})},
+		// Two parkour runs of the same world at different paces (HCRP).
+		{"parkour-fast.hcrp", hcrpGen(hcrp.SessionConfig{Seed: 5, Ticks: 2400, Players: 3, Pace: 1})},
+		{"parkour-slow.hcrp", hcrpGen(hcrp.SessionConfig{Seed: 6, Ticks: 2400, Players: 3, Pace: 0.85})},
 	}
 }
