@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -266,6 +267,16 @@ func TestResolvePrefix(t *testing.T) {
 		if id, err := a.Resolve(ref); err != nil || id != res.ID {
 			t.Errorf("Resolve(%q) = %s, %v", ref, id, err)
 		}
+	}
+	// Two ids sharing a prefix: the prefix is ambiguous, longer ones are not.
+	for _, own := range []string{"abcdef01-0000-4000-8000-000000000001", "abcdef02-0000-4000-8000-000000000002"} {
+		ingest(t, a, formatstest.LinesFile(own, 5), func(m *formats.Metadata) { m.ID = uuid.MustParse(own) })
+	}
+	if _, err := a.Resolve("abcdef0"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("Resolve of a shared prefix: %v, want an ambiguity error", err)
+	}
+	if id, err := a.Resolve("abcdef02"); err != nil || id.String()[:8] != "abcdef02" {
+		t.Errorf("Resolve(abcdef02) = %s, %v", id, err)
 	}
 	for _, ref := range []string{"zz", "", "0000000000"} {
 		if _, err := a.Resolve(ref); err == nil {

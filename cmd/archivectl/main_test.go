@@ -156,7 +156,8 @@ func TestIngestShowExportCorpus(t *testing.T) {
 	}
 }
 
-func TestAmbiguousPrefix(t *testing.T) {
+// Recordings can be named by a short unique prefix of their id.
+func TestShortPrefix(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
 	for _, d := range demoRecordings() {
@@ -172,8 +173,8 @@ func TestAmbiguousPrefix(t *testing.T) {
 	}
 	var list []recordingJSON
 	json.Unmarshal([]byte(c.ok("ls", "--json")), &list)
-	if len(list) != 3 {
-		t.Fatalf("ls --json: %d recordings", len(list))
+	if len(list) != len(demoRecordings()) {
+		t.Fatalf("ls --json: %d recordings, want %d", len(list), len(demoRecordings()))
 	}
 	c.ok("show", list[0].ID[:6])
 }
