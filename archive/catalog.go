@@ -308,9 +308,19 @@ func (a *Archive) decodeHeads(blob []byte, headerLen, trailerLen int64) (header,
 	return header, trailer, nil
 }
 
+// MaxChunkBytes bounds one chunk's native size: ingest refuses larger
+// chunks, and a manifest claiming more is treated as corrupt rather than
+// trusted with an allocation.
+const MaxChunkBytes = 1 << 30
+
 // decodeBounded decompresses a zstd blob whose decoded size must be want.
 func (a *Archive) decodeBounded(blob []byte, want int64) ([]byte, error) {
-	out, err := a.dec.DecodeAll(blob, make([]byte, 0, want))
+	if want < 0 || want > MaxChunkBytes {
+		return nil, fmt.Errorf("recorded size %d is out of range (corrupt manifest?)", want)
+	}
+	// Pre-size for the recorded length, but not beyond 16 MiB: a corrupt
+	// length must not buy a large allocation with a tiny blob.
+	out, err := a.dec.DecodeAll(blob, make([]byte, 0, min(want, 16<<20)))
 	if err != nil {
 		return nil, err
 	}

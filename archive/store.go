@@ -112,6 +112,9 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 	if n := len(p.chunks); n > 0 && c.StartTick <= p.chunks[n-1].StartTick {
 		return fmt.Errorf("archive: chunk start tick %d does not follow %d", c.StartTick, p.chunks[n-1].StartTick)
 	}
+	if len(native) > MaxChunkBytes {
+		return fmt.Errorf("archive: chunk at tick %d holds %d bytes, more than the %d a chunk may", c.StartTick, len(native), MaxChunkBytes)
+	}
 	if err := p.compressErr(); err != nil {
 		return err
 	}
