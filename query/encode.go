@@ -79,17 +79,10 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads a zig-zag signed varint (binary.AppendVarint's encoding).
 func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errData
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *decoder) str() string {

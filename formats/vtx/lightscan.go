@@ -145,30 +145,12 @@ func (ls *lightScan) fbChunk(b []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	start, n, err := d.vector(t, 3, 4)
-	if err != nil {
-		return 0, err
-	}
-	for i := 0; i < n; i++ {
-		ft, err := d.elemTable(start, i)
-		if err != nil {
-			return 0, err
-		}
-		bs, nb, err := d.vector(ft, 0, 4)
-		if err != nil {
-			return 0, err
-		}
-		for j := 0; j < nb; j++ {
-			bt, err := d.elemTable(bs, j)
-			if err != nil {
-				return 0, err
-			}
-			if err := ls.fbBucket(d, bt); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return n, nil
+	return d.eachTable(t, 3, func(_ int, frame fbTable) error {
+		_, err := d.eachTable(frame, 0, func(_ int, bucket fbTable) error {
+			return ls.fbBucket(d, bucket)
+		})
+		return err
+	})
 }
 
 func (ls *lightScan) fbBucket(d *fbDec, t fbTable) error {
@@ -176,24 +158,16 @@ func (ls *lightScan) fbBucket(d *fbDec, t fbTable) error {
 	if err != nil {
 		return err
 	}
-	es, ne, err := d.vector(t, 1, 4)
-	if err != nil {
-		return err
-	}
-	for k := 0; k < ne; k++ {
-		et, err := d.elemTable(es, k)
-		if err != nil {
-			return err
-		}
+	_, err = d.eachTable(t, 1, func(k int, et fbTable) error {
 		if k >= ni {
-			continue
+			return nil
 		}
 		id, err := d.elemString(is, k)
 		if err != nil {
 			return err
 		}
 		if len(id) == 0 || ls.col.known(id) {
-			continue
+			return nil
 		}
 		typeID, err := d.i32(et, 0)
 		if err != nil {
@@ -212,8 +186,28 @@ func (ls *lightScan) fbBucket(d *fbDec, t fbTable) error {
 			}
 		}
 		ls.col.add(id, typeID, name)
+		return nil
+	})
+	return err
+}
+
+// eachTable calls fn with every table of the vector of tables in field slot
+// of t, in order, and returns the vector's length.
+func (d *fbDec) eachTable(t fbTable, slot int, fn func(i int, t fbTable) error) (int, error) {
+	start, n, err := d.vector(t, slot, 4)
+	if err != nil {
+		return 0, err
 	}
-	return nil
+	for i := 0; i < n; i++ {
+		et, err := d.elemTable(start, i)
+		if err != nil {
+			return 0, err
+		}
+		if err := fn(i, et); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // elemTable reads the table that element i of an offset vector at start
