@@ -157,74 +157,86 @@ func benchFiles(b *testing.B) ([][]byte, int64) {
 	return out, n
 }
 
-// BenchmarkMetadata times metadata-only extraction over the nine replays rep
-// can open: ours is a full Split (read, MPQ checks, header, details,
-// initData, chat) into a discarding writer; rep is rep.NewEvts with no event
-// streams (header, details, initData, attributes, gamemetadata.json).
-func BenchmarkMetadata(b *testing.B) {
-	files, total := benchFiles(b)
-	ctx := context.Background()
-	b.Run("ours", func(b *testing.B) {
-		c := New()
-		b.SetBytes(total)
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, data := range files {
-				if _, err := c.Split(ctx, bytes.NewReader(data), formatstest.Discard{}); err != nil {
-					b.Fatal(err)
-				}
+// pass is one timed pass over the benchmark files.
+type pass func(tb testing.TB)
+
+// metadataPasses returns metadata-only extraction over files: ours is a
+// full Split (read, MPQ checks, header, details, initData, chat) into a
+// discarding writer; rep is rep.NewEvts with no event streams (header,
+// details, initData, attributes, gamemetadata.json).
+func metadataPasses(files [][]byte) (ours, theirs pass) {
+	c := New()
+	ours = func(tb testing.TB) {
+		for _, data := range files {
+			if _, err := c.Split(context.Background(), bytes.NewReader(data), formatstest.Discard{}); err != nil {
+				tb.Fatal(err)
 			}
 		}
-	})
-	b.Run("rep", func(b *testing.B) {
-		b.SetBytes(total)
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, data := range files {
-				r, err := rep.NewEvts(bytes.NewReader(data), false, false, false)
-				if err != nil {
-					b.Fatal(err)
-				}
-				r.Close()
-			}
-		}
-	})
+	}
+	return ours, repPass(files, false)
 }
 
-// BenchmarkEvents times decoding every event: our Frames over a split
-// recording against rep.NewEvts with all three streams.
+// eventsPasses returns decoding every event: our Frames over the split
+// recordings against rep.NewEvts with all three event streams.
+func eventsPasses(tb testing.TB, files [][]byte) (ours, theirs pass) {
+	c := New()
+	var srcs []formats.Source
+	for _, data := range files {
+		srcs = append(srcs, formatstest.Split(tb, c, data).Source())
+	}
+	ours = func(tb testing.TB) {
+		for _, src := range srcs {
+			if err := c.Frames(context.Background(), src, 0, -1, func(formats.Frame) error { return nil }); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	return ours, repPass(files, true)
+}
+
+// repPass opens every file with rep.NewEvts, with or without the event
+// streams.
+func repPass(files [][]byte, events bool) pass {
+	return func(tb testing.TB) {
+		for _, data := range files {
+			r, err := rep.NewEvts(bytes.NewReader(data), events, events, events)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			r.Close()
+		}
+	}
+}
+
+// sideBySide runs ours and rep as two sub-benchmarks.
+func sideBySide(b *testing.B, total int64, ours, theirs pass) {
+	for _, side := range []struct {
+		name string
+		run  pass
+	}{{"ours", ours}, {"rep", theirs}} {
+		b.Run(side.name, func(b *testing.B) {
+			b.SetBytes(total)
+			b.ReportAllocs()
+			for b.Loop() {
+				side.run(b)
+			}
+		})
+	}
+}
+
+// BenchmarkMetadata times metadata-only extraction over the nine replays
+// rep can open (see metadataPasses).
+func BenchmarkMetadata(b *testing.B) {
+	files, total := benchFiles(b)
+	ours, theirs := metadataPasses(files)
+	sideBySide(b, total, ours, theirs)
+}
+
+// BenchmarkEvents times decoding every event (see eventsPasses).
 func BenchmarkEvents(b *testing.B) {
 	files, total := benchFiles(b)
-	ctx := context.Background()
-	b.Run("ours", func(b *testing.B) {
-		c := New()
-		var srcs []formats.Source
-		for _, data := range files {
-			srcs = append(srcs, formatstest.Split(b, c, data).Source())
-		}
-		b.SetBytes(total)
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, src := range srcs {
-				if err := c.Frames(ctx, src, 0, -1, func(formats.Frame) error { return nil }); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	})
-	b.Run("rep", func(b *testing.B) {
-		b.SetBytes(total)
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, data := range files {
-				r, err := rep.NewEvts(bytes.NewReader(data), true, true, true)
-				if err != nil {
-					b.Fatal(err)
-				}
-				r.Close()
-			}
-		}
-	})
+	ours, theirs := eventsPasses(b, files)
+	sideBySide(b, total, ours, theirs)
 }
 
 // BenchmarkMetadataRatio alternates ours and rep inside every iteration, so
@@ -233,62 +245,28 @@ func BenchmarkEvents(b *testing.B) {
 // (rep-ns / ours-ns: above 1 means ours is faster).
 func BenchmarkMetadataRatio(b *testing.B) {
 	files, total := benchFiles(b)
-	ctx := context.Background()
-	c := New()
-	ratio(b, total, func() {
-		for _, data := range files {
-			if _, err := c.Split(ctx, bytes.NewReader(data), formatstest.Discard{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}, func() {
-		for _, data := range files {
-			r, err := rep.NewEvts(bytes.NewReader(data), false, false, false)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.Close()
-		}
-	})
+	ours, theirs := metadataPasses(files)
+	ratio(b, total, ours, theirs)
 }
 
 // BenchmarkEventsRatio is BenchmarkEvents with both sides alternating, as
 // in BenchmarkMetadataRatio.
 func BenchmarkEventsRatio(b *testing.B) {
 	files, total := benchFiles(b)
-	ctx := context.Background()
-	c := New()
-	var srcs []formats.Source
-	for _, data := range files {
-		srcs = append(srcs, formatstest.Split(b, c, data).Source())
-	}
-	ratio(b, total, func() {
-		for _, src := range srcs {
-			if err := c.Frames(ctx, src, 0, -1, func(formats.Frame) error { return nil }); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}, func() {
-		for _, data := range files {
-			r, err := rep.NewEvts(bytes.NewReader(data), true, true, true)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.Close()
-		}
-	})
+	ours, theirs := eventsPasses(b, files)
+	ratio(b, total, ours, theirs)
 }
 
 // ratio runs ours then theirs in every iteration and reports both times and
 // theirs/ours.
-func ratio(b *testing.B, bytes int64, ours, theirs func()) {
+func ratio(b *testing.B, bytes int64, ours, theirs pass) {
 	var tOurs, tTheirs time.Duration
 	b.SetBytes(bytes)
 	for b.Loop() {
 		t0 := time.Now()
-		ours()
+		ours(b)
 		t1 := time.Now()
-		theirs()
+		theirs(b)
 		tOurs += t1.Sub(t0)
 		tTheirs += time.Since(t1)
 	}
