@@ -97,8 +97,9 @@ func TestBadRecords(t *testing.T) {
 		{"negative size", "46 00 40", "non-negative MESSAGE size"},
 		{"negative skip", "41 40", "non-negative TICK_SKIP"},
 		{"cid too big", "42 bf ff ff ff 07 00 00", "client id"},
-		{"huge message", "46 00 bf ff ff ff 07 00 01 02", "complete record"},
-		{"huge ex", "4a 86 6b fd ac fb 49 3c 0b a8 87 5f e1 f3 ea 00 b8 bf ff ff ff 07", "complete record"},
+		{"huge message", "46 00 bf ff ff ff 07 00 01 02", "MESSAGE size at most"},
+		{"huge ex", "4a 86 6b fd ac fb 49 3c 0b a8 87 5f e1 f3 ea 00 b8 bf ff ff ff 07", "EX size at most"},
+		{"message cut short", "46 00 bf 80 01 00 01 02", "complete record"},
 		{"arg count", "49 00 00 61 00 bf ff ff ff 07", "argument count"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

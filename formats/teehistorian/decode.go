@@ -6,6 +6,7 @@ package teehistorian
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 )
 
@@ -73,12 +74,19 @@ func (c *cursor) str() []byte {
 	return s
 }
 
-func (c *cursor) raw(size int32, what string) []byte {
+// raw reads the size bytes of the payload of a record of type name. A
+// negative size, or one above MaxRecordBytes, fails at once, before any of
+// the bytes are looked for.
+func (c *cursor) raw(size int32, name string) []byte {
 	if c.status != parseOK {
 		return nil
 	}
 	if size < 0 {
-		c.fail(what)
+		c.fail("expected a non-negative " + name + " size")
+		return nil
+	}
+	if size > MaxRecordBytes {
+		c.fail(fmt.Sprintf("expected %s size at most %d bytes (MaxRecordBytes), got %d", name, MaxRecordBytes, size))
 		return nil
 	}
 	if int64(len(c.b)-c.n) < int64(size) {
@@ -178,7 +186,7 @@ func parse(b []byte, st *State, it *Item, version int) (n int, status parseStatu
 			it.Type = ItemMessage
 			it.Cid = c.int()
 			size := c.int()
-			it.Data = c.raw(size, "expected a non-negative MESSAGE size")
+			it.Data = c.raw(size, "MESSAGE")
 		case -8:
 			it.Type = ItemJoin
 			it.Cid = c.int()
@@ -210,7 +218,7 @@ func parse(b []byte, st *State, it *Item, version int) (n int, status parseStatu
 			copy(it.UUID[:], c.b[c.n:c.n+16])
 			c.n += 16
 			size := c.int()
-			it.Data = c.raw(size, "expected a non-negative EX size")
+			it.Data = c.raw(size, "EX")
 			if c.status == parseOK {
 				it.Ex = exKindOf(it.UUID)
 			}

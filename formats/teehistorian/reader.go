@@ -19,6 +19,19 @@ const FormatName = "teehistorian"
 // maxHeader bounds the JSON header. Real headers are about 3.5 KB.
 const maxHeader = 4 << 20
 
+// MaxRecordBytes bounds one record. A MESSAGE or EX item whose size field
+// claims more is refused as soon as the size is read, and a record whose
+// strings run on (no NUL) is refused once this many bytes of it have been
+// read, so a lying length never makes the reader read or buffer more than
+// this. DDNet's records are far smaller: a network message is at most about
+// 1.4 KB, a console line 512 bytes, a team save string about 60 KB.
+const MaxRecordBytes = 1 << 20
+
+// maxBuffer bounds the reader's buffer: one chunk (which Split cuts by
+// MaxChunkBytes) plus the record that crosses its end. The buffer grows
+// only as bytes arrive, doubling up to this.
+const maxBuffer = MaxChunkBytes + 2*MaxRecordBytes
+
 // Reader decodes a teehistorian file record by record. It does not allocate
 // per record once its buffer has grown to the largest record.
 type Reader struct {
@@ -126,7 +139,11 @@ func (r *Reader) fill() error {
 	if r.end == len(r.buf) {
 		// Grow only when the buffer is full of real bytes, so a length
 		// field never makes us allocate more than what the file holds.
-		nb := make([]byte, 2*len(r.buf))
+		size := min(2*len(r.buf), maxBuffer)
+		if size <= len(r.buf) {
+			return r.errorf(r.base, "expected a tick boundary within %d bytes, got %d bytes of one tick", MaxChunkBytes, r.end)
+		}
+		nb := make([]byte, size)
 		copy(nb, r.buf[:r.end])
 		r.buf = nb
 	}
@@ -197,6 +214,9 @@ func (r *Reader) peek() (*Item, error) {
 				return nil, io.EOF
 			}
 			return nil, r.errorf(r.base+int64(r.pos), "expected a complete record, got end of file after %d bytes of it", r.end-r.pos)
+		}
+		if r.end-r.pos >= MaxRecordBytes {
+			return nil, r.errorf(r.base+int64(r.pos), "expected a record of at most %d bytes, got %d bytes without its end", MaxRecordBytes, r.end-r.pos)
 		}
 		if err := r.fill(); err != nil {
 			return nil, err

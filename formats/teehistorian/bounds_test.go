@@ -1,0 +1,114 @@
+// Bomb tests: records whose length fields lie, strings that never end, and a
+// tick that never ends, each streamed from a reader that claims a 2 GiB file
+// without materialising it. Every one must end with a clear *formats.Error
+// after reading a bounded number of bytes, in bounded memory and time.
+
+package teehistorian
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+// heapBudget is the per-file memory budget of the hostile-input issue.
+const heapBudget = 256 << 20
+
+// bombReader yields head, then body repeated, up to size bytes in all: a 2
+// GiB file that costs nothing to produce.
+type bombReader struct {
+	head, body []byte
+	size, off  int64
+}
+
+func (b *bombReader) Read(p []byte) (int, error) {
+	if b.off >= b.size {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), b.size-b.off)]
+	n := 0
+	for n < len(p) {
+		var src []byte
+		if b.off < int64(len(b.head)) {
+			src = b.head[b.off:]
+		} else {
+			k := int((b.off - int64(len(b.head))) % int64(len(b.body)))
+			src = b.body[k:]
+		}
+		c := copy(p[n:], src)
+		n += c
+		b.off += int64(c)
+	}
+	return n, nil
+}
+
+func bombHeader() []byte {
+	hj, _ := testHeader().MarshalJSON()
+	return append(append(Magic[:], hj...), 0)
+}
+
+func TestBombs(t *testing.T) {
+	head := bombHeader()
+	hugeMsg := AppendVarint(AppendVarint(AppendVarint(nil, -7), 0), math.MaxInt32)
+	antibot := ExAntibot.UUID()
+	hugeEx := append(AppendVarint(nil, -11), antibot[:]...)
+	hugeEx = AppendVarint(hugeEx, math.MaxInt32)
+	endlessCmd := AppendVarint(AppendVarint(AppendVarint(nil, -10), 0), 0)
+	endlessDrop := AppendVarint(AppendVarint(nil, -9), 3)
+	inputNew := AppendVarint(AppendVarint(nil, -6), 0)
+	for range InputSize {
+		inputNew = AppendVarint(inputNew, 0)
+	}
+	const twoGiB = 2 << 30
+	for _, tc := range []struct {
+		name       string
+		head, body []byte
+		what       string
+		maxRead    int64 // bytes the reader may take from the file
+		maxAlloc   uint64
+	}{
+		// The issue's case: a MESSAGE claiming 2^31-1 bytes in a 2 GiB file.
+		{"message claims 2^31-1 bytes", append(bytes.Clone(head), hugeMsg...), []byte{0}, "MESSAGE size at most", 64 << 10, 1 << 20},
+		{"ex claims 2^31-1 bytes", append(bytes.Clone(head), hugeEx...), []byte{0}, "EX size at most", 64 << 10, 1 << 20},
+		{"command string without NUL", append(bytes.Clone(head), endlessCmd...), []byte("a"), "record of at most", 4 * MaxRecordBytes, 8 * MaxRecordBytes},
+		{"drop reason without NUL", append(bytes.Clone(head), endlessDrop...), []byte("Timeout"), "record of at most", 4 * MaxRecordBytes, 8 * MaxRecordBytes},
+		{"header without NUL", Magic[:], []byte(`{"version":"2"`), "within 4194304 bytes", 2*maxHeader + 64<<10, 4 * maxHeader},
+		// Records that never reach a tick boundary: the chunk cannot be cut.
+		{"one endless tick", append(bytes.Clone(head), inputNew...), inputNew, "tick boundary within", maxBuffer + 64<<10, heapBudget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &bombReader{head: tc.head, body: tc.body, size: twoGiB}
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, err := New().Split(t.Context(), r, formatstest.Discard{})
+			elapsed := time.Since(start)
+			runtime.ReadMemStats(&after)
+			var fe *formats.Error
+			if !errors.As(err, &fe) || !strings.Contains(fe.What, tc.what) {
+				t.Fatalf("got %v, want a *formats.Error about %q", err, tc.what)
+			}
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%v after reading %d bytes in %v, %d bytes allocated in all", err, r.off, elapsed, alloc)
+			if r.off > tc.maxRead {
+				t.Errorf("read %d bytes of the 2 GiB stream, want at most %d", r.off, tc.maxRead)
+			}
+			// Everything allocated bounds the peak heap from above.
+			if alloc > tc.maxAlloc {
+				t.Errorf("allocated %d bytes, budget %d", alloc, tc.maxAlloc)
+			}
+			if elapsed > 20*time.Second {
+				t.Errorf("took %v", elapsed)
+			}
+		})
+	}
+}
