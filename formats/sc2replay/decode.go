@@ -1,6 +1,7 @@
 // This file opens a replay: the MPQ archive through our reader, the replay
 // header from the user data, the protocol for its base build, and the inner
-// streams decoded with s2prot, every decoder call guarded against panics.
+// streams decoded by our own bounded decoders (decoder.go) over s2prot's
+// protocol tables.
 
 package sc2replay
 
@@ -31,7 +32,7 @@ type replay struct {
 	header    s2prot.Struct
 	baseBuild int
 	loops     int64
-	proto     *s2prot.Protocol // nil when the build has no protocol table
+	proto     *protocol // nil when the build has no protocol table
 }
 
 // openReplay opens the MPQ archive in data and decodes the replay header.
@@ -50,18 +51,16 @@ func openReplay(data []byte) (*replay, error) {
 		return nil, err
 	}
 	r := &replay{arc: arc}
-	// s2prot skips the 4-byte user-data size that precedes the content.
-	buf := make([]byte, 4+len(ud))
-	copy(buf[4:], ud)
-	if err := checkVersioned(ud, 16, "replay header (versioned SHeader) in the user data", false); err != nil {
-		return nil, err
+	hp := headerProtocol()
+	if hp == nil {
+		return nil, fmt.Errorf("sc2replay: no protocol table to decode replay headers with")
 	}
-	if err := guard(16, "replay header (versioned SHeader) in the user data", func() {
-		r.header = s2prot.DecodeHeader(buf)
-	}); err != nil {
-		return nil, err
+	h, _, err := decodeVersioned(hp, ud, hp.header)
+	if err != nil {
+		return nil, &formats.Error{Format: Name, Offset: 16, What: "expected a valid replay header (versioned SHeader) in the user data", Err: err}
 	}
-	if r.header == nil || r.header.Structv("version") == nil {
+	r.header = h
+	if r.header.Structv("version") == nil {
 		return nil, formats.Errorf(Name, 16, "expected a replay header struct with a version in the user data")
 	}
 	sig := r.header.Stringv("signature")
@@ -77,7 +76,7 @@ func openReplay(data []byte) (*replay, error) {
 	if r.loops < 0 {
 		return nil, formats.Errorf(Name, 16, "expected a non-negative elapsedGameLoops, got %d", r.loops)
 	}
-	r.proto = s2prot.GetProtocol(r.baseBuild)
+	r.proto = protocolFor(r.baseBuild)
 	return r, nil
 }
 
@@ -95,17 +94,6 @@ func checkBlocks(arc *mpq.Archive, size int) error {
 				"block %d: expected its %d bytes at file offset %d to lie inside the %d-byte file", i, b.CompressedSize, start, size)
 		}
 	}
-	return nil
-}
-
-// guard runs f and turns a decoder panic into a *formats.Error at off.
-func guard(off int64, what string, f func()) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &formats.Error{Format: Name, Offset: off, What: "expected a valid " + what, Err: fmt.Errorf("decoder failed: %v", p)}
-		}
-	}()
-	f()
 	return nil
 }
 
@@ -151,15 +139,9 @@ func (r *replay) details() (s2prot.Struct, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVersioned(b, off, "replay.details (versioned SDetails)", false); err != nil {
-		return nil, err
-	}
-	var s s2prot.Struct
-	if err := guard(off, "replay.details (versioned SDetails)", func() { s = r.proto.DecodeDetails(b) }); err != nil {
-		return nil, err
-	}
-	if s == nil {
-		return nil, formats.Errorf(Name, off, "expected replay.details to decode to a struct")
+	s, _, err := decodeVersioned(r.proto, b, r.proto.details)
+	if err != nil {
+		return nil, &formats.Error{Format: Name, Offset: off, What: "expected valid replay.details (versioned SDetails)", Err: err}
 	}
 	return s, nil
 }
@@ -170,12 +152,9 @@ func (r *replay) initData() (s2prot.Struct, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s s2prot.Struct
-	if err := guard(off, "replay.initData (bit-packed SInitData)", func() { s = r.proto.DecodeInitData(b) }); err != nil {
-		return nil, err
-	}
-	if s == nil {
-		return nil, formats.Errorf(Name, off, "expected replay.initData to decode to a struct")
+	s, _, err := decodeBitPacked(r.proto, b, r.proto.initData)
+	if err != nil {
+		return nil, &formats.Error{Format: Name, Offset: off, What: "expected valid replay.initData (bit-packed SInitData)", Err: err}
 	}
 	return s, nil
 }
@@ -191,25 +170,11 @@ func (r *replay) events(name string) ([]s2prot.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name == fileTrackerEvents {
-		if err := checkVersioned(b, off, name, true); err != nil {
-			return nil, err
-		}
+	es, ok := r.proto.stream(name)
+	if !ok {
+		return nil, nil
 	}
-	var evs []s2prot.Event
-	var derr error
-	if err := guard(off, name, func() {
-		switch name {
-		case fileGameEvents:
-			evs, derr = r.proto.DecodeGameEvts(b)
-		case fileMessageEvents:
-			evs, derr = r.proto.DecodeMessageEvts(b)
-		case fileTrackerEvents:
-			evs, derr = r.proto.DecodeTrackerEvts(b)
-		}
-	}); err != nil {
-		return nil, err
-	}
+	evs, derr := decodeEvents(r.proto, b, es)
 	if derr != nil {
 		return evs, &formats.Error{Format: Name, Offset: off, What: fmt.Sprintf("expected valid %s; decoded %d events before", name, len(evs)), Err: derr}
 	}
