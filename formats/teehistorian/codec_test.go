@@ -336,7 +336,7 @@ func TestSecretsRedacted(t *testing.T) {
 		if err != nil {
 			break
 		}
-		if it.Type == ItemConsoleCommand && secretCommand(string(it.Cmd)) && len(it.Args) > 0 {
+		if _, secret := secretArgs(it.Cmd); it.Type == ItemConsoleCommand && secret && len(it.Args) > 0 {
 			for _, a := range it.Args[len(it.Args)-1:] {
 				secrets = append(secrets, string(a))
 				genSecrets++

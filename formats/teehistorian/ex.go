@@ -1,6 +1,5 @@
 // This file decodes the payloads of known EX items and the few client game
-// messages that carry a player's name, and redacts secrets in console
-// commands.
+// messages that carry a player's name.
 
 package teehistorian
 
@@ -130,37 +129,4 @@ func MessageName(data []byte, proto7 bool) (string, bool) {
 		return "", false
 	}
 	return strings.ToValidUTF8(string(name), "\uFFFD"), true
-}
-
-// Redacted replaces secrets in console command text.
-const Redacted = "[redacted]"
-
-// secretCommand reports whether the arguments of cmd are secrets: reconnect
-// timeout codes, account passwords, server passwords and save codes (which
-// let anyone load a team's save).
-func secretCommand(cmd string) bool {
-	c := strings.ToLower(cmd)
-	switch c {
-	case "timeout", "login", "register", "save", "load", "auth", "changepassword", "change_password", "password", "pw":
-		return true
-	}
-	return strings.Contains(c, "password") || strings.Contains(c, "passwd")
-}
-
-// CommandText returns "cmd arg1 arg2 ..." with the arguments of secret
-// commands replaced by Redacted.
-func CommandText(cmd []byte, args [][]byte) string {
-	var b strings.Builder
-	b.Write(cmd)
-	if len(args) > 0 {
-		if secretCommand(string(cmd)) {
-			b.WriteString(" " + Redacted)
-		} else {
-			for _, a := range args {
-				b.WriteByte(' ')
-				b.Write(a)
-			}
-		}
-	}
-	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }

@@ -266,6 +266,12 @@ func exFrame(it *Item) ExFrame {
 // re-encoded (so implicit ticks stay valid), and FINISH ends it. Positions
 // and inputs at every tick of the range equal the original's.
 func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+	return c.clip(ctx, src, from, to, w, false)
+}
+
+// clip writes the clip of [from, to]; with redact, the header and console
+// commands have their secrets replaced (see secrets.go).
+func (c *Codec) clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer, redact bool) error {
 	if from < 0 {
 		from = 0
 	}
@@ -279,7 +285,13 @@ func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w 
 	if len(wk.chunks) > 0 && wk.i >= len(wk.chunks) {
 		return fmt.Errorf("teehistorian: clip start tick %d is after the end of the recording (tick %d)", from, wk.chunks[len(wk.chunks)-1].EndTick()-1)
 	}
-	rec, err := newRecorderRaw(w, wk.hdr.Raw)
+	raw := wk.hdr.Raw
+	if redact {
+		if raw, err = redactedHeader(wk.hdr); err != nil {
+			return err
+		}
+	}
+	rec, err := newRecorderRaw(w, raw)
 	if err != nil {
 		return err
 	}
@@ -353,7 +365,13 @@ func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w 
 				return err
 			}
 		}
-		if err := clipRecord(rec, it, &uid); err != nil {
+		if redact && it.Type == ItemConsoleCommand {
+			args, _ := RedactArgs(it.Cmd, it.Args)
+			err = consoleCommand(rec, it.Cid, it.Flags, it.Cmd, args)
+		} else {
+			err = clipRecord(rec, it, &uid)
+		}
+		if err != nil {
 			return err
 		}
 		wk.commit()

@@ -266,15 +266,21 @@ func (rec *Recorder) ConsoleCommand(cid, flags int32, cmd string, args ...string
 // consoleCommand writes CONSOLE_COMMAND from strings or decoded bytes.
 func consoleCommand[S ~string | ~[]byte](rec *Recorder, cid, flags int32, cmd S, args []S) error {
 	rec.ensureTick()
-	rec.b = AppendVarint(rec.b, -10)
-	rec.b = AppendVarint(rec.b, cid)
-	rec.b = AppendVarint(rec.b, flags)
-	rec.b = append(append(rec.b, cmd...), 0)
-	rec.b = AppendVarint(rec.b, int32(len(args)))
-	for _, a := range args {
-		rec.b = append(append(rec.b, a...), 0)
-	}
+	rec.b = appendConsoleCommand(rec.b, cid, flags, cmd, args)
 	return rec.flushItem()
+}
+
+// appendConsoleCommand appends the encoding of a CONSOLE_COMMAND record.
+func appendConsoleCommand[S ~string | ~[]byte](b []byte, cid, flags int32, cmd S, args []S) []byte {
+	b = AppendVarint(b, -10)
+	b = AppendVarint(b, cid)
+	b = AppendVarint(b, flags)
+	b = append(append(b, cmd...), 0)
+	b = AppendVarint(b, int32(len(args)))
+	for _, a := range args {
+		b = append(append(b, a...), 0)
+	}
+	return b
 }
 
 // Ex writes an EX record with the given UUID and payload.

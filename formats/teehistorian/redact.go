@@ -1,0 +1,86 @@
+// This file implements formats.Redactor: a copy of an archived recording, or
+// of a tick range of it, with the secrets of secrets.go replaced.
+
+package teehistorian
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/replayarchive/replay/formats"
+)
+
+var _ formats.Redactor = (*Codec)(nil)
+
+// Redact implements formats.Redactor. The header's secret config values
+// become "[redacted]" and so do the secret arguments of console commands;
+// everything else is kept.
+//
+// For the whole recording (from <= 0, to < 0) every other record is copied
+// byte for byte, so the file differs from the original only where a secret
+// was; a file without FINISH stays without it, and bytes after FINISH (which
+// no reader looks at, and which could hold anything) are left out. For a
+// tick range it writes what Clip writes, with the same replacements.
+func (c *Codec) Redact(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+	if from > 0 || to >= 0 {
+		return c.clip(ctx, src, from, to, w, true)
+	}
+	wk, err := newChunkWalker(src, 0, -1)
+	if err != nil {
+		return err
+	}
+	raw, err := redactedHeader(wk.hdr)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if _, err := bw.Write(raw); err != nil {
+		return fmt.Errorf("teehistorian: redact: write header: %w", err)
+	}
+	var scratch []byte
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		it, err := wk.peek(ctx)
+		if errIsEOF(err) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		rec := wk.rd.buf[wk.rd.pos : wk.rd.pos+it.Size]
+		if it.Type == ItemConsoleCommand {
+			if args, changed := RedactArgs(it.Cmd, it.Args); changed {
+				scratch = appendConsoleCommand(scratch[:0], it.Cid, it.Flags, it.Cmd, args)
+				rec = scratch
+			}
+		}
+		if _, err := bw.Write(rec); err != nil {
+			return fmt.Errorf("teehistorian: redact: write at tick %d: %w", it.Tick, err)
+		}
+		wk.commit()
+		if it.Type == ItemFinish {
+			break
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("teehistorian: redact: %w", err)
+	}
+	return nil
+}
+
+// redactedHeader returns the header block (magic, JSON, NUL) with the
+// values of secret config variables replaced.
+func redactedHeader(h *Header) ([]byte, error) {
+	text, err := redactHeaderJSON(h.JSON)
+	if err != nil {
+		return nil, &formats.Error{Format: FormatName, Offset: int64(len(Magic)), What: "bad JSON header", Err: err}
+	}
+	raw := make([]byte, 0, len(Magic)+len(text)+1)
+	return append(append(append(raw, Magic[:]...), text...), 0), nil
+}
