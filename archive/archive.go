@@ -70,6 +70,27 @@ type Options struct {
 	SpillBytes int64
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
+	// GroupAccess lets the owner's group read the archive: files are
+	// created 0640 and directories 0750 instead of 0600 and 0700. The
+	// catalog and shards hold every secret of every recording, so the
+	// default is the owner alone.
+	GroupAccess bool
+}
+
+// fileMode is the mode archive files are created with.
+func (o Options) fileMode() os.FileMode {
+	if o.GroupAccess {
+		return 0o640
+	}
+	return 0o600
+}
+
+// dirMode is the mode archive directories are created with.
+func (o Options) dirMode() os.FileMode {
+	if o.GroupAccess {
+		return 0o750
+	}
+	return 0o700
 }
 
 // Archive is an open archive directory. It is safe for concurrent use by
@@ -78,7 +99,7 @@ type Options struct {
 type Archive struct {
 	dir     string
 	opts    Options
-	catalog *bolt.DB
+	catalog *catalogDB // swapped by a catalog compaction (compact.go)
 
 	enc *zstd.Encoder
 	dec *zstd.Decoder
@@ -109,7 +130,9 @@ func Open(dir string, opts Options) (*Archive, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "shards"), 0o755); err != nil {
+	// MkdirAll applies the mode to the directories it creates only: an
+	// existing directory keeps the mode its owner gave it.
+	if err := os.MkdirAll(filepath.Join(dir, "shards"), opts.dirMode()); err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
 	db, err := openBolt(filepath.Join(dir, "catalog.db"), opts)
@@ -122,7 +145,7 @@ func Open(dir string, opts Options) (*Archive, error) {
 		return nil, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketRecordings, bucketSessions, bucketSources, bucketHeads, bucketEvents, bucketChanges, bucketSettings, bucketTombstones} {
+		for _, b := range [][]byte{bucketRecordings, bucketSessions, bucketSources, bucketHeads, bucketEvents, bucketChanges, bucketSettings, bucketTombstones, bucketTakedowns} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -145,7 +168,7 @@ func Open(dir string, opts Options) (*Archive, error) {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	return &Archive{dir: dir, opts: opts, catalog: db, enc: enc, dec: dec, shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}, nil
+	return &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, dec: dec, shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}, nil
 }
 
 // openBolt opens a bbolt file. A compaction replaces a file by renaming a
@@ -158,7 +181,8 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		// A large initial mmap (address space, not memory) spares bbolt the
 		// remaps that copy every dirty node of a write transaction each
 		// time the file grows: measured, they were most of ingest's heap.
-		db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, InitialMmapSize: initialMmapSize})
+		// (Where mapping extends the file, disk_other.go maps less.)
+		db, err := bolt.Open(path, opts.fileMode(), &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, InitialMmapSize: initialMmapSize})
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("archive: %s: %w", path, ErrInUse)
 		}
@@ -167,6 +191,12 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		}
 		after, err := os.Stat(path)
 		if statErr != nil || (err == nil && os.SameFile(before, after)) {
+			// With a mapping larger than bbolt's allocation step, bbolt
+			// grows the file by that step past what a commit needs: the
+			// default 16 MiB made every small catalog and shard a 16 MiB
+			// file. Each commit grows the file once at most, so a small
+			// step costs at most one truncate per commit that grows it.
+			db.AllocSize = allocSize
 			return db, nil // a new file, or the file the path still names
 		}
 		db.Close()
@@ -176,8 +206,8 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 	}
 }
 
-// initialMmapSize is the mmap bbolt starts with for every file.
-const initialMmapSize = 1 << 30
+// allocSize is how far past its data bbolt grows a file.
+const allocSize = 1 << 20
 
 // Dir returns the archive's directory.
 func (a *Archive) Dir() string { return a.dir }
@@ -195,7 +225,7 @@ func (a *Archive) Close() error {
 		errs = append(errs, db.Close())
 		delete(a.shards, name)
 	}
-	errs = append(errs, a.catalog.Close())
+	errs = append(errs, a.catalog.close())
 	a.enc.Close()
 	a.dec.Close()
 	return errors.Join(errs...)

@@ -23,9 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -256,7 +254,7 @@ func (a *Archive) copyBolt(src *bolt.DB, path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	dst, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: a.opts.LockTimeout, NoSync: true})
+	dst, err := bolt.Open(path, a.opts.fileMode(), &bolt.Options{Timeout: a.opts.LockTimeout, NoSync: true})
 	if err != nil {
 		return err
 	}
@@ -267,21 +265,58 @@ func (a *Archive) copyBolt(src *bolt.DB, path string) error {
 	return errors.Join(err, dst.Close())
 }
 
+// catalogDB is the catalog's bbolt handle behind a lock, so that a catalog
+// compaction can swap the handle while other goroutines use the archive
+// (Archive is safe for concurrent use, and a server prunes online). Every
+// transaction read-holds the lock; the compaction holds it exclusively from
+// the copy to the swap, so no commit lands in the file being replaced.
+// Transactions must not nest: a second read-hold behind a waiting
+// compaction would deadlock.
+type catalogDB struct {
+	mu sync.RWMutex
+	db *bolt.DB
+}
+
+// View runs fn in a read transaction, as bolt.DB.View.
+func (c *catalogDB) View(fn func(*bolt.Tx) error) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.db.View(fn)
+}
+
+// Update runs fn in a write transaction, as bolt.DB.Update.
+func (c *catalogDB) Update(fn func(*bolt.Tx) error) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.db.Update(fn)
+}
+
+// close closes the handle.
+func (c *catalogDB) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.db.Close()
+}
+
 // compactCatalog rewrites catalog.db when its live pages take less than
 // compactLiveRatio of the file: a mark of many recordings rewrites most of
 // the catalog's pages, and bbolt keeps the old ones as free space. The copy
 // is renamed over catalog.db while the old file's lock is still held, then
 // opened (and locked) in its place; openBolt makes a process that was waiting
-// for the old lock open the new file. The caller must not use the archive
-// from other goroutines meanwhile. It returns the catalog's space before.
+// for the old lock open the new file. Other goroutines' catalog transactions
+// wait from the copy to the swap (the catalog is small: it holds manifests,
+// not chunks). It returns the catalog's space before.
 func (a *Archive) compactCatalog() (ShardSpace, bool, error) {
 	path := filepath.Join(a.dir, "catalog.db")
 	sp, err := a.catalogSpace()
 	if err != nil || !sp.sparse() {
 		return sp, false, err
 	}
+	c := a.catalog
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	tmp := path + tempSuffix
-	if err := a.copyBolt(a.catalog, tmp); err != nil {
+	if err := a.copyBolt(c.db, tmp); err != nil {
 		os.Remove(tmp)
 		return sp, false, fmt.Errorf("archive: compact catalog: %w", err)
 	}
@@ -297,8 +332,8 @@ func (a *Archive) compactCatalog() (ShardSpace, bool, error) {
 		// The old handle still reads the same data; writes would be lost.
 		return sp, false, fmt.Errorf("archive: reopen compacted catalog (reopen the archive): %w", err)
 	}
-	old := a.catalog
-	a.catalog = db
+	old := c.db
+	c.db = db
 	return sp, true, old.Close()
 }
 
@@ -310,8 +345,11 @@ func (a *Archive) catalogSpace() (ShardSpace, error) {
 		return sp, fmt.Errorf("archive: %w", err)
 	}
 	sp.FileBytes, sp.DiskBytes = info.Size(), diskBytes(info)
-	err = a.catalog.View(func(tx *bolt.Tx) error {
-		sp.LiveBytes = liveBytes(a.catalog, tx)
+	c := a.catalog
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	err = c.db.View(func(tx *bolt.Tx) error {
+		sp.LiveBytes = liveBytes(c.db, tx)
 		return nil
 	})
 	return sp, err
@@ -335,19 +373,10 @@ func (a *Archive) syncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
-	err = d.Sync()
+	err = syncDirFile(d)
 	d.Close()
-	if err != nil && !strings.Contains(err.Error(), "invalid argument") {
+	if err != nil {
 		return fmt.Errorf("archive: sync %s: %w", dir, err)
 	}
 	return nil
-}
-
-// diskBytes is what a file occupies on disk (allocated blocks where the
-// platform reports them, else its size).
-func diskBytes(info fs.FileInfo) int64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Blocks * 512
-	}
-	return info.Size()
 }

@@ -35,7 +35,8 @@ var ErrHeld = errors.New("recording is held")
 
 // Mark removes recordings from the catalog in one transaction and leaves
 // tombstones for Sweep. Held recordings are refused (the whole mark fails)
-// unless ignoreHold is set. It returns the manifests removed.
+// unless ignoreHold is set. It returns the manifests removed. Mark records
+// no takedown: their bytes may be ingested again (TakeDown refuses them).
 func (a *Archive) Mark(ctx context.Context, ids []uuid.UUID, ignoreHold bool) ([]*Manifest, error) {
 	a.commitMu.Lock()
 	defer a.commitMu.Unlock()
@@ -152,16 +153,10 @@ func (a *Archive) Sweep(ctx context.Context) ([]string, error) {
 	return shards, nil
 }
 
-// Delete removes one recording (a takedown): mark, then sweep.
+// Delete takes recording id down without saying who or why: TakeDown with
+// empty DeleteOptions. Its bytes are refused from then on.
 func (a *Archive) Delete(ctx context.Context, id uuid.UUID) (*Manifest, error) {
-	removed, err := a.Mark(ctx, []uuid.UUID{id}, false)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := a.Sweep(ctx); err != nil {
-		return removed[0], err
-	}
-	return removed[0], nil
+	return a.TakeDown(ctx, id, DeleteOptions{})
 }
 
 // update applies fn to recording id's manifest in one transaction and logs

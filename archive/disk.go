@@ -5,7 +5,6 @@ package archive
 import (
 	"io/fs"
 	"path/filepath"
-	"syscall"
 )
 
 // DiskUsage returns the bytes the files under dir occupy on disk (allocated
@@ -20,11 +19,7 @@ func DiskUsage(dir string) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			total += st.Blocks * 512
-		} else {
-			total += info.Size()
-		}
+		total += diskBytes(info)
 		return nil
 	})
 	return total, err
