@@ -24,6 +24,7 @@ const (
 	fileGameEvents    = "replay.game.events"
 	fileMessageEvents = "replay.message.events"
 	fileTrackerEvents = "replay.tracker.events"
+	fileAttributes    = "replay.attributes.events"
 )
 
 // replay is an opened replay file.
@@ -106,6 +107,11 @@ func (r *replay) stream(names ...string) ([]byte, int64, error) {
 	for _, name := range names {
 		f, err := r.arc.Stat(name)
 		if err == nil {
+			if limit := streamLimit(name); int64(f.FileSize) > limit {
+				err = formats.Errorf(Name, f.DataOffset, "expected %s of at most %d bytes, the block declares %d", name, limit, f.FileSize)
+			}
+		}
+		if err == nil {
 			var b []byte
 			if b, err = r.arc.Read(f); err == nil && len(b) > 0 {
 				return b, f.DataOffset, nil
@@ -119,6 +125,21 @@ func (r *replay) stream(names ...string) ([]byte, int64, error) {
 		return nil, 0, first
 	}
 	return nil, 0, fmt.Errorf("sc2replay: %s: %w", names[0], mpq.ErrNotExist)
+}
+
+// streamLimit bounds the decompressed size of the inner files, before they
+// are read, by what the game writes: details and initData are a few KiB,
+// message events (chat, pings) rarely reach 100 KiB; game and tracker
+// events of long games reach a few MiB and are left to the MPQ reader's
+// limits (mpq.DefaultMaxFileSize, mpq.DefaultBudget).
+func streamLimit(name string) int64 {
+	switch name {
+	case fileDetails, fileDetailsBackup, fileInitData, fileInitBackup, fileAttributes:
+		return 4 << 20
+	case fileMessageEvents:
+		return 16 << 20
+	}
+	return mpq.DefaultMaxFileSize
 }
 
 // required reads a stream the metadata cannot do without; a missing one is a
@@ -159,26 +180,38 @@ func (r *replay) initData() (s2prot.Struct, error) {
 	return s, nil
 }
 
-// events decodes one event stream. A missing stream gives no events and no
-// error (tracker events exist only from 2.0.8). When decoding stops early the
-// events before the failure are returned with the error.
-func (r *replay) events(name string) ([]s2prot.Event, error) {
+// events opens one event stream for decoding event by event. A missing
+// stream gives an iterator with no events (tracker events exist only from
+// 2.0.8).
+func (r *replay) events(name string) (*events, error) {
 	b, off, err := r.stream(name)
 	if errors.Is(err, mpq.ErrNotExist) {
-		return nil, nil
+		b, err = nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	es, ok := r.proto.stream(name)
 	if !ok {
-		return nil, nil
+		b = nil
 	}
-	evs, derr := decodeEvents(r.proto, b, es)
-	if derr != nil {
-		return evs, &formats.Error{Format: Name, Offset: off, What: fmt.Sprintf("expected valid %s; decoded %d events before", name, len(evs)), Err: derr}
+	return &events{eventIter: newEventIter(r.proto, b, es), name: name, off: off}, nil
+}
+
+// events is an event stream being decoded, with what its errors need.
+type events struct {
+	*eventIter
+	name string
+	off  int64
+}
+
+// Err returns the decoding error, if any, as a *formats.Error at the
+// stream's data offset.
+func (e *events) Err() error {
+	if e.err == nil {
+		return nil
 	}
-	return evs, nil
+	return &formats.Error{Format: Name, Offset: e.off, What: fmt.Sprintf("expected valid %s; decoded %d events before", e.name, e.n), Err: e.err}
 }
 
 // standardFlags are the block flags StarCraft II writes for every non-empty

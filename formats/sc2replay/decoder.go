@@ -31,22 +31,31 @@ const (
 	valuesSlack   = 4096
 )
 
+// maxRootValues bounds the values of one root value (details, initData,
+// one event) whatever the blob's size: about 60 MiB of decoded values. Real
+// roots hold at most a few thousand (initData of a co-op lobby).
+const maxRootValues = 1 << 19
+
 // errDecode marks a decoder failure raised by fail and recovered by run.
 type errDecode struct{ err error }
 
 // dec holds the state both encodings share.
 type dec struct {
-	p      *protocol
-	b      []byte
-	idx    int   // next byte
-	next   byte  // unread bits of the current byte (low bits first)
-	nbits  uint8 // how many bits of next are unread
-	values int   // values left before the budget is spent
+	p        *protocol
+	b        []byte
+	idx      int   // next byte
+	next     byte  // unread bits of the current byte (low bits first)
+	nbits    uint8 // how many bits of next are unread
+	values   int   // values left before the budget is spent
+	rootLeft int   // values left for the current root value
 }
 
 func newDec(p *protocol, b []byte) *dec {
-	return &dec{p: p, b: b, values: valuesPerByte*len(b) + valuesSlack}
+	return &dec{p: p, b: b, values: valuesPerByte*len(b) + valuesSlack, rootLeft: maxRootValues}
 }
+
+// root starts a new root value with a fresh maxRootValues.
+func (d *dec) root() { d.rootLeft = maxRootValues }
 
 // fail aborts the decode with an error naming the byte position.
 func (d *dec) fail(format string, args ...any) {
@@ -75,8 +84,12 @@ func (d *dec) leftBits() int { return (len(d.b)-d.idx)*8 + int(d.nbits) }
 // spend counts one decoded value against the budget.
 func (d *dec) spend(depth int) {
 	d.values--
+	d.rootLeft--
 	if d.values < 0 {
 		d.fail("more values than a %d-byte blob can hold (limit %d)", len(d.b), valuesPerByte*len(d.b)+valuesSlack)
+	}
+	if d.rootLeft < 0 {
+		d.fail("one value made of more than %d values", maxRootValues)
 	}
 	if depth > maxDecodeDepth {
 		d.fail("values nested deeper than %d", maxDecodeDepth)
@@ -514,62 +527,99 @@ func (p *protocol) stream(name string) (eventStream, bool) {
 	return eventStream{}, false
 }
 
-// decodeEvents decodes an event stream as s2protocol's
-// _decode_event_stream does, into s2prot.Events with "id",
-// "evtTypeName", "loop" and (game and message events) "userid" added as
-// s2prot adds them. On failure the events before it come back with the error.
-func decodeEvents(p *protocol, b []byte, es eventStream) ([]s2prot.Event, error) {
-	d := newDec(p, b)
-	var inst func(typeid int) any
+// eventIter decodes an event stream one event at a time, as s2protocol's
+// _decode_event_stream does, into s2prot.Events with "id", "evtTypeName",
+// "loop" and (game and message events) "userid" added as s2prot adds them.
+// Only the current event is held, so memory does not grow with the stream.
+type eventIter struct {
+	d    *dec
+	es   eventStream
+	inst func(typeid int) any
+	loop int64
+	err  error
+	n    int // events decoded
+}
+
+func newEventIter(p *protocol, b []byte, es eventStream) *eventIter {
+	it := &eventIter{d: newDec(p, b), es: es}
 	if es.versioned {
-		v := versioned{d}
-		inst = func(typeid int) any { return unwrapNil(v.instance(typeid, 0)) }
+		v := versioned{it.d}
+		it.inst = func(typeid int) any { return unwrapNil(v.instance(typeid, 0)) }
 	} else {
-		v := bitPacked{d}
-		inst = func(typeid int) any { return unwrapNil(v.instance(typeid, 0)) }
+		v := bitPacked{it.d}
+		it.inst = func(typeid int) any { return unwrapNil(v.instance(typeid, 0)) }
 	}
-	var evs []s2prot.Event
-	var loop int64
-	err := d.run(func() {
-		for !d.done() {
-			start := d.idx
-			delta, ok := inst(p.svarUint32).(s2prot.Struct)
-			if !ok || len(delta) != 1 {
-				d.fail("expected a game loop delta")
-			}
-			for _, v := range delta {
-				n, ok := v.(int64)
-				if !ok {
-					d.fail("expected an integer game loop delta")
-				}
-				loop += n
-			}
-			var user any
-			if es.userID {
-				user = inst(p.userID)
-			}
-			id, ok := inst(es.idType).(int64)
-			if !ok {
-				d.fail("expected an event id")
-			}
-			et, ok := es.types[id]
-			if !ok {
-				d.fail("event id %d not in the table", id)
-			}
-			s, ok := inst(et.typeid).(s2prot.Struct)
-			if !ok {
-				d.fail("event %s did not decode to a struct", et.et.Name)
-			}
-			s["id"], s["evtTypeName"], s["loop"] = id, et.et.Name, loop
-			if es.userID {
-				s["userid"] = user
-			}
-			evs = append(evs, s2prot.Event{Struct: s, EvtType: et.et})
-			d.byteAlign()
-			if d.idx == start {
-				d.fail("event used no bytes")
-			}
+	return it
+}
+
+// next decodes the next event; false at the end of the stream or on an
+// error, which err then holds (naming the event it stopped at).
+func (it *eventIter) next() (s2prot.Event, bool) {
+	if it.err != nil || it.d.done() {
+		return s2prot.Event{}, false
+	}
+	var e s2prot.Event
+	if err := it.d.run(func() { e = it.decode() }); err != nil {
+		it.err = fmt.Errorf("event %d: %w", it.n, err)
+		return s2prot.Event{}, false
+	}
+	it.n++
+	return e, true
+}
+
+// decode reads one event; it fails through d.fail.
+func (it *eventIter) decode() s2prot.Event {
+	d, p := it.d, it.d.p
+	d.root()
+	start := d.idx
+	delta, ok := it.inst(p.svarUint32).(s2prot.Struct)
+	if !ok || len(delta) != 1 {
+		d.fail("expected a game loop delta")
+	}
+	for _, v := range delta {
+		n, ok := v.(int64)
+		if !ok {
+			d.fail("expected an integer game loop delta")
 		}
-	})
-	return evs, err
+		it.loop += n
+	}
+	var user any
+	if it.es.userID {
+		user = it.inst(p.userID)
+	}
+	id, ok := it.inst(it.es.idType).(int64)
+	if !ok {
+		d.fail("expected an event id")
+	}
+	et, ok := it.es.types[id]
+	if !ok {
+		d.fail("event id %d not in the table", id)
+	}
+	s, ok := it.inst(et.typeid).(s2prot.Struct)
+	if !ok {
+		d.fail("event %s did not decode to a struct", et.et.Name)
+	}
+	s["id"], s["evtTypeName"], s["loop"] = id, et.et.Name, it.loop
+	if it.es.userID {
+		s["userid"] = user
+	}
+	d.byteAlign()
+	if d.idx == start {
+		d.fail("event used no bytes")
+	}
+	return s2prot.Event{Struct: s, EvtType: et.et}
+}
+
+// decodeEvents decodes a whole event stream. On failure the events before
+// it come back with the error.
+func decodeEvents(p *protocol, b []byte, es eventStream) ([]s2prot.Event, error) {
+	it := newEventIter(p, b, es)
+	var evs []s2prot.Event
+	for {
+		e, ok := it.next()
+		if !ok {
+			return evs, it.err
+		}
+		evs = append(evs, e)
+	}
 }

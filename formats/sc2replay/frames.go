@@ -40,30 +40,22 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 	if rep.proto == nil {
 		return fmt.Errorf("sc2replay: no s2protocol table for base build %d: events cannot be decoded", rep.baseBuild)
 	}
-	var streams [3][]s2prot.Event
-	var loops [3][]int64 // each event's loop, looked up once
-	var firstErr error
+	// Merge the three loop-ordered streams, decoding one event of each at
+	// a time, so memory does not grow with the replay.
+	var streams [3]*events
+	var heads [3]s2prot.Event
+	var live [3]bool
 	for i, name := range [3]string{fileGameEvents, fileMessageEvents, fileTrackerEvents} {
-		if err := ctx.Err(); err != nil {
+		if streams[i], err = rep.events(name); err != nil {
 			return err
 		}
-		evs, err := rep.events(name)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		streams[i] = evs
-		loops[i] = make([]int64, len(evs))
-		for j := range evs {
-			loops[i][j] = evs[j].Loop()
-		}
+		heads[i], live[i] = streams[i].next()
 	}
-	// Merge the three loop-ordered streams.
-	var pos [3]int
 	for n := 0; ; n++ {
 		best, bestLoop := -1, int64(math.MaxInt64)
 		for i := range streams {
-			if pos[i] < len(streams[i]) {
-				if l := loops[i][pos[i]]; l < bestLoop {
+			if live[i] {
+				if l := heads[i].Loop(); l < bestLoop {
 					best, bestLoop = i, l
 				}
 			}
@@ -71,19 +63,24 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 		if best < 0 || bestLoop > to {
 			break
 		}
-		e := &streams[best][pos[best]]
-		pos[best]++
-		if bestLoop < from {
-			continue
-		}
+		e := heads[best]
+		heads[best], live[best] = streams[best].next()
 		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
+		if bestLoop < from {
+			continue
+		}
 		if err := emit(formats.Frame{Tick: bestLoop, Type: e.Name, Data: e.Struct}); err != nil {
 			return err
 		}
 	}
-	return firstErr
+	for _, s := range streams {
+		if err := s.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

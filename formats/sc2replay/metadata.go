@@ -295,13 +295,35 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 	}
 
 	// Chat.
-	msgs, err := r.events(fileMessageEvents)
+	chats, err := r.chat(m, byPlayerID, byUserID)
 	if err != nil {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("chat may be incomplete: %v", err))
 	}
+	m.Attrs["chat_messages"] = strconv.Itoa(chats)
+	return m, nil
+}
+
+// maxMessageEvents bounds the message events metadata reads for chat; real
+// replays hold a few thousand (chat, pings, loading progress).
+const maxMessageEvents = 1 << 17
+
+// chat appends the chat messages of replay.message.events to m.Events and
+// returns how many there were. It stops with an error after
+// maxMessageEvents events, keeping what it read.
+func (r *replay) chat(m *formats.Metadata, byPlayerID, byUserID []player) (int, error) {
+	evs, err := r.events(fileMessageEvents)
+	if err != nil {
+		return 0, err
+	}
 	chats := 0
-	for i := range msgs {
-		e := &msgs[i]
+	for {
+		e, ok := evs.next()
+		if !ok {
+			return chats, evs.Err()
+		}
+		if evs.n > maxMessageEvents {
+			return chats, formats.Errorf(Name, evs.off, "expected at most %d events in %s", maxMessageEvents, fileMessageEvents)
+		}
 		if e.Name != "Chat" {
 			continue
 		}
@@ -318,8 +340,6 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 		ev.Player, ev.PlayerID = who.name, who.toon
 		m.Events = append(m.Events, ev)
 	}
-	m.Attrs["chat_messages"] = strconv.Itoa(chats)
-	return m, nil
 }
 
 // fileTime converts a Windows FILETIME (100 ns since 1601) to UTC; zero for

@@ -64,3 +64,18 @@ func decrypt(b []byte, key uint32) {
 		b = b[4:]
 	}
 }
+
+// Encrypt is the inverse of decrypt: it enciphers b in place with key. The
+// reader does not need it; it is exported for code that writes archives,
+// such as the test builders in package mpqtest.
+func Encrypt(b []byte, key uint32) {
+	seed := uint32(0xEEEEEEEE)
+	for len(b) >= 4 {
+		seed += cryptTable[0x400+key&0xFF]
+		plain := binary.LittleEndian.Uint32(b)
+		binary.LittleEndian.PutUint32(b, plain^(key+seed))
+		key = (^key<<21 + 0x11111111) | key>>11
+		seed = plain + seed + seed<<5 + 3
+		b = b[4:]
+	}
+}

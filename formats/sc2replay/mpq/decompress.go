@@ -9,6 +9,7 @@ import (
 	"compress/zlib"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // decompress appends exactly n decompressed bytes of the sector src (mask
@@ -69,8 +70,14 @@ func readN(dst []byte, r io.Reader, n int) ([]byte, error) {
 	end := len(dst) + n
 	for len(dst) < end {
 		if len(dst) == cap(dst) {
+			// Double as data arrives; once it has produced an eighth of
+			// the declared size, trust the size and grow to it at once,
+			// which keeps the total allocated near n instead of 2n.
 			grow := max(cap(dst), 4096)
-			dst = append(dst[:cap(dst)], make([]byte, min(grow, end-len(dst)))...)[:len(dst)]
+			if 8*(len(dst)-end+n) >= n {
+				grow = end - len(dst)
+			}
+			dst = slices.Grow(dst, min(grow, end-len(dst)))
 		}
 		m, err := r.Read(dst[len(dst):min(cap(dst), end)])
 		dst = dst[:len(dst)+m]

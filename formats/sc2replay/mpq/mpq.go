@@ -8,7 +8,10 @@
 // needed. Every offset and size read from the archive is checked against the
 // bytes at hand before it is used, so allocations stay proportional to the
 // input, except for decompressed output, which grows only as data is
-// actually produced and is capped by Archive.MaxFileSize. Errors are
+// actually produced and is capped three ways before anything is allocated:
+// per file (Archive.MaxFileSize), per archive (Archive.Budget, the total all
+// reads together may produce, DefaultBudget = 256 MiB) and in sectors per
+// file (MaxSectors). Errors are
 // *formats.Error values carrying the absolute byte offset in the input.
 //
 // Not supported (an error says so): PKWARE implode, LZMA, sparse, Huffman and
@@ -20,8 +23,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"sync/atomic"
 
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // Magic numbers at the start of the user-data header and the archive header.
@@ -51,6 +56,17 @@ const (
 // The biggest inner file of a real replay (replay.game.events of a long game)
 // is a few tens of MiB.
 const DefaultMaxFileSize = 128 << 20
+
+// DefaultBudget is the default total of decompressed bytes one archive
+// hands out over all its reads: the per-file memory budget of issue 12
+// (bounded.FileBudget, 256 MiB). Inner files may share compressed data, so
+// without it a small archive could expand to many times MaxFileSize.
+const DefaultBudget = bounded.FileBudget
+
+// MaxSectors bounds the sectors of one file: 65,536 sectors are 256 MiB at
+// the 4 KiB sectors tools write (StarCraft II itself writes single units),
+// while a bomb of 262,144 tiny sectors is refused before any is read.
+const MaxSectors = 1 << 16
 
 // maxSectorShift bounds the sector size to 512<<15 = 16 MiB.
 const maxSectorShift = 15
@@ -97,12 +113,18 @@ const (
 )
 
 // Archive is an open MPQ archive over an in-memory file. It only reads data
-// and is safe for concurrent use as long as MaxFileSize is not changed.
+// and is safe for concurrent use as long as MaxFileSize and Budget are not
+// changed.
 type Archive struct {
 	// MaxFileSize bounds the decompressed size of one file; ReadFile fails
 	// for a larger file. Open sets it to DefaultMaxFileSize.
 	MaxFileSize int64
+	// Budget bounds the decompressed bytes all reads of this archive
+	// produce together; a read whose declared size does not fit in what
+	// is left fails before allocating. Open sets it to DefaultBudget.
+	Budget int64
 
+	spent      atomic.Int64 // bytes of Budget reserved by reads so far
 	data       []byte
 	userData   []byte
 	header     Header
@@ -114,7 +136,7 @@ type Archive struct {
 // Open parses the headers and tables of the MPQ archive in data. data must
 // stay unchanged while the Archive is used: file reads slice into it.
 func Open(data []byte) (*Archive, error) {
-	a := &Archive{MaxFileSize: DefaultMaxFileSize, data: data}
+	a := &Archive{MaxFileSize: DefaultMaxFileSize, Budget: DefaultBudget, data: data}
 	if len(data) < 4 {
 		return nil, errorf(0, "expected MPQ magic, got %d bytes", len(data))
 	}
@@ -381,6 +403,16 @@ func (a *Archive) Read(f File) ([]byte, error) {
 	if b.FileSize == 0 {
 		return []byte{}, nil
 	}
+	if b.Flags&(FlagSingleUnit|FlagCompress) == FlagCompress {
+		if n := (int64(b.FileSize) + a.sectorSize - 1) / a.sectorSize; n > MaxSectors {
+			return nil, errorf(a.blockField(f.BlockIndex, 8), "%s: file size %d in %d-byte sectors needs %d sectors, expected at most %d",
+				f.Name, b.FileSize, a.sectorSize, n, MaxSectors)
+		}
+	}
+	if left, ok := a.reserve(int64(b.FileSize)); !ok {
+		return nil, errorf(a.blockField(f.BlockIndex, 8), "%s: file size %d exceeds the %d bytes left of the archive's %d-byte decompression budget",
+			f.Name, b.FileSize, left, a.Budget)
+	}
 	raw := a.data[start : start+int64(b.CompressedSize)]
 	var key uint32
 	if b.Flags&FlagEncrypted != 0 {
@@ -393,6 +425,20 @@ func (a *Archive) Read(f File) ([]byte, error) {
 		return a.readStored(f, raw, start, key)
 	}
 	return a.readSectors(f, raw, start, key)
+}
+
+// reserve takes n bytes from the budget, or reports what is left.
+func (a *Archive) reserve(n int64) (left int64, ok bool) {
+	for {
+		spent := a.spent.Load()
+		left = a.Budget - spent
+		if n > left {
+			return max(left, 0), false
+		}
+		if a.spent.CompareAndSwap(spent, spent+n) {
+			return left - n, true
+		}
+	}
 }
 
 // fileKey returns the encryption key of a file: the hash of its base name,

@@ -20,19 +20,6 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 )
 
-// encrypt is the inverse of decrypt, for building test archives.
-func encrypt(b []byte, key uint32) {
-	seed := uint32(0xEEEEEEEE)
-	for len(b) >= 4 {
-		seed += cryptTable[0x400+key&0xFF]
-		plain := binary.LittleEndian.Uint32(b)
-		binary.LittleEndian.PutUint32(b, plain^(key+seed))
-		key = (^key<<21 + 0x11111111) | key>>11
-		seed = plain + seed + seed<<5 + 3
-		b = b[4:]
-	}
-}
-
 // testFile is one file of a test archive.
 type testFile struct {
 	name    string
@@ -98,7 +85,7 @@ func build(t testing.TB, o buildOpts, files []testFile) []byte {
 				}
 			}
 			if key != 0 {
-				encrypt(data, key)
+				Encrypt(data, key)
 			}
 		case f.flags&FlagCompress != 0:
 			n := (len(f.content) + sector - 1) / sector
@@ -112,19 +99,19 @@ func build(t testing.TB, o buildOpts, files []testFile) []byte {
 					s = append([]byte{compZlib}, z...)
 				}
 				if key != 0 {
-					encrypt(s, key+uint32(i))
+					Encrypt(s, key+uint32(i))
 				}
 				secs = append(secs, s...)
 			}
 			binary.LittleEndian.PutUint32(table[4*n:], uint32(len(table)+len(secs)))
 			if key != 0 {
-				encrypt(table, key-1)
+				Encrypt(table, key-1)
 			}
 			data = append(table, secs...)
 		default:
 			data = append([]byte(nil), f.content...)
 			for i := 0; key != 0 && i*sector < len(data); i++ {
-				encrypt(data[i*sector:min((i+1)*sector, len(data))], key+uint32(i))
+				Encrypt(data[i*sector:min((i+1)*sector, len(data))], key+uint32(i))
 			}
 		}
 		arc = append(arc, data...)
@@ -149,7 +136,7 @@ func build(t testing.TB, o buildOpts, files []testFile) []byte {
 		binary.LittleEndian.PutUint32(e[8:], 0)
 		binary.LittleEndian.PutUint32(e[12:], uint32(bi))
 	}
-	encrypt(ht, HashString("(hash table)", HashFileKey))
+	Encrypt(ht, HashString("(hash table)", HashFileKey))
 	hashPos := len(arc)
 	arc = append(arc, ht...)
 	bt := make([]byte, 16*len(blocks))
@@ -159,7 +146,7 @@ func build(t testing.TB, o buildOpts, files []testFile) []byte {
 		binary.LittleEndian.PutUint32(bt[16*i+8:], b.fsize)
 		binary.LittleEndian.PutUint32(bt[16*i+12:], b.flags)
 	}
-	encrypt(bt, HashString("(block table)", HashFileKey))
+	Encrypt(bt, HashString("(block table)", HashFileKey))
 	blockPos := len(arc)
 	arc = append(arc, bt...)
 	hiPos := 0
@@ -345,7 +332,7 @@ func rewriteBlock(t *testing.T, data []byte, i int, f func(e []byte)) []byte {
 	key := HashString("(block table)", HashFileKey)
 	decrypt(bt, key)
 	f(bt[16*i:])
-	encrypt(bt, key)
+	Encrypt(bt, key)
 	out := bytes.Clone(data)
 	copy(out[off:], bt)
 	return out
