@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // Codec is the .butter codec. The zero value decodes with our fixes;
@@ -243,19 +244,11 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 		if size == 0 {
 			continue
 		}
-		// read in steps so a lying size cannot make us allocate a gigabyte
-		chunk = chunk[:0]
-		var rerr error
-		for int64(len(chunk)) < int64(size) && rerr == nil {
-			step := min(int64(size)-int64(len(chunk)), 1<<20)
-			chunk = append(chunk, make([]byte, step)...)
-			var m int
-			m, rerr = io.ReadFull(rest, chunk[len(chunk)-int(step):])
-			chunk = chunk[:len(chunk)-int(step)+m]
-		}
-		truncated := rerr != nil
-		if truncated && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
-			return nil, rerr
+		// the buffer grows as bytes arrive: a lying size costs nothing
+		chunk, err = bounded.AppendN(chunk[:0], rest, int64(size), maxChunkSize, fmt.Sprintf("chunk %d", ci))
+		truncated := err != nil
+		if truncated && err != io.ErrUnexpectedEOF {
+			return nil, &formats.Error{Format: formatName, Offset: off, What: fmt.Sprintf("reading chunk %d", ci), Err: err}
 		}
 		if len(chunk) == 0 {
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("file ends before chunk %d of %d (byte offset %d): %d chunks lost", ci, len(h.ChunkSizes), off, len(h.ChunkSizes)-ci))

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // EchoReplayCodec is the .echoreplay codec.
@@ -32,8 +33,9 @@ var (
 
 const echoName = "echoreplay"
 
-// maxZipped bounds a zipped .echoreplay Split holds in memory.
-const maxZipped = 1 << 30
+// maxZipped bounds a zipped .echoreplay Split holds in memory: the
+// per-file budget.
+const maxZipped = bounded.FileBudget
 
 // Name implements formats.Codec.
 func (*EchoReplayCodec) Name() string { return echoName }
@@ -72,12 +74,9 @@ func (c *EchoReplayCodec) Split(ctx context.Context, r io.Reader, w formats.Writ
 	meta := &formats.Metadata{Attrs: map[string]string{}}
 	mb := newMetaBuilder(meta)
 	if isZip(head) {
-		b, err := io.ReadAll(io.LimitReader(br, maxZipped+1))
+		b, err := bounded.ReadAll(br, maxZipped, "zipped .echoreplay")
 		if err != nil {
-			return nil, err
-		}
-		if len(b) > maxZipped {
-			return nil, formats.Errorf(echoName, maxZipped, "zipped .echoreplay larger than %d bytes", maxZipped)
+			return nil, &formats.Error{Format: echoName, Offset: 0, What: "reading the zip", Err: err}
 		}
 		rc, err := OpenZipped(b, maxUnzipped)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // TimeLayout is the .echoreplay timestamp layout.
@@ -150,11 +151,15 @@ func (r *LineReader) Next() (Line, []byte, int64, error) {
 func isZip(b []byte) bool { return len(b) >= 4 && string(b[:4]) == "PK\x03\x04" }
 
 // maxUnzipped bounds the text of a zipped .echoreplay (decompression bomb
-// guard): 4 GiB.
-const maxUnzipped = 4 << 30
+// guard): the per-file budget, bounded.FileBudget (256 MiB). A session
+// frame is 10-50 KB, so this is hours of recording at 60 Hz.
+const maxUnzipped = bounded.FileBudget
 
 // OpenZipped returns a reader of the first entry of a zipped .echoreplay
-// (the reference reads Entries[0]), limited to limit bytes of text.
+// (the reference reads Entries[0]), limited to limit bytes of text. The
+// entry's declared size is checked against limit before anything is
+// decompressed, and the reader fails (rather than ending early) if the
+// entry turns out larger than declared or than limit.
 func OpenZipped(b []byte, limit int64) (io.ReadCloser, error) {
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
@@ -163,18 +168,43 @@ func OpenZipped(b []byte, limit int64) (io.ReadCloser, error) {
 	if len(zr.File) == 0 {
 		return nil, formats.Errorf("echoreplay", 0, "zip has no entries")
 	}
-	rc, err := zr.File[0].Open()
-	if err != nil {
-		return nil, &formats.Error{Format: "echoreplay", Offset: 0, What: "opening zip entry", Err: err}
+	f := zr.File[0]
+	what := fmt.Sprintf("zip member %q", f.Name)
+	off, _ := f.DataOffset()
+	if f.UncompressedSize64 > uint64(limit) {
+		return nil, &formats.Error{Format: "echoreplay", Offset: off, What: "refusing to decompress",
+			Err: &bounded.LimitError{What: what, Limit: limit, Declared: int64(min(f.UncompressedSize64, 1<<62))}}
 	}
-	return limitedReadCloser{io.LimitReader(rc, limit), rc, limit}, nil
+	rc, err := f.Open()
+	if err != nil {
+		return nil, &formats.Error{Format: "echoreplay", Offset: off, What: "opening " + what, Err: err}
+	}
+	return &zipMember{r: bounded.NewReader(rc, limit, what), rc: rc, what: what, declared: f.UncompressedSize64}, nil
 }
 
-type limitedReadCloser struct {
-	io.Reader
-	io.Closer
-	limit int64
+// zipMember reads one zip entry, bounded, and says what archive/zip's
+// terse errors mean for it.
+type zipMember struct {
+	r        io.Reader
+	rc       io.ReadCloser
+	what     string
+	declared uint64
 }
+
+// Read implements io.Reader.
+func (z *zipMember) Read(p []byte) (int, error) {
+	n, err := z.r.Read(p)
+	switch {
+	case errors.Is(err, zip.ErrFormat):
+		err = fmt.Errorf("%s holds more than its declared %d bytes, or is corrupt: %w", z.what, z.declared, err)
+	case errors.Is(err, zip.ErrChecksum):
+		err = fmt.Errorf("%s fails its CRC-32 check: %w", z.what, err)
+	}
+	return n, err
+}
+
+// Close implements io.Closer.
+func (z *zipMember) Close() error { return z.rc.Close() }
 
 // ReadEchoReplay parses every frame of an .echoreplay (plain or zipped)
 // held in b.

@@ -14,15 +14,16 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 const formatName = "butter"
 
 // Bounds on what a header may claim before we allocate for it.
 const (
-	maxChunks       = 1 << 22  // chunk table entries
-	maxChunkSize    = 1 << 30  // stored bytes of one chunk
-	maxChunkPayload = 64 << 20 // decompressed bytes of one chunk (bomb guard)
+	maxChunks       = 1 << 22            // chunk table entries
+	maxChunkSize    = bounded.FileBudget // stored bytes of one chunk
+	maxChunkPayload = 64 << 20           // decompressed bytes of one chunk (bomb guard)
 )
 
 // HeaderPlayer is one entry of the header's player table.
@@ -262,9 +263,12 @@ func formatSessionID(b []byte) string {
 }
 
 // decompressChunk returns the payload of a stored chunk, refusing to
-// produce more than limit bytes. A truncated gzip or zstd stream returns
-// what could be decompressed together with an error wrapping
-// io.ErrUnexpectedEOF.
+// produce more than limit bytes. Memory grows with the bytes actually
+// decompressed; a zstd frame's window is also capped by what its
+// compressed bytes could possibly produce (bounded.ZstdMaxOutput), so a
+// few bytes declaring a 64 MiB window allocate nothing of the kind. A
+// truncated gzip or zstd stream returns what could be decompressed
+// together with an error wrapping io.ErrUnexpectedEOF.
 func decompressChunk(b []byte, c Compression, limit int64) ([]byte, error) {
 	switch c {
 	case CompressNone:
@@ -278,22 +282,18 @@ func decompressChunk(b []byte, c Compression, limit int64) ([]byte, error) {
 			return nil, err
 		}
 		zr.Multistream(false)
-		out, err := io.ReadAll(io.LimitReader(zr, limit+1))
-		if int64(len(out)) > limit {
-			return nil, fmt.Errorf("chunk decompresses to more than %d bytes", limit)
-		}
-		return out, err
+		return bounded.ReadAll(zr, limit, "gzip chunk")
 	default:
-		d, err := zstd.NewReader(bytes.NewReader(b), zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(min(limit, 1<<29))))
+		limit = min(limit, max(bounded.ZstdMaxOutput(int64(len(b))), zstd.MinWindowSize))
+		d, err := zstd.NewReader(bytes.NewReader(b), zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(min(limit, zstd.MaxWindowSize))))
 		if err != nil {
 			return nil, err
 		}
 		defer d.Close()
-		out, err := io.ReadAll(io.LimitReader(d, limit+1))
-		if int64(len(out)) > limit {
-			return nil, fmt.Errorf("chunk decompresses to more than %d bytes", limit)
-		}
+		out, err := bounded.ReadAll(d, limit, "zstd chunk")
 		switch {
+		case errors.Is(err, bounded.ErrLimit):
+			return nil, err
 		case errors.Is(err, zstd.ErrDecoderSizeExceeded), errors.Is(err, zstd.ErrWindowSizeExceeded):
 			return nil, fmt.Errorf("chunk decompresses to more than %d bytes: %w", limit, err)
 		case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
