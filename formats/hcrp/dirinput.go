@@ -1,0 +1,24 @@
+package hcrp
+
+import (
+	"context"
+	"io"
+
+	"github.com/replayarchive/replay/formats"
+)
+
+// The HCRP codec is a formats.DirInput: a live recording is a directory of
+// segments that ingest hands over whole.
+var _ formats.DirInput = Codec{}
+
+// IsDirInput implements formats.DirInput: dir is a live segment set.
+func (Codec) IsDirInput(dir string) bool { return IsSegmentSet(dir) }
+
+// OpenDir implements formats.DirInput: the set's segments read as one
+// compacted stream.
+func (Codec) OpenDir(dir string) (io.ReadCloser, error) { return OpenSegmentSet(dir) }
+
+// SplitDir implements formats.DirInput with SplitSegmentSet.
+func (c Codec) SplitDir(ctx context.Context, dir string, w formats.Writer) (*formats.Metadata, error) {
+	return c.SplitSegmentSet(ctx, dir, w)
+}
