@@ -1,7 +1,8 @@
 // This file handles the blobs of a VTX file: each header, chunk and footer
 // blob is either raw or one zstd frame, told apart by the zstd magic. Reading
 // is bounded by a size limit checked against the frame's declared content
-// size before anything is allocated; writing follows the SDK's rule of
+// size before anything is allocated, and that size by what the frame's
+// bytes could hold (bounded.ZstdMaxOutput); writing follows the SDK's rule of
 // compressing only blobs of at least 512 bytes, and only when that helps.
 
 package vtx
@@ -11,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // zstdMagic opens every zstd frame.
@@ -68,6 +70,11 @@ func (d *Decoder) Unpack(blob []byte) ([]byte, error) {
 	}
 	if h.FrameContentSize > uint64(d.MaxSize) {
 		return nil, fmt.Errorf("zstd frame declares %d bytes, more than the limit of %d", h.FrameContentSize, d.MaxSize)
+	}
+	// the output buffer is allocated from the declared size: first check
+	// that the frame's bytes could hold that much at all
+	if most := bounded.ZstdMaxOutput(int64(len(blob))); h.FrameContentSize > uint64(most) {
+		return nil, fmt.Errorf("zstd frame of %d bytes declares %d bytes of content, more than %d bytes of zstd can hold", len(blob), h.FrameContentSize, most)
 	}
 	if d.zd == nil {
 		zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),

@@ -19,6 +19,7 @@ import (
 	"io"
 
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // formatName is the codec's name, used in errors.
@@ -148,7 +149,7 @@ type scanner struct {
 	footer  *Footer
 	frames  int64
 	chunks  []IndexEntry // as walked
-	buf     bytes.Buffer
+	blob    []byte       // the blob being read, reused
 	// light, when set, replaces the full chunk decode by a light scan that
 	// only counts frames and collects entities.
 	light *lightScan
@@ -172,27 +173,25 @@ func (s *scanner) readChunk(blob []byte) (*Chunk, int, error) {
 	return nil, n, err
 }
 
-// readN reads exactly n bytes into s.buf (reset first), growing it only as
+// readN reads exactly n bytes into s.blob (reused), growing it only as
 // data arrives, so a lying size cannot force a large allocation.
-func (s *scanner) readN(n int64) (int64, error) {
-	s.buf.Reset()
-	got, err := io.CopyN(&s.buf, s.r, n)
-	s.off += got
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return got, err
+func (s *scanner) readN(n int64, what string) (int64, error) {
+	var err error
+	s.blob, err = bounded.AppendN(s.blob[:0], s.r, n, s.maxBlob, what)
+	s.off += int64(len(s.blob))
+	return int64(len(s.blob)), err
 }
 
 // readRest reads what is left of the stream, at most limit bytes.
 func (s *scanner) readRest(limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(s.r, limit+1))
+	at := s.off
+	b, err := bounded.ReadAll(s.r, limit, "the footer")
 	s.off += int64(len(b))
+	if errors.Is(err, bounded.ErrLimit) {
+		return nil, errAt(at, "more than %d bytes follow where the footer was expected", limit)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, errAt(s.off-int64(len(b)), "more than %d bytes follow where the footer was expected", limit)
 	}
 	return b, nil
 }
@@ -219,17 +218,17 @@ func (s *scanner) readHeader() ([]byte, error) {
 	if h > s.maxBlob {
 		return nil, errAt(4, "header size %d exceeds the limit of %d bytes", h, s.maxBlob)
 	}
-	if got, err := s.readN(h); err != nil {
+	if got, err := s.readN(h, "header blob"); err != nil {
 		return nil, errAt(8+got, "header declares %d bytes, file ends after %d: %v", h, got, err)
 	}
-	hdr, err := s.dec.DecodeHeader(b, s.buf.Bytes())
+	hdr, err := s.dec.DecodeHeader(b, s.blob)
 	if err != nil {
 		return nil, blobError(8, "header blob", err)
 	}
 	s.header = hdr
 	piece := make([]byte, 0, 8+h)
 	piece = append(piece, pre[:]...)
-	return append(piece, s.buf.Bytes()...), nil
+	return append(piece, s.blob...), nil
 }
 
 // tail checks that b, read from offset at, is the footer blob followed by
@@ -280,25 +279,25 @@ func (s *scanner) scan(ctx context.Context, chunk func(*scanned) error) ([]byte,
 			}
 			return t, nil
 		}
-		got, rerr := s.readN(size)
+		got, rerr := s.readN(size, fmt.Sprintf("chunk %d", len(s.chunks)))
 		if rerr != nil {
 			if !errors.Is(rerr, io.ErrUnexpectedEOF) {
 				return nil, fmt.Errorf("vtx: reading chunk at offset %d: %w", at, rerr)
 			}
-			t := append(bytes.Clone(sz[:]), s.buf.Bytes()...)
+			t := append(bytes.Clone(sz[:]), s.blob...)
 			if s.tail(at, t) != nil {
 				return nil, errAt(s.off, "chunk at offset %d declares %d bytes but the file ends after %d of them (and they are not the footer)", at, size, got)
 			}
 			return t, nil
 		}
-		c, nf, cerr := s.readChunk(s.buf.Bytes())
+		c, nf, cerr := s.readChunk(s.blob)
 		if cerr == nil && nf == 0 {
 			cerr = errors.New("chunk holds no frames")
 		}
 		if cerr != nil {
 			// Perhaps the footer after all (a raw footer can start with a
 			// small number); otherwise the chunk is broken.
-			blob := s.buf.Bytes()
+			blob := s.blob
 			rest, err := s.readRest(s.maxBlob + 8)
 			if err == nil {
 				t := make([]byte, 0, 4+len(blob)+len(rest))
@@ -309,7 +308,7 @@ func (s *scanner) scan(ctx context.Context, chunk func(*scanned) error) ([]byte,
 			}
 			return nil, blobError(at+4, fmt.Sprintf("chunk %d blob (%d bytes)", len(s.chunks), size), cerr)
 		}
-		piece := s.buf.Bytes()
+		piece := s.blob
 		piece = append(sz[:], piece...) // one copy per chunk
 		sc := &scanned{offset: at, piece: piece, chunk: c, frames: nf, start: s.frames}
 		s.chunks = append(s.chunks, IndexEntry{
