@@ -160,21 +160,15 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 
 	users := lobby.Array("userInitialData")
 	slots := lobby.Array("lobbyState", "slots")
-	slotByWS := map[int64]s2prot.Struct{}
-	for _, s := range slots {
-		if st, ok := s.(s2prot.Struct); ok {
-			if ws, ok := st["workingSetSlotId"].(int64); ok {
-				slotByWS[ws] = st
-			}
-		}
-	}
+	slotOf := detailsSlots(r.baseBuild, det.Array("playerList"), slots, users)
+	picked := r.pickedRaces()
 
 	// Participants in details order; byPlayerID maps the 1-based details
 	// index (pre-24764 message events) to them.
 	var byPlayerID []player
 	seen := map[string]bool{}
 	region := ""
-	for _, pl := range det.Array("playerList") {
+	for di, pl := range det.Array("playerList") {
 		p, ok := pl.(s2prot.Struct)
 		if !ok {
 			continue
@@ -186,8 +180,9 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 			region = regionNames[p.Int("toon", "region")]
 		}
 		var slot s2prot.Struct
-		if ws, ok := p["workingSetSlotId"].(int64); ok {
-			slot = slotByWS[ws]
+		si := slotOf[di]
+		if si >= 0 {
+			slot, _ = slots[si].(s2prot.Struct)
 		}
 		if slot != nil {
 			if uid, ok := slot["userId"].(int64); ok && uid >= 0 && uid < int64(len(users)) {
@@ -198,6 +193,8 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 				}
 			}
 		}
+		idx := len(m.Players)
+		key := fmt.Sprintf("player.%d.", idx)
 		control, observe := p.Int("control"), p.Int("observe")
 		if r.baseBuild < 24764 {
 			// Pre-2.0 details carry no reliable control/observe; only humans
@@ -207,8 +204,18 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 				control = 3
 			}
 		}
-		idx := len(m.Players)
-		fp := formats.Player{Name: name, ID: toon, Team: strconv.FormatInt(p.Int("teamId")+1, 10)}
+		team := p.Int("teamId")
+		if r.baseBuild < 24764 {
+			// details m_teamId does not give the teams before 2.0; the
+			// lobby slot does.
+			m.Attrs[key+"details_team_id"] = strconv.FormatInt(team, 10)
+			if t, ok := slot["teamId"].(int64); ok {
+				team = t
+			} else {
+				m.Warnings = append(m.Warnings, fmt.Sprintf("player %d (%s): no lobby slot found; team taken from details, which is unreliable before 2.0", idx, name))
+			}
+		}
+		fp := formats.Player{Name: name, ID: toon, Team: strconv.FormatInt(team+1, 10)}
 		if control == 3 {
 			fp.ID = ""
 		}
@@ -216,7 +223,6 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 			fp.Team = "observer"
 		}
 		m.Players = append(m.Players, fp)
-		key := fmt.Sprintf("player.%d.", idx)
 		if raw != name {
 			m.Attrs[key+"name_raw"] = raw
 		}
@@ -228,7 +234,9 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 		if rl != m.Attrs[key+"race"] {
 			m.Attrs[key+"race_local"] = rl
 		}
-		if slot != nil {
+		if pr, ok := picked[si]; ok && si >= 0 {
+			m.Attrs[key+"race_picked"] = pr
+		} else if slot != nil {
 			if rp := slot.Structv("racePref"); rp != nil {
 				if id, ok := rp["race"].(int64); ok {
 					m.Attrs[key+"race_picked"] = enumName(raceNames[:], id)
@@ -236,6 +244,8 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 					m.Attrs[key+"race_picked"] = "Random"
 				}
 			}
+		}
+		if slot != nil {
 			if c := slot.Stringv("commander"); c != "" {
 				m.Attrs[key+"commander"] = c
 				m.Attrs["coop"] = "true" // commanders exist only in co-op
@@ -247,12 +257,13 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 		if control == 3 {
 			m.Attrs[key+"ai"] = "true"
 		}
-		m.Attrs[key+"team_id"] = strconv.FormatInt(p.Int("teamId"), 10)
+		m.Attrs[key+"team_id"] = strconv.FormatInt(team, 10)
 		byPlayerID = append(byPlayerID, player{name: name, clan: clan, toon: fp.ID})
 		if fp.ID != "" {
 			seen[fp.ID] = true
 		}
 	}
+	m.Warnings = append(m.Warnings, teamResultWarnings(m)...)
 	if region != "" {
 		m.Attrs["region"] = region
 		m.Server = region
@@ -301,6 +312,100 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 	}
 	m.Attrs["chat_messages"] = strconv.Itoa(chats)
 	return m, nil
+}
+
+// detailsSlots returns, per details player, the index of its lobby slot in
+// slots, or -1. From 2.0 (base build 24764) details name the working-set
+// slot; before that, details list the playing slots (humans and computers,
+// not observers) in slot order, which is checked against the user names.
+func detailsSlots(baseBuild int, players, slots, users []any) []int {
+	out := make([]int, len(players))
+	for i := range out {
+		out[i] = -1
+	}
+	slotStruct := func(i int) s2prot.Struct {
+		s, _ := slots[i].(s2prot.Struct)
+		return s
+	}
+	if baseBuild >= 24764 {
+		byWS := map[int64]int{}
+		for i := range slots {
+			if ws, ok := slotStruct(i)["workingSetSlotId"].(int64); ok {
+				byWS[ws] = i
+			}
+		}
+		for i, pl := range players {
+			p, _ := pl.(s2prot.Struct)
+			if ws, ok := p["workingSetSlotId"].(int64); ok {
+				if si, ok := byWS[ws]; ok {
+					out[i] = si
+				}
+			}
+		}
+		return out
+	}
+	var playing []int
+	for i := range slots {
+		s := slotStruct(i)
+		if c := s.Int("control"); (c == 2 || c == 3) && s.Int("observe") == 0 {
+			playing = append(playing, i)
+		}
+	}
+	if len(playing) != len(players) {
+		return out
+	}
+	for i, pl := range players {
+		p, _ := pl.(s2prot.Struct)
+		s := slotStruct(playing[i])
+		if uid, ok := s["userId"].(int64); ok && uid >= 0 && uid < int64(len(users)) {
+			u, _ := users[uid].(s2prot.Struct)
+			if name, _ := cleanName(p.Stringv("name")); u.Stringv("name") != name {
+				for j := range out {
+					out[j] = -1 // the order does not hold: trust none of it
+				}
+				return out
+			}
+		}
+		out[i] = playing[i]
+	}
+	return out
+}
+
+// pickedRaces returns the race picked in the lobby per slot index, from
+// replay.attributes.events; nil when the replay has none or it is damaged.
+func (r *replay) pickedRaces() map[int]string {
+	b, _, err := r.stream(fileAttributes)
+	if err != nil {
+		return nil
+	}
+	attrs, err := parseAttributes(b, r.baseBuild)
+	if err != nil {
+		return nil
+	}
+	return pickedRaces(attrs)
+}
+
+// teamResultWarnings checks that the players of each team share one result
+// (Victory, Defeat or Tie; Unknown is not compared).
+func teamResultWarnings(m *formats.Metadata) []string {
+	type seen struct{ result, player string }
+	first := map[string]seen{}
+	var out []string
+	for i, p := range m.Players {
+		res := m.Attrs[fmt.Sprintf("player.%d.result", i)]
+		if p.Team == "observer" || res == "" || res == "Unknown" {
+			continue
+		}
+		f, ok := first[p.Team]
+		if !ok {
+			first[p.Team] = seen{res, p.Name}
+			continue
+		}
+		if f.result != res {
+			out = append(out, fmt.Sprintf("team %s: %s has result %s but %s has %s", p.Team, f.player, f.result, p.Name, res))
+		}
+	}
+	return out
 }
 
 // maxMessageEvents bounds the message events metadata reads for chat; real

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/icza/s2prot"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/sc2replay/mpq"
@@ -66,8 +68,8 @@ var expected = []struct {
 		mapName: "Lost Temple", end: "2010-07-30T21:59:40Z", region: "us", expansion: "WoL", chats: 1,
 		firstChat: []string{"Froadac: gl hf"},
 		players: []wantPlayer{
-			{"Froadac", "1-S2-1-1046319", "2", "Protoss", "Victory", ""},
-			{"Jdorty", "1-S2-1-919449", "1", "Terran", "Defeat", ""},
+			{"Froadac", "1-S2-1-1046319", "1", "Protoss", "Victory", ""},
+			{"Jdorty", "1-S2-1-919449", "2", "Terran", "Defeat", ""},
 		},
 	},
 	{
@@ -75,8 +77,8 @@ var expected = []struct {
 		mapName: "밀림 분지", end: "2010-12-19T04:56:15Z", region: "kr", expansion: "WoL", chats: 7,
 		firstChat: []string{"명지대학교: sc2.replays.net", "명지대학교: gg", "티에스엘사기수: gㅣ히"},
 		players: []wantPlayer{
-			{"명지대학교", "3-S2-1-258945", "2", "Terran", "Victory", ""},
-			{"티에스엘사기수", "3-S2-1-102472", "1", "Protoss", "Defeat", ""},
+			{"명지대학교", "3-S2-1-258945", "1", "Terran", "Victory", ""},
+			{"티에스엘사기수", "3-S2-1-102472", "2", "Protoss", "Defeat", ""},
 		},
 		warning: "repacked",
 	},
@@ -85,9 +87,11 @@ var expected = []struct {
 		mapName: "Lost Temple", end: "2011-02-20T20:44:47Z", region: "eu", expansion: "WoL", chats: 12,
 		firstChat: []string{"Emperor: hf", "Boom: HEYA", "Boom: gl hf", "Boom: sry for caps", "Emperor: ^^", "Emperor: noppe",
 			"Boom: you greedy bastard", "Boom: ggg", "Emperor: WG", "Boom: wg? :)", "Emperor: wipe", "Boom: huh?"},
+		// Teams as sc2reader's test_standard_1v1 asserts them (Emperor
+		// team 1, Boom team 2): the lobby slots', not details m_teamId.
 		players: []wantPlayer{
-			{"Emperor", "2-S2-1-520049", "2", "Protoss", "Victory", ""},
-			{"Boom", "2-S2-1-1694745", "1", "Terran", "Defeat", ""},
+			{"Emperor", "2-S2-1-520049", "1", "Protoss", "Victory", ""},
+			{"Boom", "2-S2-1-1694745", "2", "Terran", "Defeat", ""},
 		},
 	},
 	{
@@ -105,6 +109,10 @@ var expected = []struct {
 	{
 		file: "hots-2.0.8.25604-gameheart.SC2Replay", version: "2.0.8.25604", baseBuild: "24944", loops: 10725,
 		mapName: "DHGH - Whirlwind", region: "eu", expansion: "HotS", chats: 3,
+		// A GameHeart lobby puts players and casters on one team
+		// (sc2reader regroups them with its GameHeartNormalizer plugin), so
+		// the winner and the loser share team 1 and we say so.
+		warning: "team 1: SjoWBBII has result Defeat but Stardust has Victory",
 		players: []wantPlayer{
 			{"Adebisi", "2-S2-1-2634898", "1", "Zerg", "Unknown", ""},
 			{"HysteRya", "2-S2-1-244484", "1", "Zerg", "Unknown", "eStars"},
@@ -267,6 +275,12 @@ func TestLocalisedAndClan(t *testing.T) {
 		{"lotv-4.7.1.70326-iaguz-vs-luneth.SC2Replay", "player.1.name_raw", "&lt;IDFI&gt;<sp/>Luneth"},
 		{"lotv-3.2.2.42253-magma-mines-2v2.SC2Replay", "player.0.name_raw", "<NoGy><sp/>IMBarabba"},
 		{"hots-2.0.8.25604-gameheart.SC2Replay", "player.4.name_raw", "[prOp]<sp/>SjoWBBII"},
+		// Froadac picked Random in the lobby (attribute 3001 "RAND") and
+		// played Protoss.
+		{"wol-1.0.0.16117-froadac-vs-jdorty.SC2Replay", "player.0.race_picked", "Random"},
+		{"wol-1.0.0.16117-froadac-vs-jdorty.SC2Replay", "player.0.race", "Protoss"},
+		{"wol-1.0.0.16117-froadac-vs-jdorty.SC2Replay", "player.1.race_picked", "Terran"},
+		{"wol-1.2.2.17811-emperor-vs-boom.SC2Replay", "player.0.details_team_id", "1"},
 		{"coop-4.11.0.77379-oblivion-express.SC2Replay", "player.0.commander", "Mengsk"},
 		{"coop-4.11.0.77379-oblivion-express.SC2Replay", "player.1.commander", "Stetmann"},
 		{"coop-4.11.0.77379-oblivion-express.SC2Replay", "player.2.ai", "true"},
@@ -536,4 +550,36 @@ func readArchiveHeader(t *testing.T, data []byte) int {
 		t.Fatal("no user-data header")
 	}
 	return int(binary.LittleEndian.Uint32(data[8:]))
+}
+
+// TestTeamResults checks the warning for a team whose players do not share
+// one result, and that Unknown results and observers are not compared.
+func TestTeamResults(t *testing.T) {
+	m := &formats.Metadata{
+		Players: []formats.Player{{Name: "a", Team: "1"}, {Name: "b", Team: "1"}, {Name: "c", Team: "2"}, {Name: "d", Team: "2"}, {Name: "e", Team: "observer"}},
+		Attrs: map[string]string{"player.0.result": "Victory", "player.1.result": "Defeat", "player.2.result": "Defeat",
+			"player.3.result": "Unknown", "player.4.result": "Victory"},
+	}
+	got := teamResultWarnings(m)
+	if len(got) != 1 || got[0] != "team 1: a has result Victory but b has Defeat" {
+		t.Errorf("got %q", got)
+	}
+}
+
+// TestPre2SlotsByName checks that pre-2.0 details players are matched to
+// the playing lobby slots only when the user names agree.
+func TestPre2SlotsByName(t *testing.T) {
+	slot := func(uid, team int64) any {
+		return s2prot.Struct{"control": int64(2), "observe": int64(0), "userId": uid, "teamId": team}
+	}
+	users := []any{s2prot.Struct{"name": "A"}, s2prot.Struct{"name": "B"}}
+	slots := []any{slot(0, 0), s2prot.Struct{"control": int64(0)}, slot(1, 1)}
+	players := []any{s2prot.Struct{"name": "A"}, s2prot.Struct{"name": "[x]B"}}
+	if got := detailsSlots(17326, players, slots, users); !reflect.DeepEqual(got, []int{0, 2}) {
+		t.Errorf("in order: got %v, want [0 2]", got)
+	}
+	swapped := []any{players[1], players[0]}
+	if got := detailsSlots(17326, swapped, slots, users); !reflect.DeepEqual(got, []int{-1, -1}) {
+		t.Errorf("out of order: got %v, want no slots", got)
+	}
 }
