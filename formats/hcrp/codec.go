@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // Codec implements formats.Codec for HCRP files.
@@ -58,7 +59,7 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 	if err != nil {
 		return nil, err
 	}
-	pre, err := readN(br, head, h.PreambleLen()-HeaderSize)
+	pre, err := bounded.AppendN(head, br, h.PreambleLen()-HeaderSize, maxPreambleLen, "metadata and index")
 	if err != nil {
 		return nil, &formats.Error{Format: formatName, Offset: int64(len(pre)),
 			What: fmt.Sprintf("expected %d bytes of metadata and index", h.PreambleLen()-HeaderSize), Err: err}
@@ -89,7 +90,7 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 			return nil, err
 		}
 		e := &index[i]
-		if comp, err = readN(br, comp[:0], int64(e.CompressedLen)); err != nil {
+		if comp, err = bounded.AppendN(comp[:0], br, int64(e.CompressedLen), maxChunkLen, fmt.Sprintf("chunk %d", i)); err != nil {
 			return nil, &formats.Error{Format: formatName, Offset: e.Offset + int64(len(comp)),
 				What: fmt.Sprintf("chunk %d: expected %d bytes", i, e.CompressedLen), Err: err}
 		}
@@ -129,25 +130,6 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 	}
 	col.finish(meta)
 	return meta, nil
-}
-
-// readN appends n bytes from r to buf. It grows buf as bytes arrive, so a
-// length field larger than the input costs no more memory than the input.
-func readN(r io.Reader, buf []byte, n int64) ([]byte, error) {
-	const step = 1 << 20
-	for n > 0 {
-		k := min(n, step)
-		if int64(cap(buf)-len(buf)) < k {
-			buf = append(buf, make([]byte, k)...)[:len(buf)]
-		}
-		m, err := io.ReadFull(r, buf[len(buf):len(buf)+int(k)])
-		buf = buf[:len(buf)+m]
-		if err != nil {
-			return buf, err
-		}
-		n -= k
-	}
-	return buf, nil
 }
 
 // newMetadata fills what the preamble says and returns a collector for the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // Format constants from the reference implementation.
@@ -55,6 +56,7 @@ const (
 	maxMetadataLen  = 16 << 20
 	maxIndexLen     = 64 << 20
 	maxChunkLen     = 16 << 20 // compressed or uncompressed bytes of one chunk
+	maxPreambleLen  = HeaderSize + maxMetadataLen + maxIndexLen
 	maxEventsInTick = 32767
 )
 
@@ -250,6 +252,10 @@ func checkIndex(h *Header, entries []IndexEntry, segmented bool, dataStart, base
 			return bad("expected a compressed length in [1, %d], got %d", maxChunkLen, e.CompressedLen)
 		case e.UncompressedLen <= 0 || e.UncompressedLen > maxChunkLen:
 			return bad("expected an uncompressed length in [1, %d], got %d", maxChunkLen, e.UncompressedLen)
+		case int64(e.UncompressedLen) > bounded.ZstdMaxOutput(int64(e.CompressedLen)):
+			// the decompression buffer is allocated from this length
+			return bad("uncompressed length %d is more than %d compressed bytes of zstd can hold (%d)",
+				e.UncompressedLen, e.CompressedLen, bounded.ZstdMaxOutput(int64(e.CompressedLen)))
 		}
 		if segmented {
 			s, o := e.Segment()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // Reader gives random access to the chunks of one recording.
@@ -213,7 +214,7 @@ func openSegmentSet(fsys fs.FS) (*segmentSet, error) {
 // readPreambleStream reads a preamble from the start of r, allocating no
 // more than the bytes that are there.
 func readPreambleStream(r io.Reader) (*Header, []byte, []IndexEntry, error) {
-	head, err := readN(r, nil, HeaderSize)
+	head, err := bounded.ReadN(r, HeaderSize, HeaderSize, "header")
 	if err != nil {
 		if _, herr := ParseHeader(head); herr != nil {
 			return nil, nil, nil, herr
@@ -224,7 +225,7 @@ func readPreambleStream(r io.Reader) (*Header, []byte, []IndexEntry, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pre, err := readN(r, head, h.PreambleLen()-HeaderSize)
+	pre, err := bounded.AppendN(head, r, h.PreambleLen()-HeaderSize, maxPreambleLen, "metadata and index")
 	if err != nil {
 		return nil, nil, nil, &formats.Error{Format: formatName, Offset: int64(len(pre)),
 			What: fmt.Sprintf("expected %d bytes of metadata and index", h.PreambleLen()-HeaderSize), Err: err}
