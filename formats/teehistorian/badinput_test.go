@@ -149,8 +149,9 @@ func fuzzSeeds(t testing.TB) [][]byte {
 	return seeds
 }
 
-// FuzzReader splits arbitrary input and, when it splits, runs Frames and
-// Clip over the result. Nothing may panic; a split must reassemble exactly.
+// FuzzReader splits arbitrary input and, when it splits, runs Frames, Clip
+// and Redact over the result. Nothing may panic; a split must reassemble
+// exactly; clips and redacted copies must split again.
 func FuzzReader(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
@@ -183,6 +184,25 @@ func FuzzReader(f *testing.F) {
 			if _, err := formatstest.TrySplit(codec, out.Bytes()); err != nil {
 				t.Fatalf("clip does not split: %v", err)
 			}
+			out.Reset()
+			if err := codec.Redact(ctx, rec.Source(), last/2, -1, &out); err != nil {
+				t.Fatalf("redacted clip of a file that split: %v", err)
+			}
+			if _, err := formatstest.TrySplit(codec, out.Bytes()); err != nil {
+				t.Fatalf("redacted clip does not split: %v", err)
+			}
+		}
+		// The whole file redacted splits again with the same ticks.
+		var red bytes.Buffer
+		if err := codec.Redact(ctx, rec.Source(), 0, -1, &red); err != nil {
+			t.Fatalf("redact a file that split: %v", err)
+		}
+		rrec, err := formatstest.TrySplit(codec, red.Bytes())
+		if err != nil {
+			t.Fatalf("redacted file does not split: %v", err)
+		}
+		if rrec.Metadata.Ticks != rec.Metadata.Ticks {
+			t.Fatalf("redacted file has %d ticks, original %d", rrec.Metadata.Ticks, rec.Metadata.Ticks)
 		}
 	})
 }
