@@ -64,7 +64,9 @@ func exercise(t *testing.T, c formats.Codec, b []byte) {
 	_ = c.Frames(ctx, src, 3, 5, func(formats.Frame) error { return nil })
 	_ = c.Clip(ctx, src, 1, 4, io.Discard)
 	if e, ok := c.(formats.Exporter); ok {
-		_ = e.Export(ctx, src, "echoreplay", 0, 3, nil, io.Discard)
+		for _, format := range e.ExportFormats() {
+			_ = e.Export(ctx, src, format, 0, 3, nil, io.Discard)
+		}
 	}
 }
 
@@ -92,6 +94,14 @@ func FuzzEchoReplay(f *testing.F) {
 	f.Add(text)
 	f.Add(zipped(f, text))
 	f.Add([]byte("2021/11/20 04:20:00.000\t{}\n\n2021/11/20 04:20:00.033\t{\"teams\":[]}\t{\"user_bones\":[]}\n"))
+	// the 2018 API shape, plain and zipped
+	_, old := echoReplay2018(f, 2)
+	f.Add(old)
+	f.Add(zipped(f, old))
+	f.Add([]byte("2018/11/20 04:20:00.000\t{\"disc\":{\"position\":[0,0,0]},\"teams\":[{\"players\":[{\"name\":\"a\",\"position\":[1,2,3],\"lhand\":[1,2,3],\"rhand\":[1,2,3]}]}]}\n"))
+	// zip members whose declared size is too large, or lies
+	f.Add(rawZip(f, "a.echoreplay", deflateNewlines(f, 1<<20), 1<<40))
+	f.Add(rawZip(f, "b.echoreplay", deflateNewlines(f, 1<<20), 10))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		defer watchdog("echoreplay", b)()
 		exercise(t, NewEchoReplay(), b)

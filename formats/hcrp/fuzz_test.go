@@ -28,6 +28,18 @@ func FuzzReader(f *testing.F) {
 	if b, err := os.ReadFile("testdata/tiny.hcrp"); err == nil {
 		f.Add(b)
 	}
+	// lying lengths: a preamble longer than the file, a chunk claiming
+	// more than its compressed bytes can hold
+	if b, err := AppendHeader(nil, &Header{WorldID: genWorld, MetadataLen: maxMetadataLen, IndexLen: maxIndexLen, Chunks: 1}); err == nil {
+		f.Add(append(b, make([]byte, 100)...))
+	}
+	var lying bytes.Buffer
+	comp := []byte{0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00}
+	if err := writeCompacted(&lying, Header{WorldID: genWorld}, []byte{0x0a, 0},
+		[]IndexEntry{{Ticks: 1, CompressedLen: int32(len(comp)), UncompressedLen: maxChunkLen}},
+		func(int) ([]byte, error) { return comp, nil }); err == nil {
+		f.Add(lying.Bytes())
+	}
 	// Real files, should a corpus ever appear (none is public today).
 	corpus := filepath.Join(formatstest.ModuleRoot(f), "..", "shared", "corpus", "hcrp")
 	files, _ := filepath.Glob(filepath.Join(corpus, "*"))

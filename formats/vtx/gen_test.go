@@ -391,6 +391,15 @@ func FuzzReader(f *testing.F) {
 		}
 	}
 	f.Add([]byte("VTXP\x00\x00\x00\x00"))
+	// lying sizes: a chunk claiming 200 MiB over 100 bytes, a zstd header
+	// blob declaring 200 MiB of content in a few bytes
+	if good, _ := genFile(f, Protobuf, 3, &WriterOptions{ChunkFrames: 2}); len(good) > 8 {
+		hlen := 8 + int(binary.LittleEndian.Uint32(good[4:]))
+		lying := binary.LittleEndian.AppendUint32(append([]byte{}, good[:hlen]...), 200<<20)
+		f.Add(append(lying, make([]byte, 100)...))
+	}
+	z := zstdFrame(200<<20, []byte("tiny"))
+	f.Add(append(binary.LittleEndian.AppendUint32([]byte("VTXF"), uint32(len(z))), z...))
 	if d, err := os.ReadFile(filepath.Join(formatstest.ModuleRoot(f), "..", "shared", "corpus", "vtx", "post_processed.vtx")); err == nil {
 		f.Add(d)
 	}
