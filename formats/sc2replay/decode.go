@@ -33,7 +33,8 @@ type replay struct {
 	header    s2prot.Struct
 	baseBuild int
 	loops     int64
-	proto     *protocol // nil when the build has no protocol table
+	proto     *protocol // nil when no table decodes the build
+	guessed   bool      // proto is the nearest table that fits, not the build's own
 }
 
 // openReplay opens the MPQ archive in data and decodes the replay header.
@@ -77,7 +78,9 @@ func openReplay(data []byte) (*replay, error) {
 	if r.loops < 0 {
 		return nil, formats.Errorf(Name, 16, "expected a non-negative elapsedGameLoops, got %d", r.loops)
 	}
-	r.proto = protocolFor(r.baseBuild)
+	if r.proto = protocolFor(r.baseBuild); r.proto == nil {
+		r.proto, r.guessed = r.guessProtocol(), true
+	}
 	return r, nil
 }
 

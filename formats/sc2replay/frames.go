@@ -38,7 +38,7 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 		return err
 	}
 	if rep.proto == nil {
-		return fmt.Errorf("sc2replay: no s2protocol table for base build %d: events cannot be decoded", rep.baseBuild)
+		return fmt.Errorf("sc2replay: no protocol table decodes base build %d: events cannot be decoded", rep.baseBuild)
 	}
 	// Merge the three loop-ordered streams, decoding one event of each at
 	// a time, so memory does not grow with the replay.

@@ -84,20 +84,6 @@ var protoCache = struct {
 	m map[int]*protocol
 }{m: map[int]*protocol{}}
 
-// sourceBuild returns the build whose table build b uses (itself, or the
-// older build with an identical table), and false when s2prot has none.
-func sourceBuild(b int) (int, bool) {
-	if _, ok := build.Builds[b]; ok {
-		return b, true
-	}
-	if o, ok := build.Duplicates[b]; ok {
-		if _, ok := build.Builds[o]; ok {
-			return o, true
-		}
-	}
-	return 0, false
-}
-
 // protocolFor returns the parsed table for base build b, or nil when no
 // table lists it (or its table does not parse, which a test rules out).
 func protocolFor(b int) *protocol {

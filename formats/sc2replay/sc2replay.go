@@ -1,6 +1,7 @@
 // Package sc2replay is the codec for StarCraft II replays (.SC2Replay): MPQ
 // archives read by our own reader (package mpq) whose inner streams are
-// decoded with github.com/icza/s2prot.
+// decoded by our own bounded decoders over the protocol tables of
+// github.com/icza/s2prot.
 //
 // An MPQ archive cannot be cut by game loop, so Split stores the file as one
 // precompressed chunk covering every loop, with no header and no trailer.
@@ -14,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/replayarchive/replay/formats"
 )
@@ -62,7 +64,9 @@ func le32(b []byte) uint32 {
 // Split implements formats.Codec. It reads the whole file (at most MaxSize
 // bytes), checks the MPQ structure and decodes the metadata, then writes the
 // file as one precompressed chunk [0, game loops). A replay whose base build
-// has no protocol table splits with header-only metadata and a warning.
+// has no protocol table is decoded with the nearest table that fits it
+// (with a warning naming both builds); when none fits it splits with
+// header-only metadata and a warning.
 func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats.Metadata, error) {
 	limit := c.MaxSize
 	if limit <= 0 {
@@ -110,10 +114,16 @@ func (c *Codec) metadata(data []byte) (*formats.Metadata, error) {
 			meta.Attrs["expansion"] = "LotV"
 		}
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf(
-			"no s2protocol table for base build %d (version %s): metadata comes from the replay header only; frames cannot be decoded",
-			rep.baseBuild, meta.Attrs["version"]))
+			"no protocol table for base build %d (version %s), and none of the %d nearest known tables decodes it: metadata comes from the replay header only; frames cannot be decoded",
+			rep.baseBuild, meta.Attrs["version"], maxCandidates))
 	} else if meta, err = rep.metadata(); err != nil {
 		return nil, err
+	}
+	if rep.proto != nil && rep.guessed {
+		meta.Attrs["protocol_build"] = strconv.Itoa(rep.proto.build)
+		meta.Warnings = append(meta.Warnings, fmt.Sprintf(
+			"no protocol table for base build %d (version %s): decoded with the table of base build %d, the nearest that decodes its details, initData and message events exactly",
+			rep.baseBuild, meta.Attrs["version"], rep.proto.build))
 	}
 	if w := layoutWarning(rep); w != "" {
 		meta.Warnings = append(meta.Warnings, w)

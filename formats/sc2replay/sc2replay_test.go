@@ -170,8 +170,16 @@ var expected = []struct {
 		},
 	},
 	{
+		// No table lists 37164; the nearest that fits (36442) decodes it.
+		// Names and map are checked against the file's own bytes in
+		// TestNearestProtocol; expansion and length are sc2reader's.
 		file: "edge-2.5.5.37164-lotvbeta-no-protocol.SC2Replay", version: "2.5.5.37164", baseBuild: "37164", loops: 22454,
-		expansion: "LotV", warning: "no s2protocol table for base build 37164",
+		mapName: "Orbital Shipyard", end: "2015-09-12T20:37:55Z", region: "local", expansion: "LotV", chats: 2,
+		players: []wantPlayer{
+			{"Zenchii", "98-S2-1-320421", "1", "Terran", "Defeat", ""},
+			{"Benkei", "98-S2-1-165198", "2", "Zerg", "Victory", ""},
+		},
+		warning: "no protocol table for base build 37164 (version 2.5.5.37164): decoded with the table of base build 36442",
 	},
 }
 
@@ -407,13 +415,85 @@ func TestFrames(t *testing.T) {
 	}
 }
 
-func TestFramesNoProtocol(t *testing.T) {
-	files := corpus(t)
+// TestNearestProtocol checks the LotV beta replay no table lists: it is
+// decoded with the nearest table that fits, and what that gives is the
+// file's own data: the names and the map appear verbatim in its details,
+// the picked races agree with its attributes (read without any table),
+// and its events hold the leave event sc2reader's test_event_print expects
+// (sc2reader's PlayerLeaveEvent is s2protocol's SGameUserLeaveEvent).
+func TestNearestProtocol(t *testing.T) {
+	data := corpus(t)["edge-2.5.5.37164-lotvbeta-no-protocol.SC2Replay"]
 	c := New()
-	rec := formatstest.Split(t, c, files["edge-2.5.5.37164-lotvbeta-no-protocol.SC2Replay"])
-	err := c.Frames(context.Background(), rec.Source(), 0, -1, func(formats.Frame) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), "no s2protocol table for base build 37164") {
-		t.Errorf("got %v", err)
+	rec := formatstest.Split(t, c, data)
+	m := rec.Metadata
+	r, err := openReplay(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	det, _, err := r.stream(fileDetails, fileDetailsBackup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Players) != 2 || m.Map == "" || !bytes.Contains(det, []byte(m.Map)) {
+		t.Fatalf("players %v, map %q: want 2 players and the map named in details", m.Players, m.Map)
+	}
+	for _, p := range m.Players {
+		if !bytes.Contains(det, []byte(p.Name)) {
+			t.Errorf("player %q does not appear in the details bytes", p.Name)
+		}
+	}
+	attrs, _, err := r.stream(fileAttributes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := parseAttributes(attrs, r.baseBuild)
+	if err != nil {
+		t.Fatal(err)
+	}
+	picked := pickedRaces(a)
+	if picked[0] != "Random" || m.Attrs["player.0.race_picked"] != "Random" || m.Attrs["player.1.race_picked"] != picked[1] {
+		t.Errorf("picked races %q %q, attributes say %v", m.Attrs["player.0.race_picked"], m.Attrs["player.1.race_picked"], picked)
+	}
+	if m.Attrs["protocol_build"] != "36442" {
+		t.Errorf("protocol_build %q, want 36442", m.Attrs["protocol_build"])
+	}
+	// The tables nearer than 36442 that do not fit are refused.
+	ini, _, _ := r.stream(fileInitData, fileInitBackup)
+	msg, _, _ := r.stream(fileMessageEvents)
+	for _, b := range []int{38215, 38749, 34784} {
+		if err := fits(protocolFor(b), det, ini, msg); err == nil {
+			t.Errorf("table %d accepted for 37164", b)
+		}
+	}
+	leaves := 0
+	err = c.Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error {
+		if f.Type == "GameUserLeave" {
+			leaves++
+		}
+		return nil
+	})
+	if err != nil || leaves == 0 {
+		t.Errorf("frames: %v, %d GameUserLeave events", err, leaves)
+	}
+}
+
+// TestUnlistedBuild rewrites the base build in a 5.0.0 replay's header to
+// 96163 (5.0.15, which no table lists): it decodes with the 80949 table
+// and gives the same players and map as the original.
+func TestUnlistedBuild(t *testing.T) {
+	data := bytes.Clone(corpus(t)["lotv-5.0.0.80949-jiaann-vs-rairden.SC2Replay"])
+	from, to := vint(80949), vint(96163)
+	ud := data[16 : 16+binary.LittleEndian.Uint32(data[12:])]
+	if n := bytes.Count(ud, from); n == 0 || len(from) != len(to) {
+		t.Fatalf("80949 appears %d times in the header", n)
+	}
+	copy(ud, bytes.ReplaceAll(ud, from, to))
+	m, err := New().Metadata(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Attrs["base_build"] != "96163" || m.Attrs["protocol_build"] != "80949" || m.Map != "Ever Dream LE" || len(m.Players) != 2 || m.Players[1].Name != "Rairden" {
+		t.Errorf("base %s, protocol %s, map %q, players %v", m.Attrs["base_build"], m.Attrs["protocol_build"], m.Map, m.Players)
 	}
 }
 
