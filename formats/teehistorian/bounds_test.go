@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
@@ -110,5 +111,40 @@ func TestBombs(t *testing.T) {
 				t.Errorf("took %v", elapsed)
 			}
 		})
+	}
+}
+
+// TestMetadataBounds: long command arguments, drop reasons and names are cut
+// in the metadata, on a UTF-8 boundary, so its size does not follow the
+// file's.
+func TestMetadataBounds(t *testing.T) {
+	hj, _ := testHeader().MarshalJSON()
+	var buf bytes.Buffer
+	rec, err := NewRecorder(&buf, hj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("é", 50_000)
+	rec.PlayerJoin(0, false)
+	rec.PlayerName(0, "n"+long)
+	for i := range 10 {
+		rec.BeginTick(int64(i + 1))
+		rec.ConsoleCommand(0, 4, "say", long)
+		rec.Drop(1, long)
+	}
+	if err := rec.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	m := formatstest.Split(t, New(), buf.Bytes()).Metadata
+	if len(m.Players) != 1 || len(m.Players[0].Name) > maxName || !strings.HasSuffix(m.Players[0].Name, "é…") {
+		t.Errorf("players %q", m.Players)
+	}
+	if len(m.Events) != 21 { // a join, ten commands, ten drops
+		t.Fatalf("%d events", len(m.Events))
+	}
+	for _, e := range m.Events {
+		if len(e.Text) > maxEventText || !utf8.ValidString(e.Text) || len(e.Player) > maxName {
+			t.Fatalf("event of %d bytes: %.80q…", len(e.Text), e.Text)
+		}
 	}
 }

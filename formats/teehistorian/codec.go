@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -37,6 +38,17 @@ const maxTrailing = 16 << 20
 
 // DefaultMaxEvents bounds Metadata.Events of one recording.
 const DefaultMaxEvents = 100_000
+
+// Bounds on the rest of the metadata, so that its memory does not grow with
+// a hostile file's size: an event's text is cut after maxEventText bytes
+// (DDNet's console lines are at most 512), a player name after maxName bytes
+// (DDNet's are at most 15), and players beyond maxPlayers are counted in a
+// warning instead of listed.
+const (
+	maxEventText = 512
+	maxName      = 64
+	maxPlayers   = 100_000
+)
 
 // Codec is the teehistorian formats.Codec. The zero value is usable.
 type Codec struct {
@@ -161,6 +173,7 @@ type metaBuilder struct {
 
 	maxEvents int
 	dropped   int // events left out beyond maxEvents
+	unlisted  int // players left out beyond maxPlayers
 	// msgNames says names come from start-info/change-info messages too:
 	// files before version_minor 8 (DDNet 18.3) have no PLAYER_NAME. Later
 	// files name players only by PLAYER_NAME, the server-side name.
@@ -206,12 +219,19 @@ func newMetaBuilder(h *Header) *metaBuilder {
 	return &metaBuilder{meta: m, players: map[string]int{}, msgNames: h.VersionMinor < 8}
 }
 
+// full reports whether the events are at their bound; a caller that builds
+// an expensive text asks first and counts the event as left out, so a long
+// recording costs no formatting for the events it drops.
+func (mb *metaBuilder) full() bool { return len(mb.meta.Events) >= mb.maxEvents }
+
+// event appends an event, or counts it as left out when the events are at
+// their bound. Its text is cut at maxEventText bytes.
 func (mb *metaBuilder) event(tick int64, kind string, cid int32, text string) {
-	if len(mb.meta.Events) >= mb.maxEvents {
+	if mb.full() {
 		mb.dropped++
 		return
 	}
-	e := formats.Event{Tick: tick, Time: TickTime(tick), Kind: kind, Text: text}
+	e := formats.Event{Tick: tick, Time: TickTime(tick), Kind: kind, Text: truncate(text, maxEventText)}
 	if cid >= 0 && cid < MaxClients {
 		e.Player = mb.names[cid]
 		e.PlayerID = mb.auth[cid]
@@ -223,12 +243,17 @@ func (mb *metaBuilder) setName(cid int32, name string) {
 	if cid < 0 || cid >= MaxClients || name == "" {
 		return
 	}
+	name = truncate(name, maxName)
 	mb.names[cid] = name
 	if j := mb.join[cid]; j > 0 {
 		mb.meta.Events[j-1].Player = name
 		mb.join[cid] = 0
 	}
 	if _, ok := mb.players[name]; !ok {
+		if len(mb.meta.Players) >= maxPlayers {
+			mb.unlisted++
+			return
+		}
 		mb.players[name] = len(mb.meta.Players)
 		mb.meta.Players = append(mb.meta.Players, formats.Player{Name: name, ID: mb.auth[cid]})
 	}
@@ -238,7 +263,24 @@ func (mb *metaBuilder) player(cid int32) *formats.Player {
 	if cid < 0 || cid >= MaxClients || mb.names[cid] == "" {
 		return nil
 	}
-	return &mb.meta.Players[mb.players[mb.names[cid]]]
+	i, ok := mb.players[mb.names[cid]]
+	if !ok {
+		return nil
+	}
+	return &mb.meta.Players[i]
+}
+
+// truncate cuts s to at most n bytes on a UTF-8 boundary, marking the cut
+// with an ellipsis.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // observe looks at one record before it is applied to st.
@@ -258,21 +300,33 @@ func (mb *metaBuilder) observe(it *Item, st *State) {
 		if it.Cid >= 0 && it.Cid < MaxClients {
 			mb.names[it.Cid], mb.auth[it.Cid] = "", ""
 		}
-		mb.event(it.Tick, formats.EventJoin, it.Cid, fmt.Sprintf("client %d joined (%s)", it.Cid, proto))
-		if it.Cid >= 0 && it.Cid < MaxClients && mb.dropped == 0 {
-			mb.join[it.Cid] = len(mb.meta.Events)
+		if mb.full() {
+			mb.dropped++
+		} else {
+			mb.event(it.Tick, formats.EventJoin, it.Cid, fmt.Sprintf("client %d joined (%s)", it.Cid, proto))
+			if it.Cid >= 0 && it.Cid < MaxClients {
+				mb.join[it.Cid] = len(mb.meta.Events)
+			}
 		}
 	case ItemDrop:
-		text := fmt.Sprintf("client %d left", it.Cid)
-		if len(it.Data) > 0 {
-			text += ": " + string(bytes.ToValidUTF8(it.Data, []byte("\uFFFD")))
+		if mb.full() {
+			mb.dropped++
+		} else {
+			text := fmt.Sprintf("client %d left", it.Cid)
+			if len(it.Data) > 0 {
+				text += ": " + string(bytes.ToValidUTF8(it.Data[:min(len(it.Data), maxEventText)], []byte("\uFFFD")))
+			}
+			mb.event(it.Tick, formats.EventDrop, it.Cid, text)
 		}
-		mb.event(it.Tick, formats.EventDrop, it.Cid, text)
 		if it.Cid >= 0 && it.Cid < MaxClients {
 			mb.join[it.Cid] = 0
 		}
 	case ItemConsoleCommand:
-		mb.event(it.Tick, formats.EventCommand, it.Cid, CommandText(it.Cmd, it.Args))
+		if mb.full() {
+			mb.dropped++
+		} else {
+			mb.event(it.Tick, formats.EventCommand, it.Cid, CommandText(it.Cmd, it.Args))
+		}
 	case ItemEx:
 		f, ok := ParseEx(it.Ex, it.Data)
 		if !ok {
@@ -327,6 +381,9 @@ func (mb *metaBuilder) finish(lastTick int64, records, finished bool) *formats.M
 	m.Attrs["finished"] = strconv.FormatBool(finished)
 	if mb.dropped > 0 {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("%d events after the first %d left out of the metadata", mb.dropped, mb.maxEvents))
+	}
+	if mb.unlisted > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("%d players after the first %d left out of the metadata", mb.unlisted, maxPlayers))
 	}
 	return m
 }
