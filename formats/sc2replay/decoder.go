@@ -208,7 +208,7 @@ func (d bitPacked) structure(t *typeInfo, depth int) any {
 		f := &t.fields[i]
 		v := d.instance(f.typeid, depth+1)
 		if f.parent {
-			if r := mergeParent(s, v, len(t.fields)); r != nil {
+			if r, whole := mergeParent(s, v, len(t.fields)); whole {
 				return r
 			}
 			continue
@@ -218,34 +218,21 @@ func (d bitPacked) structure(t *typeInfo, depth int) any {
 	return s
 }
 
-// mergeParent merges a __parent value into s; when the struct has that one
-// field and it is not a struct, the value itself is the result.
-func mergeParent(s s2prot.Struct, v any, nfields int) any {
+// mergeParent merges a __parent value into s. When the struct has that one
+// field and it is not a struct, the value itself is the struct's value:
+// mergeParent returns it with whole set.
+func mergeParent(s s2prot.Struct, v any, nfields int) (value any, whole bool) {
 	if ps, ok := v.(s2prot.Struct); ok {
 		for k, x := range ps {
 			s[k] = x
 		}
-		return nil
+		return nil, false
 	}
 	if nfields == 1 {
-		if v == nil {
-			return nilValue{}
-		}
-		return v
+		return v, true
 	}
 	s["__parent"] = v
-	return nil
-}
-
-// nilValue stands for a nil result of a one-field __parent struct, so that
-// mergeParent can tell "use this" from "carry on".
-type nilValue struct{}
-
-func unwrapNil(v any) any {
-	if _, ok := v.(nilValue); ok {
-		return nil
-	}
-	return v
+	return nil, false
 }
 
 // choice returns the alternative with the given tag, or nil.
@@ -412,7 +399,7 @@ func (d versioned) structure(t *typeInfo, depth int) any {
 		}
 		v := d.instance(f.typeid, depth+1)
 		if f.parent {
-			if r := mergeParent(s, v, len(t.fields)); r != nil {
+			if r, whole := mergeParent(s, v, len(t.fields)); whole {
 				return r
 			}
 			continue
@@ -479,7 +466,7 @@ var errNotStruct = errors.New("did not decode to a struct")
 func decodeVersioned(p *protocol, b []byte, typeid int) (s2prot.Struct, int, error) {
 	d := versioned{newDec(p, b)}
 	var v any
-	err := d.run(func() { v = unwrapNil(d.instance(typeid, 0)) })
+	err := d.run(func() { v = d.instance(typeid, 0) })
 	if err != nil {
 		return nil, d.idx, err
 	}
@@ -495,7 +482,7 @@ func decodeVersioned(p *protocol, b []byte, typeid int) (s2prot.Struct, int, err
 func decodeBitPacked(p *protocol, b []byte, typeid int) (s2prot.Struct, int, error) {
 	d := bitPacked{newDec(p, b)}
 	var v any
-	err := d.run(func() { v = unwrapNil(d.instance(typeid, 0)) })
+	err := d.run(func() { v = d.instance(typeid, 0) })
 	if err != nil {
 		return nil, d.idx, err
 	}
@@ -544,10 +531,10 @@ func newEventIter(p *protocol, b []byte, es eventStream) *eventIter {
 	it := &eventIter{d: newDec(p, b), es: es}
 	if es.versioned {
 		v := versioned{it.d}
-		it.inst = func(typeid int) any { return unwrapNil(v.instance(typeid, 0)) }
+		it.inst = func(typeid int) any { return v.instance(typeid, 0) }
 	} else {
 		v := bitPacked{it.d}
-		it.inst = func(typeid int) any { return unwrapNil(v.instance(typeid, 0)) }
+		it.inst = func(typeid int) any { return v.instance(typeid, 0) }
 	}
 	return it
 }
