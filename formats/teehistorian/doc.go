@@ -12,6 +12,11 @@
 // The Codec splits a file into its header and chunks cut at tick boundaries,
 // each with a resume state (tick, implicit-tick state, positions, inputs,
 // teams, names) that lets Frames and Clip start decoding at any chunk.
-// Secrets typed into console commands (timeout codes, passwords, save codes)
-// are redacted in metadata and frames.
+// One list (secrets.go) says what is secret: console commands and which of
+// their arguments (timeout codes, save codes, account and rcon passwords,
+// hashes and salts) and header config variables (rcon and server
+// passwords). Metadata events and frames never show them, and Redact
+// (formats.Redactor) writes a valid file with them replaced. Records are
+// bounded as they stream in (MaxRecordBytes), whatever their length fields
+// claim.
 package teehistorian
