@@ -5,14 +5,43 @@
 // the disc had only "position", "velocity" and "bounce_count". Spark
 // recorded both shapes over the years. Both decode to the same Frame, so
 // a 2018 recording converts to .butter exactly like a recent one.
+//
+// Today's shape decodes straight into Frame with no custom unmarshaler
+// (the hot path of every .echoreplay ingest). A 2018 frame fails that
+// decode with "cannot unmarshal array"; ParseFrame then rewrites it into
+// today's shape and decodes again, so only old frames pay for the shape.
 
 package butter
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
+
+// ParseFrame parses one session API JSON object, in today's shape or the
+// 2018 one. A disc without orientation (2018) gets the identity.
+func ParseFrame(b []byte) (*Frame, error) {
+	f := new(Frame)
+	err := json.Unmarshal(b, f)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Value == "array" {
+		up, uerr := upgrade2018(b)
+		if uerr != nil {
+			return nil, fmt.Errorf("2018 API shape: %w", uerr)
+		}
+		f = new(Frame)
+		err = json.Unmarshal(up, f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d := f.Disc; d != nil && d.Position != nil && d.Forward == nil && d.Left == nil && d.Up == nil {
+		d.Forward, d.Left, d.Up = identity()
+	}
+	return f, nil
+}
 
 // identity returns the identity orientation (fresh slices each call),
 // used where the 2018 shape gives a position without one (hands, the
@@ -22,107 +51,73 @@ func identity() (forward, left, up []float32) {
 	return []float32{0, 0, 1}, []float32{1, 0, 0}, []float32{0, 1, 0}
 }
 
-// UnmarshalJSON implements json.Unmarshaler: "head", "body", "lhand" and
-// "rhand" may be objects (today's API) or [x, y, z] arrays (2018), and a
-// 2018 player's top-level pose becomes its head and body.
-func (p *Player) UnmarshalJSON(b []byte) error {
-	type plain Player // without this method
-	var aux struct {
-		plain
-		// the shallower fields win over plain's, so the transforms
-		// arrive raw and either shape can be read
-		Head  json.RawMessage `json:"head"`
-		Body  json.RawMessage `json:"body"`
-		LHand json.RawMessage `json:"lhand"`
-		RHand json.RawMessage `json:"rhand"`
-		// the 2018 top-level pose
-		Position []float32 `json:"position"`
-		Forward  []float32 `json:"forward"`
-		Left     []float32 `json:"left"`
-		Up       []float32 `json:"up"`
+// upgrade2018 rewrites a 2018-shape session JSON object into today's
+// shape. Numbers are carried as their original text (json.Number), so the
+// float32 values decoded from the result are the source's.
+func upgrade2018(b []byte) ([]byte, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
-	}
-	*p = Player(aux.plain)
-	var err error
-	if p.Head, err = transformOf(aux.Head, false, "head"); err != nil {
-		return err
-	}
-	if p.Body, err = transformOf(aux.Body, false, "body"); err != nil {
-		return err
-	}
-	if p.LHand, err = transformOf(aux.LHand, true, "lhand"); err != nil {
-		return err
-	}
-	if p.RHand, err = transformOf(aux.RHand, true, "rhand"); err != nil {
-		return err
-	}
-	if aux.Position != nil {
-		if p.Head == nil {
-			p.Head = topLevelPose(aux.Position, aux.Forward, aux.Left, aux.Up)
+	teams, _ := m["teams"].([]any)
+	for ti, t := range teams {
+		tm, _ := t.(map[string]any)
+		players, _ := tm["players"].([]any)
+		for pi, p := range players {
+			pm, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			if err := upgradePlayer(pm); err != nil {
+				return nil, fmt.Errorf("teams[%d].players[%d].%w", ti, pi, err)
+			}
 		}
-		if p.Body == nil {
-			p.Body = topLevelPose(aux.Position, aux.Forward, aux.Left, aux.Up)
+	}
+	return json.Marshal(m)
+}
+
+// upgradePlayer turns [x, y, z] transforms into objects and a top-level
+// pose into "head" and "body".
+func upgradePlayer(pm map[string]any) error {
+	for _, k := range []string{"lhand", "rhand", "head", "body"} {
+		a, ok := pm[k].([]any)
+		if !ok {
+			continue
+		}
+		if len(a) != 3 {
+			return fmt.Errorf("%s: expected an [x, y, z] position, got %d values", k, len(a))
+		}
+		key := "position"
+		if k == "lhand" || k == "rhand" {
+			key = "pos" // the API's name for a hand's position
+		}
+		pm[k] = pose(key, a, nil)
+	}
+	if pos, ok := pm["position"].([]any); ok {
+		for _, k := range []string{"head", "body"} {
+			if pm[k] == nil {
+				pm[k] = pose("position", pos, pm)
+			}
+		}
+		for _, k := range []string{"position", "forward", "left", "up"} {
+			delete(pm, k)
 		}
 	}
 	return nil
 }
 
-// transformOf reads a pose given as an object or, in the 2018 shape, as a
-// bare [x, y, z] position (hand selects "pos" over "position", as the
-// API names a hand's position). Absent or null is nil.
-func transformOf(raw json.RawMessage, hand bool, name string) (*Transform, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if raw[0] != '[' {
-		t := new(Transform)
-		if err := json.Unmarshal(raw, t); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return t, nil
-	}
-	var pos []float32
-	if err := json.Unmarshal(raw, &pos); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(pos) != 3 {
-		return nil, fmt.Errorf("%s: expected an [x, y, z] position, got %d numbers", name, len(pos))
-	}
-	t := new(Transform)
-	t.Forward, t.Left, t.Up = identity()
-	if hand {
-		t.Pos = pos
-	} else {
-		t.Position = pos
-	}
-	return t, nil
-}
-
-// topLevelPose is a 2018 player's one pose, as a fresh Transform (head
-// and body must not share slices); a missing orientation is the identity.
-func topLevelPose(pos, forward, left, up []float32) *Transform {
-	t := &Transform{Position: clone(pos)}
-	t.Forward, t.Left, t.Up = identity()
-	if len(forward) == 3 && len(left) == 3 && len(up) == 3 {
-		t.Forward, t.Left, t.Up = clone(forward), clone(left), clone(up)
+// pose is a transform object holding pos under key, oriented by from's
+// "forward", "left" and "up" when it has all three, else the identity.
+func pose(key string, pos []any, from map[string]any) map[string]any {
+	f, l, u := identity()
+	t := map[string]any{key: pos, "forward": f, "left": l, "up": u}
+	fw, fok := from["forward"].([]any)
+	lf, lok := from["left"].([]any)
+	up, uok := from["up"].([]any)
+	if fok && lok && uok && len(fw) == 3 && len(lf) == 3 && len(up) == 3 {
+		t["forward"], t["left"], t["up"] = fw, lf, up
 	}
 	return t
-}
-
-func clone(v []float32) []float32 { return append([]float32(nil), v...) }
-
-// UnmarshalJSON implements json.Unmarshaler: a 2018 disc has no
-// orientation, which reads as the identity.
-func (d *Disc) UnmarshalJSON(b []byte) error {
-	type plain Disc
-	if err := json.Unmarshal(b, (*plain)(d)); err != nil {
-		return err
-	}
-	if d.Forward == nil && d.Left == nil && d.Up == nil && d.Position != nil {
-		d.Forward, d.Left, d.Up = identity()
-	}
-	return nil
 }

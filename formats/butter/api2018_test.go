@@ -109,15 +109,17 @@ func samePoses(got, want *Frame) error {
 	return nil
 }
 
-func TestAPI2018Unmarshal(t *testing.T) {
-	const js = `{"name":"a","userid":7,"position":[1,2,3],"forward":[0,0,-1],"left":[-1,0,0],"up":[0,1,0],
-		"lhand":[1.5,2,3],"rhand":[0.5,2,3],"velocity":[0,0,0]}`
-	var p Player
-	if err := json.Unmarshal([]byte(js), &p); err != nil {
+func TestAPI2018ParseFrame(t *testing.T) {
+	const js = `{"sessionid":"x","disc":{"position":[0,1,2],"velocity":[0,0,0]},"teams":[{"players":[
+		{"name":"a","userid":7,"position":[1,2,3],"forward":[0,0,-1],"left":[-1,0,0],"up":[0,1,0],
+		"lhand":[1.5,2,3],"rhand":[0.5,2,3.1000001],"velocity":[0,0,0]}]}]}`
+	f, err := ParseFrame([]byte(js))
+	if err != nil {
 		t.Fatal(err)
 	}
+	p := f.Teams[0].Players[0]
 	switch {
-	case p.Name != "a" || p.UserID != 7:
+	case p.Name != "a" || p.UserID != 7 || f.SessionID != "x":
 		t.Fatalf("plain fields lost: %+v", p)
 	case p.Head == nil || !nearVec(p.Head.Position, []float32{1, 2, 3}, 0) || !nearVec(p.Head.Forward, []float32{0, 0, -1}, 0):
 		t.Fatalf("head %+v", p.Head)
@@ -125,23 +127,26 @@ func TestAPI2018Unmarshal(t *testing.T) {
 		t.Fatalf("body %+v (must not share the head's slices)", p.Body)
 	case p.LHand == nil || !nearVec(p.LHand.Pos, []float32{1.5, 2, 3}, 0) || !nearVec(p.LHand.Up, []float32{0, 1, 0}, 0):
 		t.Fatalf("lhand %+v", p.LHand)
-	case p.RHand == nil || p.RHand.Position != nil || !nearVec(p.RHand.Pos, []float32{0.5, 2, 3}, 0):
-		t.Fatalf("rhand %+v", p.RHand)
+	case p.RHand == nil || p.RHand.Position != nil || p.RHand.Pos[2] != float32(3.1000001):
+		t.Fatalf("rhand %+v (numbers must keep their float32 value)", p.RHand)
+	case !nearVec(f.Disc.Forward, []float32{0, 0, 1}, 0) || !nearVec(f.Disc.Up, []float32{0, 1, 0}, 0):
+		t.Fatalf("disc orientation %+v", f.Disc)
 	}
 	// today's shape is untouched: objects, no top-level pose
-	var q Player
-	if err := json.Unmarshal([]byte(`{"name":"b","head":{"position":[4,5,6],"forward":[0,0,1],"left":[1,0,0],"up":[0,1,0]},"rhand":{"pos":[1,1,1],"forward":[0,0,1],"left":[1,0,0],"up":[0,1,0]}}`), &q); err != nil {
+	q, err := ParseFrame([]byte(`{"teams":[{"players":[{"name":"b","head":{"position":[4,5,6],"forward":[0,0,1],"left":[1,0,0],"up":[0,1,0]},"rhand":{"pos":[1,1,1],"forward":[0,0,1],"left":[1,0,0],"up":[0,1,0]}}]}]}`))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Body != nil || q.LHand != nil || q.Head == nil || q.Head.Position[2] != 6 || q.RHand.Pos[0] != 1 {
-		t.Fatalf("current shape: %+v", q)
+	if qp := q.Teams[0].Players[0]; qp.Body != nil || qp.LHand != nil || qp.Head.Position[2] != 6 || qp.RHand.Pos[0] != 1 {
+		t.Fatalf("current shape: %+v", qp)
 	}
-	for _, bad := range []string{`{"rhand":[1,2]}`, `{"head":"x"}`, `{"lhand":[1,"a",3]}`} {
-		err := json.Unmarshal([]byte(bad), new(Player))
-		if err == nil {
+	for _, bad := range []string{`{"teams":[{"players":[{"rhand":[1,2]}]}]}`, `{"teams":[{"players":[{"head":"x"}]}]}`, `{"teams":[{"players":[{"lhand":[1,"a",3]}]}]}`} {
+		if _, err := ParseFrame([]byte(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
-		} else if !strings.Contains(err.Error(), "hand") && !strings.Contains(err.Error(), "head") {
-			t.Errorf("%s: error %q does not name the field", bad, err)
+		} else if !strings.Contains(err.Error(), "hand") && !strings.Contains(err.Error(), "head") && !strings.Contains(err.Error(), "string") {
+			t.Errorf("%s: error %q does not say what is wrong", bad, err)
+		} else {
+			t.Log(err)
 		}
 	}
 }

@@ -74,10 +74,11 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
-// Frame parses the line's JSON into a Frame.
+// Frame parses the line's JSON into a Frame (ParseFrame: either API
+// shape).
 func (l Line) Frame() (*Frame, error) {
-	f := new(Frame)
-	if err := json.Unmarshal(l.Session, f); err != nil {
+	f, err := ParseFrame(l.Session)
+	if err != nil {
 		return nil, fmt.Errorf("session JSON: %w", err)
 	}
 	f.RecordedTime = l.Time
