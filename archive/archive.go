@@ -56,6 +56,10 @@ var ErrInUse = errors.New("archive is in use by another process (bbolt file lock
 type Options struct {
 	// NoSync skips fsync on commit. Only for tests and benchmarks.
 	NoSync bool
+	// ReadOnly opens the catalog and shards for reading only, under a
+	// shared lock: any number of read-only opens may run at once, and only
+	// a writer excludes them. Every change then fails.
+	ReadOnly bool
 	// LockTimeout is how long Open waits for another process to let go of
 	// the archive's files (default 2s).
 	LockTimeout time.Duration
@@ -130,6 +134,13 @@ func Open(dir string, opts Options) (*Archive, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.ReadOnly {
+		db, err := openBolt(filepath.Join(dir, "catalog.db"), opts)
+		if err != nil {
+			return nil, err
+		}
+		return newArchive(dir, opts, db)
+	}
 	// MkdirAll applies the mode to the directories it creates only: an
 	// existing directory keeps the mode its owner gave it.
 	if err := os.MkdirAll(filepath.Join(dir, "shards"), opts.dirMode()); err != nil {
@@ -156,6 +167,11 @@ func Open(dir string, opts Options) (*Archive, error) {
 		db.Close()
 		return nil, fmt.Errorf("archive: init catalog: %w", err)
 	}
+	return newArchive(dir, opts, db)
+}
+
+// newArchive wraps an open catalog.
+func newArchive(dir string, opts Options, db *bolt.DB) (*Archive, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		db.Close()
@@ -182,7 +198,7 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		// remaps that copy every dirty node of a write transaction each
 		// time the file grows: measured, they were most of ingest's heap.
 		// (Where mapping extends the file, disk_other.go maps less.)
-		db, err := bolt.Open(path, opts.fileMode(), &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, InitialMmapSize: initialMmapSize})
+		db, err := bolt.Open(path, opts.fileMode(), &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmapSize})
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("archive: %s: %w", path, ErrInUse)
 		}
@@ -249,6 +265,9 @@ func (a *Archive) shard(name string, create bool) (*bolt.DB, error) {
 		return db, nil
 	}
 	path := a.shardPath(name)
+	if create && a.opts.ReadOnly {
+		return nil, fmt.Errorf("archive: shard %s: opened read-only", name)
+	}
 	if !create {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("archive: shard %s: %w", name, err)

@@ -128,6 +128,9 @@ type Options struct {
 	// unsafe_batch). A crash can then lose the last batches, but never
 	// tears one: Seq still names the last batch that is in the index.
 	NoSync bool
+	// ReadOnly opens an existing index for searching only, sharing it with
+	// other read-only openers (a writer keeps it up to date).
+	ReadOnly bool
 }
 
 // Index is a search index of recordings. It is safe for concurrent use.
@@ -140,6 +143,9 @@ type Index struct {
 	pairs     analysis.Analyzer
 	maxEvents int
 	windowMin int // see newest
+	// batchDocs, when set, replaces maxBatchDocs (tests lower it to make
+	// one recording span several batches).
+	batchDocs int
 }
 
 // layoutVersion names the document layout this build writes; change it
@@ -164,9 +170,15 @@ func OpenWith(dir string, opt Options) (*Index, error) {
 	if ix.maxEvents <= 0 {
 		ix.maxEvents = 50
 	}
-	cfg := map[string]interface{}{}
+	cfg := map[string]interface{}{"bolt_timeout": "2s"}
 	if opt.NoSync {
 		cfg["unsafe_batch"] = true
+	}
+	if opt.ReadOnly {
+		cfg["read_only"] = true
+		if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err != nil {
+			return nil, fmt.Errorf("query: no index in %s to open read-only: %w", dir, err)
+		}
 	}
 	_, err := os.Stat(filepath.Join(dir, "index_meta.json"))
 	switch {
@@ -282,11 +294,13 @@ func (ix *Index) Seq() (uint64, error) {
 // DocCount returns the number of documents (recordings plus events).
 func (ix *Index) DocCount() (uint64, error) { return ix.bi.DocCount() }
 
-// Apply indexes one batch atomically: each put replaces all documents of its
+// Apply indexes puts and deletes: each put replaces all documents of its
 // recording (the recording document and its event documents), each delete
-// removes all documents of that recording id, and seq is stored in the same
-// batch so that after a crash Seq says exactly which change-log entry was
-// applied last. An id both put and deleted ends up put; an id put twice
+// removes all documents of that recording id, and seq is stored with the
+// last bleve batch. Batches are bounded in documents and bytes (see
+// batcher), so a recording with a hundred thousand events does not build
+// one huge in-memory segment; after a crash between two of them Seq still
+// names the previous change-log entry, and the next Sync applies it again. An id both put and deleted ends up put; an id put twice
 // ends up as its last put.
 func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, deletes []string) error {
 	ids := make([]string, 0, len(puts)+len(deletes))
@@ -304,61 +318,35 @@ func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, del
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	old, err := ix.docIDsOf(ctx, ids)
+	bt, err := ix.newBatcher(ctx)
 	if err != nil {
 		return err
 	}
-	lo, hi, ok, err := ix.span()
-	if err != nil {
+	if err := bt.deleteRecs(ids); err != nil {
 		return err
-	}
-	grown := false
-	for i := range puts {
-		st := puts[i].Start
-		if st.IsZero() {
-			continue
-		}
-		ns := st.UnixNano()
-		if !ok || ns < lo {
-			lo, grown = ns, true
-		}
-		if !ok || ns > hi {
-			hi, grown = ns, true
-		}
-		ok = true
-	}
-	b := ix.bi.NewBatch()
-	if grown {
-		var sp [16]byte
-		binary.BigEndian.PutUint64(sp[:8], uint64(lo))
-		binary.BigEndian.PutUint64(sp[8:], uint64(hi))
-		b.SetInternal(spanKey, sp[:])
-	}
-	for _, id := range old {
-		b.Delete(id)
 	}
 	last := make(map[string]int, len(puts)) // a recording put twice: the last one wins
 	for i := range puts {
 		last[puts[i].ID] = i
 	}
 	for i := range puts {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		if last[puts[i].ID] != i {
 			continue
 		}
-		if err := ix.addDocs(b, &puts[i]); err != nil {
+		r := &puts[i]
+		err := bt.put(r, func(fn func(n int, e *formats.Event) error) error {
+			for n := range r.Events {
+				if err := fn(n, &r.Events[n]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
-	var sb [8]byte
-	binary.BigEndian.PutUint64(sb[:], seq)
-	b.SetInternal(seqKey, sb[:])
-	if err := ix.bi.Batch(b); err != nil {
-		return fmt.Errorf("query: apply seq %d: %w", seq, err)
-	}
-	return nil
+	return bt.flush(seq)
 }
 
 // span returns the start-time hint kept by Apply; ok is false when no
@@ -453,8 +441,58 @@ func eventDocID(rec string, n int) string {
 	return fmt.Sprintf("%s/e%06x", rec, n)
 }
 
-// addDocs adds the documents of one recording to b.
-func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
+// eventText collects, while a recording's event documents are built, what
+// its recording document carries about them: the kinds present and the text
+// of commands, chat and other events.
+type eventText struct {
+	kinds          []string
+	seen           map[string]bool
+	cmd, chat, etc []byte
+}
+
+// eventDoc builds the document of event n of recording rec and notes its
+// kind and text in t.
+func (ix *Index) eventDoc(rec string, n int, e *formats.Event, t *eventText) *document.Document {
+	kind := strings.ToLower(e.Kind)
+	if kind != "" && !t.seen[kind] {
+		if t.seen == nil {
+			t.seen = map[string]bool{}
+		}
+		t.seen[kind] = true
+		t.kinds = append(t.kinds, kind)
+	}
+	if e.Text != "" {
+		switch kind {
+		case formats.EventCommand:
+			t.cmd = appendValue(t.cmd, e.Text)
+		case formats.EventChat:
+			t.chat = appendValue(t.chat, e.Text)
+		default:
+			t.etc = appendValue(t.etc, e.Text)
+		}
+	}
+	ed := document.NewDocument(eventDocID(rec, n))
+	ed.AddField(document.NewTextFieldCustom(fRec, nil, []byte(rec), keywordOpts, nil))
+	if kind != "" {
+		ed.AddField(document.NewTextFieldCustom(fKind, nil, []byte(kind), keywordOpts, nil))
+	}
+	if e.Text != "" {
+		field := fText
+		switch kind {
+		case formats.EventCommand:
+			field = fCmd
+		case formats.EventChat:
+			field = fChat
+		}
+		ed.AddField(document.NewTextFieldCustom(field, nil, []byte(e.Text), textOpts, ix.text))
+	}
+	ed.AddField(document.NewTextFieldCustom(fData, nil, encodeEvent(e), storeOpts, nil))
+	return ed
+}
+
+// recDoc builds the recording document of r; t holds what its events said
+// (r.Events itself is not read: events are streamed through eventDoc).
+func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 	d := document.NewDocument(r.ID)
 	kw := func(name, v string) {
 		if v != "" {
@@ -522,56 +560,17 @@ func (ix *Index) addDocs(b *bleve.Batch, r *RecordingDoc) error {
 	d.AddField(document.NewTextFieldCustom(fSort, nil, []byte(ts), keywordOpts|index.DocValues, nil))
 	d.AddField(document.NewNumericFieldWithIndexingOptions(fDur, nil, float64(r.Duration/time.Millisecond), index.IndexField))
 
-	var cmd, chat, etc []byte
-	kinds := map[string]bool{}
-	for n := range r.Events {
-		e := &r.Events[n]
-		kind := strings.ToLower(e.Kind)
-		if !kinds[kind] && kind != "" {
-			kinds[kind] = true
-			kw(fKinds, kind)
-		}
-		if e.Text != "" {
-			switch kind {
-			case formats.EventCommand:
-				cmd = appendValue(cmd, e.Text)
-			case formats.EventChat:
-				chat = appendValue(chat, e.Text)
-			default:
-				etc = appendValue(etc, e.Text)
-			}
-		}
-		ed := document.NewDocument(eventDocID(r.ID, n))
-		ed.AddField(document.NewTextFieldCustom(fRec, nil, []byte(r.ID), keywordOpts, nil))
-		if kind != "" {
-			ed.AddField(document.NewTextFieldCustom(fKind, nil, []byte(kind), keywordOpts, nil))
-		}
-		if e.Text != "" {
-			field := fText
-			switch kind {
-			case formats.EventCommand:
-				field = fCmd
-			case formats.EventChat:
-				field = fChat
-			}
-			ed.AddField(document.NewTextFieldCustom(field, nil, []byte(e.Text), textOpts, ix.text))
-		}
-		ed.AddField(document.NewTextFieldCustom(fData, nil, encodeEvent(e), storeOpts, nil))
-		if err := b.IndexAdvanced(ed); err != nil {
-			return fmt.Errorf("query: recording %s event %d: %w", r.ID, n, err)
-		}
+	for _, k := range t.kinds {
+		kw(fKinds, k)
 	}
 	for _, f := range []struct {
 		name string
 		v    []byte
-	}{{fRCmd, cmd}, {fRChat, chat}, {fREtc, etc}} {
+	}{{fRCmd, t.cmd}, {fRChat, t.chat}, {fREtc, t.etc}} {
 		ix.addText(d, f.name, f.v)
 	}
 	d.AddField(document.NewTextFieldCustom(fData, nil, encodeRec(r), storeOpts, nil))
-	if err := b.IndexAdvanced(d); err != nil {
-		return fmt.Errorf("query: recording %s: %w", r.ID, err)
-	}
-	return nil
+	return d
 }
 
 // addText adds a recording-level text field: the words with positions, and

@@ -5,6 +5,7 @@ package query
 
 import (
 	"fmt"
+	"github.com/replayarchive/replay/internal/units"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -277,7 +278,7 @@ func (t *Term) check(a analysis.Analyzer) error {
 		}
 		t.Time = tm
 	case opDuration:
-		d, err := parseDuration(t.Value)
+		d, err := units.ParseDuration(t.Value)
 		if err != nil {
 			return fmt.Errorf("%s: not a duration (want e.g. 90s, 5m, 2h, 1d)", name)
 		}
@@ -302,24 +303,4 @@ func parseDate(s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Parse(time.DateOnly, s)
-}
-
-// parseDuration reads a Go duration ("90s", "1h30m") or a whole number of
-// days ("2d"). Negative durations are refused.
-func parseDuration(s string) (time.Duration, error) {
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		var days int64
-		if _, err := fmt.Sscanf(n, "%d", &days); err != nil || fmt.Sprint(days) != n || days < 0 || days > 100000 {
-			return 0, fmt.Errorf("bad days")
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, err
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("negative duration")
-	}
-	return d, nil
 }

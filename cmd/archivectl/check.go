@@ -36,7 +36,11 @@ func runCheck(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) > 0 {
 		return usagef("check takes no arguments")
 	}
-	a, err := e.open()
+	if o.repair && e.access != writeAccess {
+		// Repairs write: open the archive for writing.
+		e.access = writeAccess
+	}
+	x, err := e.lib()
 	if err != nil {
 		return err
 	}
@@ -44,7 +48,7 @@ func runCheck(ctx context.Context, e *env, o *opts, args []string) error {
 	copts := archive.CheckOptions{ReadData: o.readData, Repair: o.repair, Progress: func(done, total int) {
 		prog.update(func() string { return fmt.Sprintf("%d/%d recordings", done, total) })
 	}}
-	rep, err := a.Check(ctx, copts)
+	rep, err := x.Check(ctx, copts)
 	prog.clear()
 	if err != nil {
 		return err
@@ -52,7 +56,7 @@ func runCheck(ctx context.Context, e *env, o *opts, args []string) error {
 	final := rep
 	if o.repair {
 		copts.Repair = false
-		if final, err = a.Check(ctx, copts); err != nil {
+		if final, err = x.Check(ctx, copts); err != nil {
 			return err
 		}
 	}

@@ -23,6 +23,7 @@ func cmdDemo() *command {
 		name:    "demo",
 		args:    "[--keep]",
 		summary: "run the whole job on embedded recordings in a throwaway archive",
+		access:  noAccess,
 		help: `Builds an archive in a temporary directory from recordings shipped inside the
 binary (made by our own writers), then ingests, lists, shows, searches,
 seeks, clips, exports byte for byte, flags, holds and checks, printing every

@@ -6,37 +6,53 @@ package main
 
 import (
 	"context"
-	"errors"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/replayarchive/replay/archive"
-	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/internal/units"
+	"github.com/replayarchive/replay/server"
 )
 
 func cmdExport() *command {
 	return &command{
 		name:    "export",
-		args:    "ID -o FILE [--from TICK] [--to TICK] [--format F] [--opt KEY=VALUE]...",
+		args:    "ID -o FILE [--from T] [--to T | --at TIME --around DUR] [--redact] [--format F] [--opt KEY=VALUE]...",
 		summary: "write a recording back as its native file, whole or a clip",
 		help: `Without --from/--to the whole recording is written byte for byte as it was
-ingested, after checking it against the sha256 recorded at ingest: to a file
-via a temporary file renamed into place only when the check passes, to
-stdout (-o -) only after a full verification pass.
+ingested, checked against the sha256 recorded at ingest: to a file via a
+temporary file renamed into place only when the check passes, to stdout
+(-o -) only after a full verification pass. Whole byte-identical originals
+carry every secret the file holds (passwords, timeout codes): through a
+server they are for admins only; --redact writes a valid file of the
+format with the secrets replaced, as viewers get it.
 
-With --from and/or --to (ticks, inclusive) the codec writes a valid native
-file of just that range (for teehistorian: the state at --from synthesized so
-any reader decodes it). --format converts to another format the codec can
-write (e.g. an .echoreplay session to butter), with --opt settings such as
---opt keyframe-interval=300 --opt compression=zstd.`,
+--from and --to take ticks (inclusive) or offsets from the recording's
+start (1m04s, 90s); --at TIME --around DUR clips DUR either side of a
+wall-clock time (RFC 3339). The codec writes a valid native file of just
+that range (for teehistorian: the state at --from synthesized so any
+reader decodes it). A range that starts past the end is an error; one that
+runs past it is cut at the last tick, and the summary says so. Formats
+that cannot be clipped (StarCraft II) say so. --format converts to another
+format the codec can write (an .echoreplay session to butter), with --opt
+settings such as --opt keyframe-interval=300 --opt compression=zstd.
+
+The file is created with the mode your umask allows.`,
 		flags: func(fs *flag.FlagSet, o *opts) {
 			fs.StringVar(&o.out, "o", "", "output `FILE` (- for stdout)")
-			fs.Int64Var(&o.from, "from", -1, "first `TICK` of a clip")
-			fs.Int64Var(&o.to, "to", -1, "last `TICK` of a clip (inclusive)")
+			fs.StringVar(&o.from, "from", "", "first `TICK` (or offset like 1m04s) of a clip")
+			fs.StringVar(&o.to, "to", "", "last `TICK` (or offset) of a clip, inclusive")
+			fs.StringVar(&o.at, "at", "", "clip around this wall-clock `TIME` (RFC 3339), with --around")
+			fs.StringVar(&o.around, "around", "30s", "with --at: `DUR` before and after")
+			fs.BoolVar(&o.redact, "redact", false, "replace secrets (passwords, timeout codes) in the written file")
 			fs.StringVar(&o.format, "format", "", "convert to this `format` instead of the native one")
 			fs.Var(&o.exportOpts, "opt", "format setting `KEY=VALUE` for --format (repeatable)")
 		},
@@ -51,39 +67,31 @@ func runExport(ctx context.Context, e *env, o *opts, args []string) error {
 	if o.out == "" {
 		return usagef("-o FILE is required (- for stdout)")
 	}
-	if o.from >= 0 && o.to >= 0 && o.to < o.from {
-		return usagef("--to %d is before --from %d", o.to, o.from)
+	if f, err1 := strconv.ParseInt(o.from, 10, 64); err1 == nil {
+		if t, err2 := strconv.ParseInt(o.to, 10, 64); err2 == nil && t < f {
+			return usagef("--to %d is before --from %d", t, f)
+		}
 	}
 	rec, err := e.recording(args[0])
 	if err != nil {
 		return err
 	}
+	from, to, clip, err := clipRange(rec, o)
+	if err != nil {
+		return err
+	}
 	m := rec.Manifest()
-	clip := o.from >= 0 || o.to >= 0
 	native := o.format == "" || o.format == m.Format
+	out := e.path(o.out)
 	if !clip && native {
-		return exportWhole(ctx, e, rec, o.out)
+		return exportWhole(ctx, e, rec, out, o.redact)
 	}
-	codec := codecByName(m.Format)
-	if codec == nil {
-		return fmt.Errorf("no codec for format %q in this build", m.Format)
-	}
-	from := max(o.from, 0)
+	var wrote [2]int64
 	write := func(w io.Writer) error {
 		if native {
-			err := codec.Clip(ctx, rec, from, o.to, w)
-			if errors.Is(err, formats.ErrClipUnsupported) {
-				return fmt.Errorf("%s: %w; export the whole recording instead (no --from/--to)", m.Format, err)
-			}
+			f, t, err := rec.Clip(ctx, from, to, w, o.redact)
+			wrote = [2]int64{f, t}
 			return err
-		}
-		ex, ok := codec.(formats.Exporter)
-		if !ok || !contains(ex.ExportFormats(), o.format) {
-			can := []string{m.Format}
-			if ok {
-				can = append(can, ex.ExportFormats()...)
-			}
-			return fmt.Errorf("cannot convert %s to %q (can write: %s)", m.Format, o.format, strings.Join(can, ", "))
 		}
 		kv := map[string]string{}
 		for _, s := range o.exportOpts {
@@ -93,9 +101,10 @@ func runExport(ctx context.Context, e *env, o *opts, args []string) error {
 			}
 			kv[k] = v
 		}
-		return ex.Export(ctx, rec, o.format, from, o.to, kv, w)
+		wrote = [2]int64{from, to}
+		return rec.Convert(ctx, o.format, from, to, kv, w)
 	}
-	if err := writeOutput(e, o.out, write); err != nil {
+	if err := writeOutput(e, out, write); err != nil {
 		return err
 	}
 	if o.out != "-" {
@@ -103,57 +112,107 @@ func runExport(ctx context.Context, e *env, o *opts, args []string) error {
 		if !native {
 			what = fmt.Sprintf("%s converted to %s", m.Format, o.format)
 		}
-		fmt.Fprintf(e.stderr, "wrote %s (%s, ticks %d..%s, read %d of %d chunks)\n", o.out,
-			what, from, tickOrEnd(o.to), rec.Reads(), len(m.Chunks))
+		if o.redact {
+			what += ", redacted"
+		}
+		end := strconv.FormatInt(wrote[1], 10)
+		if wrote[1] < 0 {
+			end = "end"
+		}
+		note := ""
+		if to > rec.LastTick() {
+			note = fmt.Sprintf("; --to %d is past the last tick, cut there", to)
+		}
+		fmt.Fprintf(e.stderr, "wrote %s (%s, ticks %d..%s, read %d of %d chunks%s)\n", o.out,
+			what, wrote[0], end, rec.Reads(), len(rec.Chunks()), note)
 	}
 	return nil
 }
 
-func tickOrEnd(t int64) string {
-	if t < 0 {
-		return "end"
+// clipRange reads --from, --to, --at and --around into a tick range; clip
+// is false when none was given.
+func clipRange(rec *replay.Recording, o *opts) (from, to int64, clip bool, err error) {
+	from, to = 0, -1
+	if o.at != "" {
+		if o.from != "" || o.to != "" {
+			return 0, 0, false, usagef("--at goes without --from and --to")
+		}
+		at, err := time.Parse(time.RFC3339Nano, o.at)
+		if err != nil {
+			return 0, 0, false, usagef("--at %q: want an RFC 3339 time like 2023-11-27T21:48:10Z", o.at)
+		}
+		around, err := units.ParseDuration(o.around)
+		if err != nil {
+			return 0, 0, false, usagef("--around: %v", err)
+		}
+		start := rec.Meta().Start
+		if start.IsZero() {
+			return 0, 0, false, fmt.Errorf("the recording does not say when it started: use --from/--to")
+		}
+		off := at.Sub(start)
+		if off < 0 || off > rec.Meta().Duration {
+			return 0, 0, false, fmt.Errorf("%s is outside the recording (%s to %s)", o.at,
+				start.UTC().Format(time.RFC3339), start.Add(rec.Meta().Duration).UTC().Format(time.RFC3339))
+		}
+		return rec.TickAt(max(off-around, 0)), rec.TickAt(off + around), true, nil
 	}
-	return fmt.Sprint(t)
+	if o.from != "" {
+		if from, err = server.ParseTick(o.from, rec); err != nil {
+			return 0, 0, false, usagef("--from: %v", err)
+		}
+		clip = true
+	}
+	if o.to != "" {
+		if to, err = server.ParseTick(o.to, rec); err != nil {
+			return 0, 0, false, usagef("--to: %v", err)
+		}
+		clip = true
+		if to < from {
+			return 0, 0, false, usagef("--to %s is before --from %s", o.to, o.from)
+		}
+	}
+	return from, to, clip, nil
 }
 
 // exportWhole writes the native bytes only once they are known to match
-// the recorded sha256.
-func exportWhole(ctx context.Context, e *env, rec *archive.Recording, out string) error {
+// the recorded sha256 (or, with redact, a redacted copy).
+func exportWhole(ctx context.Context, e *env, rec *replay.Recording, out string, redact bool) error {
 	m := rec.Manifest()
 	if out == "-" {
-		if err := rec.Verify(ctx); err != nil {
-			return err
+		if !redact {
+			if err := rec.Verify(ctx); err != nil {
+				return err
+			}
 		}
-		_, err := rec.WriteTo(ctx, e.stdout)
-		return err
+		return rec.Export(ctx, e.stdout, redact)
 	}
-	err := writeOutput(e, out, func(w io.Writer) error {
-		_, err := rec.WriteTo(ctx, w)
-		return err
-	})
+	err := writeOutput(e, out, func(w io.Writer) error { return rec.Export(ctx, w, redact) })
 	if err != nil {
 		return err
+	}
+	if redact {
+		fmt.Fprintf(e.stderr, "wrote %s (%s, redacted copy of %d bytes)\n", out, m.Format, m.NativeBytes)
+		return nil
 	}
 	fmt.Fprintf(e.stderr, "wrote %s (%s, %d bytes, sha256 %s verified)\n", out, m.Format, m.NativeBytes, m.SHA256[:16]+"…")
 	return nil
 }
 
 // writeOutput runs write into a temporary file beside out and renames it
-// into place only if write succeeds; "-" writes to stdout directly.
+// into place only if write succeeds; "-" writes to stdout directly. The
+// file is created with mode 0666 less the umask, as any new file.
 func writeOutput(e *env, out string, write func(io.Writer) error) error {
 	if out == "-" {
 		return write(e.stdout)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmpName := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+"."+hex.EncodeToString(rnd[:])+".tmp")
+	tmp, err := os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file private; an export is an ordinary file.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
+	defer os.Remove(tmpName)
 	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err
@@ -161,5 +220,5 @@ func writeOutput(e *env, out string, write func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), out)
+	return os.Rename(tmpName, out)
 }

@@ -10,19 +10,22 @@ import (
 	"fmt"
 
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/server"
 )
 
 func cmdFrames() *command {
 	return &command{
 		name:    "frames",
-		args:    "ID [--from TICK] [--to TICK] [--stats]",
+		args:    "ID [--from T] [--to T] [--stats]",
 		summary: "print decoded events/frames of a tick range as JSON lines",
 		help: `Each line is {"tick":N,"type":"...","data":{...}}. Only the chunks that cover
 the range are read: the codec starts from the resume state stored with the
-first of them, so seeking deep into a long recording costs one chunk.`,
+first of them, so seeking deep into a long recording costs one chunk.
+--from and --to take ticks or offsets from the start (1m04s). Secrets
+(passwords, timeout codes) are shown redacted.`,
 		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.Int64Var(&o.from, "from", 0, "first `TICK`")
-			fs.Int64Var(&o.to, "to", -1, "last `TICK` (inclusive; default: the end)")
+			fs.StringVar(&o.from, "from", "", "first `TICK` (or offset like 1m04s)")
+			fs.StringVar(&o.to, "to", "", "last `TICK` (inclusive; default: the end)")
 			fs.BoolVar(&o.stats, "stats", false, "report on stderr how many chunks were read")
 		},
 		run: runFrames,
@@ -33,24 +36,28 @@ func runFrames(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) != 1 {
 		return usagef("frames takes one recording ID")
 	}
-	if o.from < 0 {
-		return usagef("--from must not be negative")
-	}
-	if o.to >= 0 && o.to < o.from {
-		return usagef("--to %d is before --from %d", o.to, o.from)
-	}
 	rec, err := e.recording(args[0])
 	if err != nil {
 		return err
 	}
-	codec := codecByName(rec.Manifest().Format)
-	if codec == nil {
-		return fmt.Errorf("no codec for format %q in this build", rec.Manifest().Format)
+	from, to := int64(0), int64(-1)
+	if o.from != "" {
+		if from, err = server.ParseTick(o.from, rec); err != nil {
+			return usagef("--from: %v", err)
+		}
+	}
+	if o.to != "" {
+		if to, err = server.ParseTick(o.to, rec); err != nil {
+			return usagef("--to: %v", err)
+		}
+		if to < from {
+			return usagef("--to %s is before --from %s", o.to, o.from)
+		}
 	}
 	bw := bufio.NewWriterSize(e.stdout, 64<<10)
 	enc := json.NewEncoder(bw)
 	n := 0
-	err = codec.Frames(ctx, rec, o.from, o.to, func(f formats.Frame) error {
+	err = rec.Frames(ctx, from, to, func(f formats.Frame) error {
 		n++
 		return enc.Encode(f)
 	})

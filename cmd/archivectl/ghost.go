@@ -43,7 +43,7 @@ func runGhost(ctx context.Context, e *env, o *opts, args []string) error {
 		if f := r.Manifest().Format; f != "hcrp" {
 			return fmt.Errorf("%s is a %s recording; ghost races compare HCRP runs", id, f)
 		}
-		recs[i], ids[i] = r, id.String()
+		recs[i], ids[i] = r.Recording, id.String()
 	}
 	if wa, wb := recs[0].Meta().Session, recs[1].Meta().Session; wa != wb {
 		fmt.Fprintf(e.stderr, "warning: the runs are of different worlds (%s, %s)\n", wa, wb)

@@ -8,9 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/ingest"
+	"github.com/replayarchive/replay/internal/textsafe"
 )
 
 func cmdIngest() *command {
@@ -19,11 +22,17 @@ func cmdIngest() *command {
 		args:    "[--json] PATH...",
 		summary: "add recordings (files, or directories walked recursively)",
 		help: `Each file's format is detected from its content, not its name. Per input one
-line: "ingested <id>", "already archived <id>" (same sha256), "replaced <id>"
-(a live recording that grew), "skipped <path>" (a file of no known format
-inside a directory) or "failed <path>: <reason>". Warnings (a file cut short,
-a missing footer) follow on stderr. The exit status is 1 if any input failed;
-the others are still ingested. Progress goes to stderr when it runs long.`,
+line pairing it with its id: "ingested <id> <path>", "already archived <id>
+<path>" (same sha256), "replaced <id> <path>" (a live recording that grew),
+"skipped <path>: <why>" (a file of no known format inside a directory, a
+link loop or a link out of the tree), "expired <path>" (older than the
+retention policy's max age), "taken down <id> <path>: who, when, why",
+"refused <path>: why" (it names a recording it may not replace) or
+"failed <path>: <reason>". PATH "-" reads one file from standard input;
+a named pipe is read. Warnings (a file cut short, a missing footer) follow
+on stderr. The exit status is 5 when some inputs failed (the others are
+still ingested). Progress goes to stderr when it runs long.`,
+		access: createAccess,
 		flags: func(fs *flag.FlagSet, o *opts) {
 			fs.BoolVar(&o.json, "json", false, "print one JSON object per input")
 		},
@@ -35,12 +44,16 @@ func runIngest(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) == 0 {
 		return usagef("no paths given")
 	}
-	a, err := e.open()
+	x, err := e.lib()
 	if err != nil {
 		return err
 	}
+	paths := make([]string, len(args))
+	for i, a := range args {
+		paths[i] = e.path(a)
+	}
 	prog := newProgress(e.stderr, "ingest")
-	p := &ingest.Pipeline{Archive: a, Codecs: codecs(), Progress: func(pr ingest.Progress) {
+	opts := replay.IngestOptions{By: e.who, Progress: func(pr ingest.Progress) {
 		prog.update(func() string {
 			rate := float64(pr.BytesDone) / 1e6 / max(pr.Elapsed.Seconds(), 1e-9)
 			return fmt.Sprintf("%d/%d inputs, %s/%s, %.1f MB/s", pr.Done, pr.Files, humanBytes(pr.BytesDone), humanBytes(pr.Bytes), rate)
@@ -48,39 +61,39 @@ func runIngest(ctx context.Context, e *env, o *opts, args []string) error {
 	}}
 	failed := 0
 	enc := json.NewEncoder(e.stdout)
-	err = p.Run(ctx, args, func(r ingest.FileResult) {
+	err = x.Ingest(ctx, paths, opts, func(r ingest.FileResult) {
 		prog.clear()
-		if r.Outcome == ingest.OutcomeFailed {
+		switch r.Outcome {
+		case ingest.OutcomeFailed, ingest.OutcomeTakenDown, ingest.OutcomeRefused:
 			failed++
 		}
 		if o.json {
 			enc.Encode(r)
 			return
 		}
-		switch r.Outcome {
-		case ingest.OutcomeFailed:
-			fmt.Fprintf(e.stdout, "failed %s\n", r.Err)
-		case ingest.OutcomeSkipped:
-			fmt.Fprintf(e.stdout, "skipped %s: %s\n", r.Path, r.Err)
-		default:
-			fmt.Fprintf(e.stdout, "%s %s\n", r.Outcome, r.ID)
+		line := r.Outcome.String()
+		if r.ID != [16]byte{} {
+			line += " " + r.ID.String()
 		}
+		line += " " + r.Path
+		if r.Err != "" {
+			line += ": " + strings.TrimPrefix(r.Err, r.Path+": ")
+		}
+		fmt.Fprintln(e.stdout, textsafe.Line(line))
 		if r.Note != "" {
-			fmt.Fprintf(e.stderr, "note: %s: %s\n", r.Path, r.Note)
+			fmt.Fprintf(e.stderr, "note: %s: %s\n", r.Path, textsafe.Line(r.Note))
 		}
 		for _, w := range r.Warnings {
-			fmt.Fprintf(e.stderr, "warning: %s: %s\n", r.Path, w)
+			fmt.Fprintf(e.stderr, "warning: %s: %s\n", r.Path, textsafe.Line(w))
 		}
 	})
 	prog.clear()
 	if err != nil {
 		return err
 	}
-	if err := syncIndex(ctx, e); err != nil {
-		return fmt.Errorf("archived, but the search index could not be updated (run reindex): %w", err)
-	}
 	if failed > 0 {
-		return errSilent
+		fmt.Fprintf(e.stderr, "%d of the inputs failed\n", failed)
+		return errPartial
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 )
 
@@ -30,6 +31,9 @@ func cmdLs() *command {
 func runLs(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) > 0 {
 		return usagef("ls takes no arguments")
+	}
+	if err := replay.CheckFormats(o.formats); err != nil {
+		return usagef("--format: %v", err)
 	}
 	a, err := e.open()
 	if err != nil {

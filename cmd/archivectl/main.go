@@ -18,12 +18,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
-	"github.com/replayarchive/replay/query"
+	"github.com/replayarchive/replay/internal/textsafe"
+	"github.com/replayarchive/replay/internal/units"
 )
 
 // command is one subcommand; each lives in its own file.
@@ -32,16 +36,37 @@ type command struct {
 	args    string // synopsis of the arguments
 	summary string // one line for the command list
 	help    string // longer help shown by `archivectl COMMAND --help`
+	// access says how the command opens the archive.
+	access access
 	// flags declares the command's flags on fs; run does the work.
 	flags func(fs *flag.FlagSet, o *opts)
 	run   func(ctx context.Context, env *env, o *opts, args []string) error
 }
 
+// access is how a command uses the archive.
+type access int
+
+const (
+	// readAccess opens an existing archive read-only: read commands
+	// never block each other, and never create an archive.
+	readAccess access = iota
+	// writeAccess opens an existing archive for writing.
+	writeAccess
+	// createAccess opens for writing, creating the archive if needed.
+	createAccess
+	// noAccess: the command opens nothing itself (help, version, demo,
+	// serve), and is never forwarded to a running server.
+	noAccess
+)
+
 // opts holds every flag a command may declare; each command uses its own.
 type opts struct {
 	json, dryRun, readData, repair, includeFlagged, stats  bool
-	from, to                                               int64
+	from, to                                               string
 	out, format, note, reason, olderThan, maxBytes, maxAge string
+	listen, pruneEvery, tlsCert, tlsKey, grace, name, role  string
+	at, around                                             string
+	redact                                                 bool
 	limit                                                  int
 	formats                                                stringList
 	exportOpts                                             stringList
@@ -58,8 +83,18 @@ type env struct {
 	archiveDir     string
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	archive        *archive.Archive
-	index          *query.Index
+	// wait is how long to wait for another process's lock (--wait).
+	wait time.Duration
+	// cwd resolves relative paths: the caller's working directory when a
+	// server runs a command forwarded to it.
+	cwd string
+	// who makes the changes, for the audit log.
+	who replay.Actor
+	// x is the open archive; shared is set when it belongs to a server
+	// that runs this command, which must not close it.
+	x      *replay.Archive
+	shared bool
+	access access
 }
 
 // errUsage marks errors caused by how the command was called (exit 2).
@@ -77,7 +112,8 @@ func commands() []*command {
 	cmds := []*command{
 		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdSearch(), cmdReindex(),
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(),
-		cmdRetention(), cmdPrune(), cmdCheck(), cmdStats(), cmdGhost(), cmdDemo(),
+		cmdRetention(), cmdPrune(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(),
+		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),
 	}
 	return cmds
 }
@@ -91,7 +127,7 @@ func main() {
 
 // run is main without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, who: replay.LocalActor()}
 	e.archiveDir = os.Getenv("REPLAY_ARCHIVE")
 	if e.archiveDir == "" {
 		e.archiveDir = "replays.archive"
@@ -103,23 +139,41 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case a == "--archive" || a == "-archive":
 			if len(args) < 2 {
 				fmt.Fprintln(stderr, "archivectl: --archive needs a directory")
-				return 2
+				return exitUsage
 			}
 			e.archiveDir, args = args[1], args[2:]
 		case strings.HasPrefix(a, "--archive=") || strings.HasPrefix(a, "-archive="):
 			e.archiveDir, args = a[strings.Index(a, "=")+1:], args[1:]
+		case a == "--wait" || a == "-wait":
+			if len(args) < 2 {
+				fmt.Fprintln(stderr, "archivectl: --wait needs a duration")
+				return exitUsage
+			}
+			d, err := units.ParseDuration(args[1])
+			if err != nil {
+				fmt.Fprintf(stderr, "archivectl: --wait: %v\n", err)
+				return exitUsage
+			}
+			e.wait, args = d, args[2:]
 		case a == "-h" || a == "--help" || a == "-help":
 			printHelp(stdout)
 			return 0
 		default:
 			fmt.Fprintf(stderr, "archivectl: unknown global flag %s (see archivectl help)\n", a)
-			return 2
+			return exitUsage
 		}
 	}
 	if len(args) == 0 {
 		printHelp(stderr)
-		return 2
+		return exitUsage
 	}
+	return runCommand(ctx, e, args)
+}
+
+// runCommand runs one command (args[0]) with its arguments in e: from the
+// command line, or in a server for a command forwarded to it.
+func runCommand(ctx context.Context, e *env, args []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	name, args := args[0], args[1:]
 	if name == "help" {
 		if len(args) > 0 {
@@ -134,7 +188,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	c := findCommand(name)
 	if c == nil {
 		fmt.Fprintf(stderr, "archivectl: unknown command %q (see archivectl help)\n", name)
-		return 2
+		return exitUsage
 	}
 	var o opts
 	fs := newFlagSet(c, &o, e)
@@ -145,32 +199,61 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "archivectl %s: %v\nusage: archivectl %s %s\n", c.name, err, c.name, c.args)
-		return 2
+		return exitUsage
 	}
+	if c.access != noAccess && e.x == nil {
+		if code, ok := forward(ctx, e, c, append([]string{name}, args...)); ok {
+			return code
+		}
+	}
+	e.access = c.access
 	err = c.run(ctx, e, &o, pos)
-	if e.index != nil {
-		if cerr := e.index.Close(); cerr != nil && err == nil {
+	if e.x != nil && !e.shared {
+		if cerr := e.x.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
-	if e.archive != nil {
-		if cerr := e.archive.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
+	return exitCode(stderr, c, err)
+}
+
+// Exit codes, documented in the help text.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // the command failed
+	exitUsage    = 2 // how it was called is wrong
+	exitNoRepo   = 3 // no archive at --archive
+	exitLocked   = 4 // another process holds the archive
+	exitPartial  = 5 // some inputs failed, the others were done
+	exitNotFound = 6 // the recording named does not exist
+)
+
+// errPartial is returned when some inputs failed and the rest were done.
+var errPartial = errors.New("")
+
+// exitCode reports err and returns the exit status it calls for.
+func exitCode(stderr io.Writer, c *command, err error) int {
 	var ue errUsage
 	switch {
 	case err == nil:
-		return 0
+		return exitOK
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "archivectl %s: %v\nusage: archivectl %s %s\n", c.name, err, c.name, c.args)
-		return 2
+		return exitUsage
+	case errors.Is(err, errPartial):
+		return exitPartial
 	case errors.Is(err, errSilent):
-		return 1
-	default:
-		fmt.Fprintf(stderr, "archivectl %s: %v\n", c.name, err)
-		return 1
+		return exitFailure
 	}
+	fmt.Fprintf(stderr, "archivectl %s: %s\n", c.name, textsafe.Line(err.Error()))
+	switch {
+	case errors.Is(err, replay.ErrNoArchive):
+		return exitNoRepo
+	case errors.Is(err, replay.ErrLocked):
+		return exitLocked
+	case errors.Is(err, archive.ErrNotFound):
+		return exitNotFound
+	}
+	return exitFailure
 }
 
 func findCommand(name string) *command {
@@ -253,6 +336,37 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	fs.SetOutput(io.Discard)
 }
 
+// lib opens the archive the way the command needs it (once).
+func (e *env) lib() (*replay.Archive, error) {
+	if e.x != nil {
+		return e.x, nil
+	}
+	if e.access == noAccess {
+		return nil, errors.New("internal error: this command opens no archive")
+	}
+	x, err := replay.Open(e.archiveDir, replay.Options{
+		Create:   e.access == createAccess,
+		ReadOnly: e.access == readAccess,
+		Wait:     e.wait,
+		Command:  "archivectl " + strings.Join(os.Args[1:], " "),
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.x = x
+	return x, nil
+}
+
+// open opens the archive and returns its storage engine, for the reads
+// the library does not wrap.
+func (e *env) open() (*archive.Archive, error) {
+	x, err := e.lib()
+	if err != nil {
+		return nil, err
+	}
+	return x.Store(), nil
+}
+
 // resolve opens the archive and resolves a recording id or unique prefix.
 func (e *env) resolve(ref string) (*archive.Archive, uuid.UUID, error) {
 	a, err := e.open()
@@ -264,23 +378,18 @@ func (e *env) resolve(ref string) (*archive.Archive, uuid.UUID, error) {
 }
 
 // recording opens the recording that ref names, for reading.
-func (e *env) recording(ref string) (*archive.Recording, error) {
-	a, id, err := e.resolve(ref)
+func (e *env) recording(ref string) (*replay.Recording, error) {
+	x, err := e.lib()
 	if err != nil {
 		return nil, err
 	}
-	return a.Open(id)
+	return x.Recording(ref)
 }
 
-// open opens the archive for a command that needs it.
-func (e *env) open() (*archive.Archive, error) {
-	if e.archive != nil {
-		return e.archive, nil
+// path resolves a path the user gave against their working directory.
+func (e *env) path(p string) string {
+	if p == "-" || p == "" || filepath.IsAbs(p) || e.cwd == "" {
+		return p
 	}
-	a, err := archive.Open(e.archiveDir, archive.Options{})
-	if err != nil {
-		return nil, err
-	}
-	e.archive = a
-	return a, nil
+	return filepath.Join(e.cwd, p)
 }

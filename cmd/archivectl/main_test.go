@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,18 @@ func newCLI(t *testing.T) cli { return cli{t: t, dir: filepath.Join(t.TempDir(),
 
 func TestUsageErrors(t *testing.T) {
 	c := newCLI(t)
+	// Read commands never create an archive.
+	if _, errs, code := c.run("ls"); code != exitNoRepo || !strings.Contains(errs, c.dir) || !strings.Contains(errs, "no archive there") {
+		t.Errorf("ls on a missing archive: exit %d, %q; want exit %d naming the path", code, errs, exitNoRepo)
+	}
+	if _, err := os.Stat(c.dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ls created %s: %v", c.dir, err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--archive", "", "ls"}, strings.NewReader(""), &out, &errb); code != exitNoRepo || !strings.Contains(errb.String(), "empty path") {
+		t.Errorf(`--archive "": exit %d, %q`, code, errb.String())
+	}
+	c.ok("init")
 	tests := []struct {
 		args []string
 		code int
@@ -51,7 +64,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"ingest"}, 2, "no paths given"},
 		{[]string{"search", "after:2024-13-99"}, 2, "not a date"},
 		{[]string{"show", "--bogus"}, 2, "flag provided but not defined"},
-		{[]string{"show", "deadbeef"}, 1, "not found"},
+		{[]string{"show", "deadbeef"}, exitNotFound, "not found"},
+		{[]string{"ls", "--format", "nosuch"}, 2, "known: teehistorian"},
+		{[]string{"prune", "--format", "nosuch", "--older-than", "1d"}, 2, "known: teehistorian"},
+		{[]string{"retention", "set", "--format", "nosuch", "--max-age", "1d"}, 2, "known: teehistorian"},
+		{[]string{"delete", "abc"}, 2, "--reason is required"},
+		{[]string{"token", "create", "--name", "x", "--role", "god"}, 2, "unknown role"},
 		{[]string{"hold", "abc"}, 2, "--reason is required"},
 	}
 	for _, tt := range tests {
@@ -59,6 +77,9 @@ func TestUsageErrors(t *testing.T) {
 		if code != tt.code || !strings.Contains(out+errs, tt.want) {
 			t.Errorf("archivectl %s: exit %d, output %q; want exit %d containing %q", strings.Join(tt.args, " "), code, out+errs, tt.code, tt.want)
 		}
+	}
+	if out, _, code := c.run("version"); code != 0 || !strings.Contains(out, "archivectl") {
+		t.Errorf("version: exit %d, %q", code, out)
 	}
 	if out, _, code := c.run("export", "--help"); code != 0 || !strings.Contains(out, "byte for byte") {
 		t.Errorf("export --help: exit %d\n%s", code, out)
@@ -80,8 +101,8 @@ func TestIngestShowExportCorpus(t *testing.T) {
 	os.WriteFile(bad, orig[:17], 0o644) // magic and a cut header
 
 	out, errs, code := c.run("ingest", corpus, bad)
-	if code != 1 {
-		t.Fatalf("ingest with one bad file: exit %d, want 1\n%s%s", code, out, errs)
+	if code != exitPartial {
+		t.Fatalf("ingest with one bad file: exit %d, want %d\n%s%s", code, exitPartial, out, errs)
 	}
 	if n := strings.Count(out, "ingested "); n != 6 {
 		t.Errorf("%d ingested lines, want 6\n%s", n, out)

@@ -5,39 +5,50 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/internal/textsafe"
 )
 
 func cmdFlag() *command {
 	return &command{
 		name: "flag", args: "ID NAME [--note TEXT]",
 		summary: "flag a recording (searchable at once with flag:NAME)",
+		help:    `A second flag of the same name with a new note replaces the note; the audit log keeps both.`,
+		access:  writeAccess,
 		flags:   func(fs *flag.FlagSet, o *opts) { fs.StringVar(&o.note, "note", "", "why it was flagged") },
 		run: func(ctx context.Context, e *env, o *opts, args []string) error {
 			if len(args) != 2 {
 				return usagef("flag takes a recording ID and a flag name")
 			}
-			return mark(ctx, e, args[0], "flagged %s: %s", args[1], func(a *archive.Archive, id uuid.UUID) (*archive.Manifest, error) {
-				return a.SetFlag(id, args[1], o.note)
-			})
+			x, err := e.lib()
+			if err != nil {
+				return err
+			}
+			m, err := x.Flag(ctx, e.who, args[0], args[1], o.note)
+			return printMark(e, m, err, "flagged %s: %s", args[1])
 		},
 	}
 }
 
 func cmdUnflag() *command {
 	return &command{
-		name: "unflag", args: "ID NAME", summary: "remove a moderator's flag",
+		name: "unflag", args: "ID NAME [--reason TEXT]", summary: "remove a moderator's flag",
+		access: writeAccess,
+		flags:  func(fs *flag.FlagSet, o *opts) { fs.StringVar(&o.reason, "reason", "", "why (for the audit log)") },
 		run: func(ctx context.Context, e *env, o *opts, args []string) error {
 			if len(args) != 2 {
 				return usagef("unflag takes a recording ID and a flag name")
 			}
-			return mark(ctx, e, args[0], "unflagged %s: %s", args[1], func(a *archive.Archive, id uuid.UUID) (*archive.Manifest, error) {
-				return a.Unflag(id, args[1])
-			})
+			x, err := e.lib()
+			if err != nil {
+				return err
+			}
+			m, err := x.Unflag(ctx, e.who, args[0], args[1], o.reason)
+			return printMark(e, m, err, "unflagged %s: %s", args[1])
 		},
 	}
 }
@@ -45,7 +56,8 @@ func cmdUnflag() *command {
 func cmdHold() *command {
 	return &command{
 		name: "hold", args: "ID --reason TEXT",
-		summary: "pin a recording: retention and delete leave it alone",
+		summary: "pin a recording: retention and takedowns leave it alone",
+		access:  writeAccess,
 		flags:   func(fs *flag.FlagSet, o *opts) { fs.StringVar(&o.reason, "reason", "", "why it is held (required)") },
 		run: func(ctx context.Context, e *env, o *opts, args []string) error {
 			if len(args) != 1 {
@@ -54,75 +66,90 @@ func cmdHold() *command {
 			if o.reason == "" {
 				return usagef("--reason is required")
 			}
-			return mark(ctx, e, args[0], "held %s: %s", o.reason, func(a *archive.Archive, id uuid.UUID) (*archive.Manifest, error) {
-				return a.SetHold(id, o.reason)
-			})
+			x, err := e.lib()
+			if err != nil {
+				return err
+			}
+			m, err := x.Hold(ctx, e.who, args[0], o.reason)
+			return printMark(e, m, err, "held %s: %s", o.reason)
 		},
 	}
 }
 
 func cmdRelease() *command {
 	return &command{
-		name: "release", args: "ID", summary: "remove a hold",
+		name: "release", args: "ID [--reason TEXT]", summary: "remove a hold",
+		access: writeAccess,
+		flags:  func(fs *flag.FlagSet, o *opts) { fs.StringVar(&o.reason, "reason", "", "why (for the audit log)") },
 		run: func(ctx context.Context, e *env, o *opts, args []string) error {
 			if len(args) != 1 {
 				return usagef("release takes one recording ID")
 			}
-			return mark(ctx, e, args[0], "released %s%s", "", func(a *archive.Archive, id uuid.UUID) (*archive.Manifest, error) {
-				return a.Release(id)
-			})
+			x, err := e.lib()
+			if err != nil {
+				return err
+			}
+			m, err := x.Release(ctx, e.who, args[0], o.reason)
+			return printMark(e, m, err, "released %s%s", "")
 		},
 	}
 }
 
-// mark resolves ref, applies fn, brings the search index up to date and
-// prints what was done.
-func mark(ctx context.Context, e *env, ref, done, what string, fn func(*archive.Archive, uuid.UUID) (*archive.Manifest, error)) error {
-	a, id, err := e.resolve(ref)
+// printMark reports a mark, or its error.
+func printMark(e *env, m *archive.Manifest, err error, done, what string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := fn(a, id); err != nil {
-		return fmt.Errorf("%s: %w", id, err)
-	}
-	if err := syncIndex(ctx, e); err != nil {
-		return err
-	}
-	if what == "" {
-		fmt.Fprintf(e.stdout, done+"\n", id, "")
-	} else {
-		fmt.Fprintf(e.stdout, done+"\n", id, what)
-	}
+	fmt.Fprintln(e.stdout, textsafe.Line(fmt.Sprintf(done, m.ID, what)))
 	return nil
 }
 
 func cmdDelete() *command {
 	return &command{
-		name: "delete", args: "ID [--json]",
-		summary: "remove one recording now (a takedown); refuses held ones",
+		name: "delete", args: "ID --reason TEXT [--json]",
+		summary: "take a recording down now; its bytes are refused at ingest from then on",
 		help: `Removes the recording from the catalog and the search index in one step,
-then deletes its chunks. Killed in between, 'check --repair' or the next
-prune finishes the job. A held recording is refused: release it first.`,
-		flags: func(fs *flag.FlagSet, o *opts) { fs.BoolVar(&o.json, "json", false, "print JSON") },
+then deletes its chunks, and remembers the file's sha256: ingesting the same
+bytes again is refused, saying who took it down, when and why, until an
+admin lifts it ('archivectl takedowns lift SHA256'). Killed in between,
+'check --repair' or the next prune finishes the job. A held recording is
+refused: release it first.`,
+		access: writeAccess,
+		flags: func(fs *flag.FlagSet, o *opts) {
+			fs.StringVar(&o.reason, "reason", "", "why it is taken down (required)")
+			fs.BoolVar(&o.json, "json", false, "print JSON")
+		},
 		run: func(ctx context.Context, e *env, o *opts, args []string) error {
 			if len(args) != 1 {
 				return usagef("delete takes one recording ID")
 			}
-			a, id, err := e.resolve(args[0])
+			if o.reason == "" {
+				return usagef("--reason is required: a takedown says why")
+			}
+			x, err := e.lib()
 			if err != nil {
 				return err
 			}
-			m, err := a.Delete(ctx, id)
-			if err != nil {
-				return err
-			}
-			if err := syncIndex(ctx, e); err != nil {
+			m, err := x.Takedown(ctx, e.who, args[0], o.reason)
+			var sweep *archive.SweepError
+			if err != nil && !errors.As(err, &sweep) {
 				return err
 			}
 			if o.json {
-				return writeJSON(e, map[string]any{"deleted": id.String(), "stored_bytes": m.StoredBytes})
+				out := map[string]any{"deleted": m.ID.String(), "stored_bytes": m.StoredBytes, "sha256": m.SHA256}
+				if sweep != nil {
+					out["warning"] = sweep.Error()
+				}
+				if jerr := writeJSON(e, out); jerr != nil {
+					return jerr
+				}
+			} else {
+				fmt.Fprintf(e.stdout, "deleted %s (%s stored); its bytes are refused from now on\n", m.ID, humanBytes(m.StoredBytes))
 			}
-			fmt.Fprintf(e.stdout, "deleted %s (%s stored)\n", id, humanBytes(m.StoredBytes))
+			if sweep != nil {
+				fmt.Fprintf(e.stderr, "warning: %v\n", sweep)
+				return errSilent
+			}
 			return nil
 		},
 	}

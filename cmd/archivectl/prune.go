@@ -6,11 +6,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
+	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 )
 
@@ -18,6 +20,7 @@ func cmdPrune() *command {
 	return &command{
 		name: "prune", args: "[--dry-run] [--json] [--older-than DUR] [--max-bytes SIZE] [--include-flagged] [--format F]...",
 		summary: "apply retention: remove old recordings and give the disk space back",
+		access:  writeAccess,
 		help: `Applies the stored retention policy (see 'archivectl retention'), or the
 limits given here: --older-than and --max-bytes together replace the
 stored limits, --format replaces the stored formats. A held recording is
@@ -48,15 +51,18 @@ func runPrune(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) > 0 {
 		return usagef("prune takes no arguments")
 	}
-	a, err := e.open()
+	x, err := e.lib()
 	if err != nil {
 		return err
 	}
-	pol, source, err := prunePolicy(a, o)
+	if err := replay.CheckFormats(o.formats); err != nil {
+		return usagef("--format: %v", err)
+	}
+	pol, source, err := prunePolicy(x.Store(), o)
 	if err != nil {
 		return err
 	}
-	plan, err := a.Plan(ctx, pol, archive.PlanOptions{IncludeFlagged: o.includeFlagged})
+	plan, err := x.Plan(ctx, pol, archive.PlanOptions{IncludeFlagged: o.includeFlagged})
 	if err != nil {
 		return err
 	}
@@ -73,14 +79,11 @@ func runPrune(ctx context.Context, e *env, o *opts, args []string) error {
 		return nil
 	}
 
-	rep, err := a.Prune(ctx, plan, archive.PruneOptions{
-		AfterMark:      func(ctx context.Context) error { return syncIndex(ctx, e) },
-		CompactCatalog: true, // nothing else uses the archive in this process
-	})
+	if e.access == readAccess {
+		return errors.New("internal error: prune opened the archive read-only")
+	}
+	rep, err := x.Prune(ctx, e.who, plan)
 	if err != nil {
-		if rep != nil && len(rep.Removed) > 0 {
-			return fmt.Errorf("%w (%d recordings were already removed from the catalog; run prune again to finish)", err, len(rep.Removed))
-		}
 		return err
 	}
 	if o.json {

@@ -5,21 +5,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/internal/units"
 )
 
 func cmdRetention() *command {
 	return &command{
 		name: "retention", args: "set [--max-age DUR] [--max-bytes SIZE] [--format F]... | show [--json]",
 		summary: "store or show the retention policy",
+		access:  writeAccess,
 		help: `'retention set' stores the policy that 'prune' applies: recordings older
 than --max-age go (age counts from the recording's start, else from when
 it was ingested), and while the recordings in scope take more than
@@ -48,10 +48,14 @@ func runRetention(ctx context.Context, e *env, o *opts, args []string) error {
 	if args[0] == "show" && (o.maxAge != "" || o.maxBytes != "" || len(o.formats) > 0) {
 		return usagef("'retention show' takes only --json")
 	}
-	a, err := e.open()
+	if err := replay.CheckFormats(o.formats); err != nil {
+		return usagef("--format: %v", err)
+	}
+	x, err := e.lib()
 	if err != nil {
 		return err
 	}
+	a := x.Store()
 	if args[0] == "show" {
 		p, err := a.Policy()
 		if err != nil {
@@ -75,13 +79,13 @@ func runRetention(ctx context.Context, e *env, o *opts, args []string) error {
 		if len(p.Formats) > 0 {
 			return usagef("--format needs --max-age or --max-bytes")
 		}
-		if err := a.SetPolicy(nil); err != nil {
+		if err := x.SetPolicy(e.who, nil); err != nil {
 			return err
 		}
 		fmt.Fprintln(e.stdout, "retention policy cleared: prune removes nothing unless given limits")
 		return nil
 	}
-	if err := a.SetPolicy(&p); err != nil {
+	if err := x.SetPolicy(e.who, &p); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "retention policy set: "+describePolicy(&p))
@@ -130,75 +134,28 @@ func describePolicy(p *archive.Policy) string {
 	return strings.Join(parts, "; ") + " (" + scope + "; held recordings never, flagged ones only with --include-flagged)"
 }
 
-// fmtAge prints a duration in days when it is a whole number of them.
-func fmtAge(d time.Duration) string {
-	const day = 24 * time.Hour
-	if d >= day && d%day == 0 {
-		return strconv.FormatInt(int64(d/day), 10) + "d"
-	}
-	return d.String()
-}
+// fmtAge prints a duration in the largest whole unit.
+func fmtAge(d time.Duration) string { return units.FormatDuration(d) }
 
-// parseAge parses a Go duration or a number of days (d), weeks (w) or
-// years (y, 365 days). The empty string is zero: no limit.
+// parseAge parses a retention age; the empty string is zero: no limit.
 func parseAge(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
+	if strings.TrimSpace(s) == "" {
 		return 0, nil
 	}
-	units := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour, 'y': 365 * 24 * time.Hour}
-	var d time.Duration
-	if unit, ok := units[s[len(s)-1]]; ok {
-		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
-		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
-			return 0, fmt.Errorf("%q: want a duration like 90d, 2w, 1y or 36h", s)
-		}
-		f := n * float64(unit)
-		if f > math.MaxInt64 || f < math.MinInt64 {
-			return 0, fmt.Errorf("%q: too long", s)
-		}
-		d = time.Duration(f)
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, fmt.Errorf("%q: want a duration like 90d, 2w, 1y or 36h", s)
-		}
+	d, err := units.ParseDuration(s)
+	if err == nil && d == 0 {
+		err = fmt.Errorf("%q: must be positive", s)
 	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: must be positive", s)
-	}
-	return d, nil
+	return d, err
 }
 
-// parseSize parses a byte count with an optional unit (B, KB, MB, GB, TB
-// in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024; K, M, G, T
-// alone mean the binary ones). The empty string is zero: no limit.
+// parseDuration parses a duration flag.
+func parseDuration(s string) (time.Duration, error) { return units.ParseDuration(s) }
+
+// parseSize parses a size flag; the empty string is zero: no limit.
 func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
+	if strings.TrimSpace(s) == "" {
 		return 0, nil
 	}
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
-	}
-	mult := map[string]float64{
-		"": 1, "b": 1,
-		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-		"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
-		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-	}[unit]
-	n, err := strconv.ParseFloat(num, 64)
-	if mult == 0 || err != nil {
-		return 0, fmt.Errorf("%q: want a size like 500MB or 2GiB", s)
-	}
-	v := n * mult
-	if v < 1 {
-		return 0, fmt.Errorf("%q: must be at least one byte", s)
-	}
-	if v >= math.MaxInt64 {
-		return 0, errors.New("size too large")
-	}
-	return int64(v), nil
+	return units.ParseSize(s)
 }

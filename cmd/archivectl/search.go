@@ -7,10 +7,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/internal/textsafe"
+	"github.com/replayarchive/replay/internal/units"
 	"github.com/replayarchive/replay/query"
 )
 
@@ -52,24 +54,20 @@ func cmdReindex() *command {
 by every command that changes the archive. reindex throws it away and builds
 it again from the manifests, e.g. after the index directory was lost.`,
 		flags: func(fs *flag.FlagSet, o *opts) { fs.BoolVar(&o.json, "json", false, "print JSON") },
+		access: writeAccess,
 		run: func(ctx context.Context, e *env, o *opts, args []string) error {
 			if len(args) > 0 {
 				return usagef("reindex takes no arguments")
 			}
-			a, err := e.open()
+			x, err := e.lib()
 			if err != nil {
 				return err
 			}
 			start := time.Now()
-			if e.index != nil {
-				e.index.Close()
-				e.index = nil
-			}
-			ix, n, err := query.Rebuild(ctx, indexDir(e), a, query.Options{})
+			n, err := x.Reindex(ctx)
 			if err != nil {
 				return err
 			}
-			e.index = ix
 			took := time.Since(start)
 			if o.json {
 				return writeJSON(e, map[string]any{"recordings": n, "took_ms": took.Milliseconds()})
@@ -78,50 +76,6 @@ it again from the manifests, e.g. after the index directory was lost.`,
 			return nil
 		},
 	}
-}
-
-func indexDir(e *env) string { return filepath.Join(e.archiveDir, "index") }
-
-// openIndex opens the search index and brings it up to date with the
-// catalog, rebuilding it if it is stale.
-func (e *env) openIndex(ctx context.Context) (*query.Index, error) {
-	if e.index != nil {
-		return e.index, nil
-	}
-	a, err := e.open()
-	if err != nil {
-		return nil, err
-	}
-	ix, err := query.Open(indexDir(e))
-	if err == nil {
-		_, err = query.Sync(ctx, ix, a)
-		if err != nil {
-			ix.Close()
-		}
-	}
-	if errors.Is(err, query.ErrStale) || errors.Is(err, query.ErrOldLayout) {
-		fmt.Fprintf(e.stderr, "rebuilding the search index: %v\n", err)
-		ix, _, err = query.Rebuild(ctx, indexDir(e), a, query.Options{})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("search index: %w", err)
-	}
-	e.index = ix
-	return ix, nil
-}
-
-// syncIndex brings the search index up to date after a catalog change.
-func syncIndex(ctx context.Context, e *env) error {
-	if e.index != nil {
-		a, err := e.open()
-		if err != nil {
-			return err
-		}
-		_, err = query.Sync(ctx, e.index, a)
-		return err
-	}
-	_, err := e.openIndex(ctx)
-	return err
 }
 
 type eventJSON struct {
@@ -159,11 +113,11 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 		}
 		return usagef("%v", err)
 	}
-	ix, err := e.openIndex(ctx)
+	x, err := e.lib()
 	if err != nil {
 		return err
 	}
-	res, err := ix.Search(ctx, q, o.limit)
+	res, err := x.Search(ctx, q, 0, o.limit)
 	if err != nil {
 		return err
 	}
@@ -177,7 +131,7 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 		}
 		for _, ev := range h.Events {
 			hj.Events = append(hj.Events, eventJSON{Tick: ev.Tick, TimeMS: ev.Time.Milliseconds(), Kind: ev.Kind,
-				Player: ev.Player, Text: ev.Text, Export: clipCommand(h, ev.Tick)})
+				Player: ev.Player, Text: ev.Text, Export: offerCommand(x, h, ev)})
 		}
 		hits[i] = hj
 	}
@@ -186,9 +140,9 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 	}
 	w := e.stdout
 	for _, h := range hits {
-		fmt.Fprintf(w, "%s  %s  %s  %s  %s\n", h.ID, h.Format, orDash(h.Start), orDash(h.Map), listHead(h.Players, 8))
+		fmt.Fprintln(w, textsafe.Line(fmt.Sprintf("%s  %s  %s  %s  %s", h.ID, h.Format, orDash(h.Start), orDash(h.Map), listHead(h.Players, 8))))
 		if len(h.Flags) > 0 {
-			fmt.Fprintf(w, "    flags: %s\n", strings.Join(h.Flags, ", "))
+			fmt.Fprintf(w, "    flags: %s\n", textsafe.Line(strings.Join(h.Flags, ", ")))
 		}
 		const showEvents = 5
 		for i, ev := range h.Events {
@@ -199,7 +153,7 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 			if who == "" {
 				who = "-"
 			}
-			fmt.Fprintf(w, "    tick %-8d %-9s %-8s %-16s %s\n", ev.Tick, fmtOffset(ev.TimeMS), ev.Kind, who, ev.Text)
+			fmt.Fprintln(w, textsafe.Line(fmt.Sprintf("    tick %-8d %-9s %-8s %-16s %s", ev.Tick, fmtOffset(ev.TimeMS), ev.Kind, who, ev.Text)))
 			fmt.Fprintf(w, "      %s\n", ev.Export)
 		}
 		if shown := min(len(h.Events), showEvents); h.EventTotal > shown {
@@ -210,10 +164,20 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 	return nil
 }
 
-// clipCommand is the export command for a clip around tick.
-func clipCommand(h query.Hit, tick int64) string {
-	from := max(tick-clipMargin, 0)
-	return fmt.Sprintf("archivectl export %s --from %d --to %d -o clip-%s-%d", h.ID[:8], from, tick+clipMargin, h.ID[:8], tick)
+// offerCommand is what a hit suggests for an event: an export of a clip a
+// few seconds either side of it where the format can clip (by offset, so
+// it never runs past the end: the export cuts at the last tick), else the
+// frames around it.
+func offerCommand(x *replay.Archive, h query.Hit, ev query.EventHit) string {
+	id := h.ID[:8]
+	from := max(ev.Time-replay.ClipMargin*time.Second, 0)
+	to := ev.Time + replay.ClipMargin*time.Second
+	if x.CanClip(h.Format) {
+		return fmt.Sprintf("archivectl export %s --from %s --to %s -o clip-%s-%d%s", id, units.FormatDuration(from.Round(time.Second)),
+			units.FormatDuration(to.Round(time.Second)), id, ev.Tick, replay.Extension(h.Format))
+	}
+	return fmt.Sprintf("archivectl frames %s --from %d --to %d   (%s cannot be clipped; export %s -o FILE gives the whole file)",
+		id, ev.Tick, ev.Tick, h.Format, id)
 }
 
 func fmtOffset(ms int64) string {

@@ -1,0 +1,144 @@
+package replay
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os/user"
+	"strings"
+
+	"github.com/replayarchive/replay/archive"
+)
+
+// Role is what a caller may do. Each role may do everything the roles
+// before it may.
+type Role int
+
+// Roles, from least to most trusted.
+const (
+	// RoleViewer may search, show, read frames and download redacted clips.
+	RoleViewer Role = iota + 1
+	// RoleModerator may also flag, hold and take recordings down.
+	RoleModerator
+	// RoleAdmin may also download whole original files, set retention,
+	// prune, lift takedowns and manage tokens.
+	RoleAdmin
+)
+
+var roleNames = [...]string{RoleViewer: "viewer", RoleModerator: "moderator", RoleAdmin: "admin"}
+
+// String returns the role's name as tokens store it.
+func (r Role) String() string {
+	if r >= RoleViewer && r <= RoleAdmin {
+		return roleNames[r]
+	}
+	return fmt.Sprintf("Role(%d)", int(r))
+}
+
+// ParseRole reads a role name.
+func ParseRole(s string) (Role, error) {
+	for r := RoleViewer; r <= RoleAdmin; r++ {
+		if roleNames[r] == s {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown role %q (viewer, moderator or admin)", s)
+}
+
+// Actor is who makes a change: it goes to the audit log.
+type Actor struct {
+	Name string
+	Role Role
+}
+
+// LocalActor is the archive's owner working on the command line.
+func LocalActor() Actor {
+	name := "owner"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	return Actor{Name: "local:" + name, Role: RoleAdmin}
+}
+
+// tokenPrefix starts every token, so a leaked one is recognisable in logs
+// and by secret scanners.
+const tokenPrefix = "rpa_"
+
+// NewSecret returns a fresh random token secret.
+func NewSecret() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// HashSecret returns the hex sha256 of a token secret, which is all the
+// archive stores of it.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateToken stores a new token called name with role and returns its
+// secret, which is shown this once and stored nowhere.
+func (x *Archive) CreateToken(by Actor, name string, role Role) (string, error) {
+	if x.opts.ReadOnly {
+		return "", ErrReadOnly
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || strings.ContainsAny(name, " \t\n/") || strings.HasPrefix(name, "local:") {
+		return "", fmt.Errorf("token name %q: one word, no '/', not starting with 'local:'", name)
+	}
+	if role < RoleViewer || role > RoleAdmin {
+		return "", fmt.Errorf("token %q: no role", name)
+	}
+	secret := NewSecret()
+	if err := x.a.PutToken(archive.Token{Name: name, Role: role.String(), Hash: HashSecret(secret), CreatedBy: by.Name}); err != nil {
+		return "", err
+	}
+	x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditTokenCreate, Detail: name + " (" + role.String() + ")"})
+	return secret, nil
+}
+
+// Tokens lists the stored tokens (names, roles and hashes; never secrets).
+func (x *Archive) Tokens() ([]archive.Token, error) { return x.a.Tokens() }
+
+// RevokeToken removes the token called name: requests carrying it are
+// refused from now on.
+func (x *Archive) RevokeToken(by Actor, name string) error {
+	if x.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	if err := x.a.DeleteToken(name); err != nil {
+		return err
+	}
+	x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditTokenRevoke, Detail: name})
+	return nil
+}
+
+// Authenticate returns the actor a token secret belongs to. Every stored
+// hash is compared in constant time, so the time taken does not say how
+// close a guess was.
+func (x *Archive) Authenticate(secret string) (Actor, bool, error) {
+	toks, err := x.a.Tokens()
+	if err != nil {
+		return Actor{}, false, err
+	}
+	h := []byte(HashSecret(secret))
+	var found *archive.Token
+	for i := range toks {
+		if subtle.ConstantTimeCompare(h, []byte(toks[i].Hash)) == 1 {
+			found = &toks[i]
+		}
+	}
+	if found == nil {
+		return Actor{}, false, nil
+	}
+	role, err := ParseRole(found.Role)
+	if err != nil {
+		return Actor{}, false, fmt.Errorf("token %q: %w", found.Name, err)
+	}
+	return Actor{Name: found.Name, Role: role}, true, nil
+}

@@ -1,0 +1,101 @@
+// archivectl serve: hold the archive and serve the HTTP API and the web page.
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/web"
+)
+
+func cmdServe() *command {
+	return &command{
+		name: "serve", args: "[--listen ADDR] [--prune-every DUR] [--max-upload SIZE] [--tls-cert F --tls-key F]",
+		summary: "serve the archive: the JSON API, /metrics and the moderators' web page",
+		help: `Holds the archive open and serves it over HTTP: the JSON API under
+/api/v1/ (docs/API.md), /healthz, /metrics (Prometheus) and the moderators'
+web page at /. Open the printed URL in a browser.
+
+While it runs, every other archivectl command for this archive is sent to
+it and run there, so searches, exports and flags work while it ingests or
+prunes. The command line proves it is the owner with a secret written to
+serve.secret in the archive directory (mode 0600).
+
+Who may do what: with no token created, only callers on this machine
+(loopback) are served, all as admin, and a non-loopback --listen is
+refused. Once 'archivectl token create' has made tokens, every request
+needs "Authorization: Bearer TOKEN": viewers search, show, read frames and
+download redacted clips; moderators also flag, hold and take down;
+admins also download whole original files, set retention, prune and
+manage tokens.
+
+SIGTERM or Ctrl-C shuts down gracefully: requests in flight get
+--grace to finish; an upload cut short leaves nothing behind.`,
+		access: noAccess,
+		flags: func(fs *flag.FlagSet, o *opts) {
+			fs.StringVar(&o.listen, "listen", "127.0.0.1:8480", "listen on `ADDR` (host:port)")
+			fs.StringVar(&o.pruneEvery, "prune-every", "", "apply the stored retention policy every `DUR` (e.g. 1h)")
+			fs.StringVar(&o.maxBytes, "max-upload", "4GiB", "refuse uploads over `SIZE`")
+			fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE`")
+			fs.StringVar(&o.tlsKey, "tls-key", "", "and this key `FILE`")
+			fs.StringVar(&o.grace, "grace", "30s", "on shutdown, give requests in flight `DUR` to finish")
+		},
+		run: runServe,
+	}
+}
+
+func runServe(ctx context.Context, e *env, o *opts, args []string) error {
+	if len(args) > 0 {
+		return usagef("serve takes no arguments")
+	}
+	cfg := server.Config{Web: web.Handler(), LocalSecret: replay.NewSecret(),
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	var err error
+	if o.pruneEvery != "" {
+		if cfg.PruneEvery, err = parseDurationFlag("--prune-every", o.pruneEvery); err != nil {
+			return err
+		}
+	}
+	if cfg.MaxUpload, err = parseSizeFlag("--max-upload", o.maxBytes); err != nil {
+		return err
+	}
+	grace, err := parseDurationFlag("--grace", o.grace)
+	if err != nil {
+		return err
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	x, err := replay.Open(e.archiveDir, replay.Options{Create: true, Wait: e.wait, Command: "archivectl serve", Logger: cfg.Logger})
+	if err != nil {
+		return err
+	}
+	e.x = x // closed by run
+	cfg.CLI = cliHandler(x, e.archiveDir)
+	s := server.New(x, cfg)
+	return s.ListenAndServe(ctx, o.listen, o.tlsCert, o.tlsKey, grace, func(url string) {
+		fmt.Fprintf(e.stdout, "serving %s at %s (web page: %s/)\n", e.archiveDir, url, url)
+	})
+}
+
+func parseDurationFlag(name, v string) (time.Duration, error) {
+	d, err := parseDuration(v)
+	if err != nil {
+		return 0, usagef("%s: %v", name, err)
+	}
+	return d, nil
+}
+
+func parseSizeFlag(name, v string) (int64, error) {
+	n, err := parseSize(v)
+	if err != nil {
+		return 0, usagef("%s: %v", name, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,201 @@
+package replay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats"
+)
+
+// ErrPastEnd is returned for a tick range that starts after the recording's
+// last tick.
+var ErrPastEnd = errors.New("the range starts after the recording ends")
+
+// Recording is an archived recording opened for reading, with the codec of
+// its format: frames, whole exports, clips and conversions.
+type Recording struct {
+	*archive.Recording
+	codec formats.Codec
+}
+
+// Recording opens the recording that ref (an id or a unique prefix) names.
+func (x *Archive) Recording(ref string) (*Recording, error) {
+	id, err := x.a.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	r, err := x.a.Open(id)
+	if err != nil {
+		return nil, err
+	}
+	c := x.Codec(r.Manifest().Format)
+	if c == nil {
+		return nil, fmt.Errorf("recording %s: no codec for format %q in this build", id, r.Manifest().Format)
+	}
+	return &Recording{Recording: r, codec: c}, nil
+}
+
+// Codec returns the codec of the recording's format.
+func (r *Recording) Codec() formats.Codec { return r.codec }
+
+// LastTick returns the recording's last tick (-1 when it has none).
+func (r *Recording) LastTick() int64 {
+	cs := r.Chunks()
+	if len(cs) == 0 {
+		return -1
+	}
+	return cs[len(cs)-1].EndTick() - 1
+}
+
+// CanClip reports whether the recording's format can be cut into a valid
+// shorter file.
+func (r *Recording) CanClip() bool { return formats.CanClip(r.codec) }
+
+// checkRange refuses a range that starts past the end and returns the
+// range clamped to what exists, so a summary never claims ticks that are
+// not there.
+func (r *Recording) checkRange(from, to int64) (int64, int64, error) {
+	last := r.LastTick()
+	if from < 0 {
+		from = 0
+	}
+	if from > last {
+		return 0, 0, fmt.Errorf("tick %d: %w (last tick %d)", from, ErrPastEnd, last)
+	}
+	if to < 0 || to > last {
+		to = last
+	}
+	if to < from {
+		return 0, 0, fmt.Errorf("the range ends (tick %d) before it starts (tick %d)", to, from)
+	}
+	return from, to, nil
+}
+
+// Frames decodes the ticks in [from, to] (to < 0: to the end), reading only
+// the chunks that cover them, and calls emit for each frame.
+func (r *Recording) Frames(ctx context.Context, from, to int64, emit func(formats.Frame) error) error {
+	from, to, err := r.checkRange(from, to)
+	if err != nil {
+		return err
+	}
+	return r.codec.Frames(ctx, r, from, to, emit)
+}
+
+// Export writes the whole recording. Without redact it is the original
+// file, byte for byte, verified against its sha256 as it streams. With
+// redact, formats that carry secrets (passwords, timeout codes) are
+// rewritten as a valid file of the format with the secrets replaced;
+// formats without secrets are written whole.
+func (r *Recording) Export(ctx context.Context, w io.Writer, redact bool) error {
+	if red, ok := r.codec.(formats.Redactor); ok && redact {
+		return red.Redact(ctx, r, 0, -1, w)
+	}
+	_, err := r.WriteTo(ctx, w)
+	return err
+}
+
+// Clip writes a valid native file holding the ticks in [from, to]
+// (to < 0: to the end), redacted like Export when redact is set. It returns
+// the range it wrote, clamped to the recording. A format that cannot clip
+// returns an error wrapping formats.ErrClipUnsupported.
+func (r *Recording) Clip(ctx context.Context, from, to int64, w io.Writer, redact bool) (int64, int64, error) {
+	if !r.CanClip() {
+		return 0, 0, fmt.Errorf("%s: %w; export the whole recording instead", r.Manifest().Format, formats.ErrClipUnsupported)
+	}
+	from, to, err := r.checkRange(from, to)
+	if err != nil {
+		return 0, 0, err
+	}
+	if red, ok := r.codec.(formats.Redactor); ok && redact {
+		return from, to, red.Redact(ctx, r, from, to, w)
+	}
+	return from, to, r.codec.Clip(ctx, r, from, to, w)
+}
+
+// ConvertFormats lists the formats the recording can be converted to.
+func (r *Recording) ConvertFormats() []string {
+	if ex, ok := r.codec.(formats.Exporter); ok {
+		return ex.ExportFormats()
+	}
+	return nil
+}
+
+// Convert writes the ticks in [from, to] as another format the codec can
+// write (an .echoreplay session as .butter), with format-specific opts.
+// Conversions rewrite the file from decoded frames, so they carry no more
+// than the target format holds.
+func (r *Recording) Convert(ctx context.Context, format string, from, to int64, opts map[string]string, w io.Writer) error {
+	ex, ok := r.codec.(formats.Exporter)
+	if !ok || !slices.Contains(ex.ExportFormats(), format) {
+		can := append([]string{r.Manifest().Format}, r.ConvertFormats()...)
+		return fmt.Errorf("cannot convert %s to %q (can write: %s)", r.Manifest().Format, format, strings.Join(can, ", "))
+	}
+	from, to, err := r.checkRange(from, to)
+	if err != nil {
+		return err
+	}
+	return ex.Export(ctx, r, format, from, to, opts, w)
+}
+
+// TickAt returns the tick at offset d from the recording's start, from the
+// chunk index's times and the tick rate.
+func (r *Recording) TickAt(d time.Duration) int64 {
+	cs := r.Chunks()
+	if len(cs) == 0 || d <= 0 {
+		return 0
+	}
+	i, _ := slices.BinarySearchFunc(cs, d, func(c formats.Chunk, d time.Duration) int {
+		return cmp.Compare(c.Time, d)
+	})
+	if i == len(cs) || cs[i].Time > d {
+		i--
+	}
+	if i < 0 {
+		return 0
+	}
+	c := cs[i]
+	tick := c.StartTick
+	if rate := r.Meta().TickRate; rate > 0 {
+		tick += int64((d - c.Time).Seconds() * rate)
+	}
+	return min(tick, r.LastTick())
+}
+
+// TimeAt returns the offset of tick from the recording's start.
+func (r *Recording) TimeAt(tick int64) time.Duration {
+	cs := r.Chunks()
+	i := formats.FindChunk(cs, tick)
+	if i >= len(cs) {
+		i = len(cs) - 1
+	}
+	if i < 0 {
+		return 0
+	}
+	c := cs[i]
+	t := c.Time
+	if rate := r.Meta().TickRate; rate > 0 && tick > c.StartTick {
+		t += time.Duration(float64(tick-c.StartTick) / rate * float64(time.Second))
+	}
+	return t
+}
+
+// Extension returns the file name extension of the recording's format.
+func (r *Recording) Extension() string { return Extension(r.Manifest().Format) }
+
+// Extension returns the usual file name extension of format name.
+func Extension(format string) string {
+	switch format {
+	case "sc2replay":
+		return ".SC2Replay"
+	case "":
+		return ".bin"
+	}
+	return "." + format
+}

@@ -1,0 +1,245 @@
+// Package server is the archive's HTTP service: the JSON API under
+// /api/v1/, /healthz, /metrics and the moderators' web page, over one open
+// replay.Archive. It authenticates callers by bearer token (or, while no
+// token exists, by coming from loopback), checks each request against the
+// caller's role and answers every error as JSON.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/archive"
+)
+
+// Config tunes a Server. The zero value is a good default.
+type Config struct {
+	// MaxUpload bounds an uploaded file (default 4 GiB).
+	MaxUpload int64
+	// PruneEvery applies the stored retention policy on this schedule
+	// (0: never).
+	PruneEvery time.Duration
+	// Web serves the moderators' page at / (nil: no page).
+	Web http.Handler
+	// Logger receives request errors and scheduled work (default: discard).
+	Logger *slog.Logger
+	// LocalSecret, when set, is a credential that makes its bearer the
+	// archive's owner (admin). Serve writes it to a 0600 file in the
+	// archive directory, so only the owner's command line can read it.
+	LocalSecret string
+	// CLI runs commands the owner's command line forwards to the server
+	// (POST /api/v1/cli, only with the local secret); nil: none.
+	CLI http.Handler
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Server serves one archive over HTTP.
+type Server struct {
+	x       *replay.Archive
+	cfg     Config
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *metrics
+	limiter *failLimiter
+
+	// uploads counts uploads in flight, so shutdown can wait for them.
+	uploads sync.WaitGroup
+}
+
+// New returns a server over x.
+func New(x *replay.Archive, cfg Config) *Server {
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = 4 << 30
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{x: x, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newMetrics(), limiter: newFailLimiter(cfg.Now)}
+	s.routes()
+	return s
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Registry returns the Prometheus registry /metrics serves.
+func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
+
+// Wait blocks until uploads in flight have finished.
+func (s *Server) Wait() { s.uploads.Wait() }
+
+// Endpoint is what `serve` writes into the archive directory so that the
+// command line finds the running server.
+type Endpoint struct {
+	URL   string    `json:"url"`
+	PID   int       `json:"pid"`
+	Since time.Time `json:"since"`
+}
+
+// Endpoint file names in the archive directory.
+const (
+	EndpointFile = "serve.json"
+	SecretFile   = "serve.secret"
+)
+
+// ListenAndServe serves on addr until ctx is done, then shuts down
+// gracefully: the listener closes, requests in flight (uploads too) get
+// up to grace to finish, and an upload cut short is rolled back by its
+// context. It refuses a non-loopback address while no token exists, and
+// writes the endpoint and local secret files while it runs.
+func (s *Server) ListenAndServe(ctx context.Context, addr, certFile, keyFile string, grace time.Duration, ready func(url string)) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	toks, err := s.x.Tokens()
+	if err != nil {
+		return err
+	}
+	if len(toks) == 0 && !isLoopbackHost(host) {
+		return fmt.Errorf("--listen %s: no token exists, so every caller would be admin; listen on 127.0.0.1, or create tokens first ('archivectl token create')", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if certFile != "" || keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("TLS: %w", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		scheme = "https"
+	}
+	url := scheme + "://" + ln.Addr().String()
+	if err := s.writeEndpoint(url); err != nil {
+		ln.Close()
+		return err
+	}
+	defer s.removeEndpoint()
+
+	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	if s.cfg.PruneEvery > 0 {
+		go s.pruneLoop(ctx)
+	}
+	if ready != nil {
+		ready(url)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err = hs.Shutdown(sctx)
+	s.uploads.Wait()
+	if errors.Is(err, context.DeadlineExceeded) {
+		hs.Close()
+	}
+	return nil
+}
+
+func (s *Server) writeEndpoint(url string) error {
+	dir := s.x.Dir()
+	if s.cfg.LocalSecret != "" {
+		if err := writePrivate(filepath.Join(dir, SecretFile), []byte(s.cfg.LocalSecret+"\n")); err != nil {
+			return fmt.Errorf("write local secret: %w", err)
+		}
+	}
+	b, _ := json.Marshal(Endpoint{URL: url, PID: os.Getpid(), Since: s.cfg.Now().UTC()})
+	return writePrivate(filepath.Join(dir, EndpointFile), b)
+}
+
+func (s *Server) removeEndpoint() {
+	os.Remove(filepath.Join(s.x.Dir(), EndpointFile))
+	os.Remove(filepath.Join(s.x.Dir(), SecretFile))
+}
+
+// writePrivate writes a file only its owner can read, replacing any old one.
+func writePrivate(path string, b []byte) error {
+	tmp := path + ".tmp"
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// pruneLoop applies the stored retention policy every PruneEvery.
+func (s *Server) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.PruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rep, err := s.ScheduledPrune(ctx)
+		switch {
+		case err != nil:
+			s.metrics.errors.WithLabelValues("prune").Inc()
+			s.log.Error("scheduled prune", "err", err)
+		case rep != nil:
+			s.log.Info("scheduled prune", "removed", len(rep.Removed), "bytes_returned", rep.BytesReturned)
+		}
+	}
+}
+
+// ScheduledPrune applies the stored retention policy once, as the
+// scheduler does; it returns nil when no policy is stored.
+func (s *Server) ScheduledPrune(ctx context.Context) (*archive.PruneReport, error) {
+	pol, err := s.x.Policy()
+	if err != nil || pol == nil || pol.IsZero() {
+		return nil, err
+	}
+	plan, err := s.x.Plan(ctx, *pol, archive.PlanOptions{})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := s.x.Prune(ctx, replay.Actor{Name: "scheduler", Role: replay.RoleAdmin}, plan)
+	if rep != nil {
+		s.metrics.pruned.Add(float64(len(rep.Removed)))
+		s.metrics.prunes.Inc()
+	}
+	return rep, err
+}
+
+// isLoopbackHost reports whether host is a loopback name or address.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
