@@ -64,7 +64,7 @@ type opts struct {
 	json, dryRun, readData, repair, includeFlagged, stats  bool
 	from, to                                               string
 	out, format, note, reason, olderThan, maxBytes, maxAge string
-	listen, pruneEvery, tlsCert, tlsKey, grace, name, role  string
+	listen, pruneEvery, tlsCert, tlsKey, grace, name, role string
 	at, around                                             string
 	redact                                                 bool
 	limit                                                  int

@@ -53,7 +53,7 @@ func cmdReindex() *command {
 		help: `The index is derived: it is kept up to date from the catalog's change log
 by every command that changes the archive. reindex throws it away and builds
 it again from the manifests, e.g. after the index directory was lost.`,
-		flags: func(fs *flag.FlagSet, o *opts) { fs.BoolVar(&o.json, "json", false, "print JSON") },
+		flags:  func(fs *flag.FlagSet, o *opts) { fs.BoolVar(&o.json, "json", false, "print JSON") },
 		access: writeAccess,
 		run: func(ctx context.Context, e *env, o *opts, args []string) error {
 			if len(args) > 0 {
