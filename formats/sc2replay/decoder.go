@@ -22,17 +22,17 @@ import (
 const maxDecodeDepth = 64
 
 // valuesPerByte bounds the values a blob may decode to: at most
-// valuesPerByte per byte plus valuesSlack. Real replays stay below 1.5 (the
-// densest are game events, see TestDecodeValueDensity); every value costs a
-// few dozen bytes, so this caps a decode at a few hundred times its input
-// even where zero-bit types would let a forged array repeat for free.
+// valuesPerByte per byte plus valuesSlack. Real replays stay below 1.6 (the
+// densest are game events, see TestDecodeValueDensity); a value costs about
+// 135 bytes of decoded maps, so this caps a decode at a few hundred times its
+// input even where zero-bit types would let a forged array repeat for free.
 const (
 	valuesPerByte = 4
 	valuesSlack   = 4096
 )
 
 // maxRootValues bounds the values of one root value (details, initData,
-// one event) whatever the blob's size: about 60 MiB of decoded values. Real
+// one event) whatever the blob's size: about 70 MiB of decoded values. Real
 // roots hold at most a few thousand (initData of a co-op lobby).
 const maxRootValues = 1 << 19
 

@@ -1,5 +1,6 @@
 // This file turns a decoded replay into formats.Metadata: version, timing,
-// map, players with clean names and clan tags, observers, and chat.
+// map, players with clean names and clan tags, teams (from the lobby slots
+// before 2.0), picked races, observers, and chat.
 
 package sc2replay
 
