@@ -76,31 +76,24 @@ func (*Codec) Detect(head []byte) bool {
 // maxHeader bounds the header and chunk table Split will buffer.
 const maxHeader = 32 << 20
 
-// readHeader reads the header and chunk table from r.
+// readHeader reads the header and chunk table from r, doubling what it
+// has read until they parse (bounded.AppendN: the buffer follows the bytes
+// that arrive, up to maxHeader).
 func readHeader(r io.Reader) (*FileHeader, []byte, error) {
-	buf := make([]byte, 0, 4096)
-	eof := false
+	var buf []byte
 	for {
-		if !eof {
-			n := cap(buf) - len(buf)
-			if n < 4096 {
-				buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
-				n = cap(buf) - len(buf)
-			}
-			m, err := io.ReadFull(r, buf[len(buf):len(buf)+n])
-			buf = buf[:len(buf)+m]
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				eof = true
-			} else if err != nil {
-				return nil, nil, err
-			}
+		var err error
+		buf, err = bounded.AppendN(buf, r, int64(max(len(buf), 4096)), maxHeader, "header and chunk table")
+		eof := err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return nil, nil, &formats.Error{Format: formatName, Offset: int64(len(buf)), What: "reading the header", Err: err}
 		}
-		h, err := ParseFileHeader(buf)
-		if err == nil {
+		h, perr := ParseFileHeader(buf)
+		if perr == nil {
 			return h, buf, nil
 		}
-		if !errors.Is(err, io.ErrUnexpectedEOF) || eof || len(buf) > maxHeader {
-			return nil, nil, err
+		if !errors.Is(perr, io.ErrUnexpectedEOF) || eof || len(buf) >= maxHeader {
+			return nil, nil, perr
 		}
 	}
 }
