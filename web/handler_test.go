@@ -1,0 +1,109 @@
+package web_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/replayarchive/replay/web"
+)
+
+// get requests path from h and returns the response and its body.
+func get(t *testing.T, h http.Handler, method, path string) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	res := rec.Result()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+func TestHandlerRoutes(t *testing.T) {
+	h := web.Handler()
+	for _, p := range []string{"/", "/?q=player:kit*", "/r/7cee836b", "/r/7cee836b-aec8-44d9-9083-94d07d88bc05?t=400"} {
+		res, body := get(t, h, "GET", p)
+		if res.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", p, res.StatusCode)
+		}
+		if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+			t.Errorf("GET %s: Content-Type %q", p, ct)
+		}
+		if !strings.Contains(body, `id="search-form"`) || !strings.Contains(body, `id="trails"`) {
+			t.Errorf("GET %s: not the page:\n%.300s", p, body)
+		}
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("GET %s: CSP %q", p, csp)
+		}
+	}
+	for _, p := range []string{"/r/", "/r/a/b", "/nope", "/static/", "/static/missing.js", "/static/../web.go", "/index.html"} {
+		if res, _ := get(t, h, "GET", p); res.StatusCode != 404 {
+			t.Errorf("GET %s: %d, want 404", p, res.StatusCode)
+		}
+	}
+	if res, _ := get(t, h, "POST", "/"); res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %d, want 405", res.StatusCode)
+	}
+	if res, body := get(t, h, "HEAD", "/"); res.StatusCode != 200 || body != "" {
+		t.Errorf("HEAD /: %d with %d bytes", res.StatusCode, len(body))
+	}
+}
+
+// The page names its assets with a content hash: those URLs may be cached
+// for good, and every asset the page names exists.
+func TestHandlerAssets(t *testing.T) {
+	h := web.Handler()
+	_, page := get(t, h, "GET", "/")
+	refs := regexp.MustCompile(`(?:src|href)="(/static/[^"]+)"`).FindAllStringSubmatch(page, -1)
+	if len(refs) < 2 {
+		t.Fatalf("page names %d assets, want the script and the style sheet", len(refs))
+	}
+	want := map[string]string{".js": "text/javascript", ".css": "text/css"}
+	for _, m := range refs {
+		u := strings.ReplaceAll(m[1], "&amp;", "&")
+		res, body := get(t, h, "GET", u)
+		if res.StatusCode != 200 || body == "" {
+			t.Fatalf("GET %s: %d, %d bytes", u, res.StatusCode, len(body))
+		}
+		ext := u[strings.LastIndex(u, "."):strings.Index(u, "?")]
+		if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, want[ext]) {
+			t.Errorf("GET %s: Content-Type %q", u, ct)
+		}
+		if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+			t.Errorf("GET %s: Cache-Control %q, want immutable", u, cc)
+		}
+		etag := res.Header.Get("ETag")
+		if etag == "" {
+			t.Fatalf("GET %s: no ETag", u)
+		}
+		// Without the hash (an old page) the asset must be revalidated.
+		bare := u[:strings.Index(u, "?")]
+		if res, _ := get(t, h, "GET", bare); !strings.Contains(res.Header.Get("Cache-Control"), "no-cache") {
+			t.Errorf("GET %s: Cache-Control %q, want no-cache", bare, res.Header.Get("Cache-Control"))
+		}
+		req := httptest.NewRequest("GET", u, nil)
+		req.Header.Set("If-None-Match", etag)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusNotModified {
+			t.Errorf("GET %s If-None-Match: %d, want 304", u, rec.Code)
+		}
+	}
+}
+
+// The page loads nothing from another origin: no CDN, no fonts, no
+// analytics (issue 14: no runtime downloads).
+func TestNoExternalResources(t *testing.T) {
+	h := web.Handler()
+	_, page := get(t, h, "GET", "/")
+	_, js := get(t, h, "GET", "/static/app.js")
+	_, css := get(t, h, "GET", "/static/app.css")
+	ext := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/`)
+	for name, s := range map[string]string{"index.html": page, "app.js": js, "app.css": css} {
+		if m := ext.FindString(s); m != "" {
+			t.Errorf("%s refers to another origin: %q", name, m)
+		}
+	}
+}

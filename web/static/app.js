@@ -1,0 +1,1297 @@
+// The moderators' page: search, a recording's page with a timeline and the
+// players' trails, and the moderation actions, all over the JSON API under
+// /api/v1/. Plain JavaScript, no framework, no build step.
+'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const TOKEN_KEY = 'replay.token';
+  const API = '/api/v1';
+  // A piece of frames fetched at once: never more than one chunk, and at
+  // most this many seconds of it, so a long chunk is not decoded into a
+  // huge response.
+  const PIECE_SECONDS = 4;
+  // How much of the past the trails picture shows behind the selection.
+  const TRAIL_SECONDS = 3;
+  // The events fetched for a recording's timeline.
+  const EVENT_LIMIT = 20000;
+  // Rows shown in the "events in view" table.
+  const EVENT_ROWS = 200;
+  const KIND_COLORS = {
+    join: '#2e8b57', drop: '#c0392b', command: '#1f5fbf', login: '#8e44ad', vote: '#d35400',
+    chat: '#7f8c8d', finish: '#f1c40f', flag: '#e74c3c', team: '#16a085', other: '#95a5a6',
+  };
+  const LANES = [
+    ['join', 'drop', 'team'], ['command', 'login', 'vote'], ['chat'], ['finish', 'flag'], ['other'],
+  ];
+
+  const state = {
+    who: null, // {name, role}
+    rec: null, // the recording JSON
+    events: [], // its events, by tick
+    eventTotal: 0,
+    sel: 0, // the selected tick
+    view: [0, 0], // the timeline's visible tick range
+    pieces: new Map(), // "from-to" -> Promise of parsed frames
+    playing: false, speed: 1, lastFrame: 0, playAcc: 0,
+    names: null, // client-id intervals (teehistorian)
+    rangeTouched: false,
+    token: 0, // bumped on every navigation, so a stale load stops drawing
+  };
+
+  // ---- API --------------------------------------------------------------
+
+  /** An error answer of the API: status, code and message. */
+  class APIError extends Error {
+    constructor(status, body) {
+      super(body.error || `HTTP ${status}`);
+      this.status = status;
+      this.code = body.code || '';
+      this.body = body;
+    }
+  }
+
+  let loginPromise = null;
+
+  /**
+   * Calls the API with the stored token. A 401 asks for a token and tries
+   * again; other errors throw APIError. opts: method, json (a body), raw
+   * (return the Response).
+   */
+  async function api(path, opts = {}) {
+    const headers = new Headers();
+    const tok = sessionStorage.getItem(TOKEN_KEY);
+    if (tok) headers.set('Authorization', 'Bearer ' + tok);
+    let body;
+    if (opts.json !== undefined) {
+      headers.set('Content-Type', 'application/json');
+      body = JSON.stringify(opts.json);
+    }
+    const res = await fetch(path, { method: opts.method || 'GET', headers, body });
+    if (res.status === 401) {
+      const b = await res.json().catch(() => ({}));
+      await askToken(tok ? 'That token was not accepted: ' + (b.error || 'unauthorized') : (b.error || 'The archive asks for a token.'));
+      return api(path, opts);
+    }
+    if (!res.ok) {
+      const b = await res.json().catch(() => ({ error: res.statusText }));
+      throw new APIError(res.status, b);
+    }
+    return opts.raw ? res : res.json();
+  }
+
+  /** Shows the sign-in dialog; resolves once a token is stored. */
+  function askToken(why) {
+    if (loginPromise) return loginPromise;
+    const dlg = $('login-dlg');
+    $('login-why').textContent = why;
+    $('login-token').value = '';
+    loginPromise = new Promise((resolve, reject) => {
+      const done = (ok) => {
+        $('login-form').onsubmit = null;
+        $('login-cancel').onclick = null;
+        dlg.oncancel = null;
+        dlg.close();
+        loginPromise = null;
+        ok ? resolve() : reject(new APIError(401, { error: 'not signed in', code: 'unauthorized' }));
+      };
+      $('login-form').onsubmit = (e) => {
+        e.preventDefault();
+        const t = $('login-token').value.trim();
+        if (!t) return;
+        sessionStorage.setItem(TOKEN_KEY, t);
+        done(true);
+      };
+      $('login-cancel').onclick = () => done(false);
+      dlg.oncancel = (e) => { e.preventDefault(); done(false); };
+    });
+    dlg.showModal();
+    $('login-token').focus();
+    return loginPromise;
+  }
+
+  const recURL = (id, rest = '') => `${API}/recordings/${encodeURIComponent(id)}${rest}`;
+
+  // ---- small helpers ----------------------------------------------------
+
+  function el(tag, attrs = {}, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k === 'dataset') Object.assign(e.dataset, v);
+      else e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+    return e;
+  }
+
+  const pad = (n, w = 2) => String(n).padStart(w, '0');
+
+  /** Formats a wall-clock time (Date or RFC 3339) in UTC. */
+  function wall(t) {
+    const d = t instanceof Date ? t : new Date(t);
+    if (isNaN(d)) return '';
+    return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
+      `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  }
+
+  /** Formats an offset in milliseconds as h:mm:ss.cc or m:ss.cc. */
+  function offset(ms) {
+    if (!isFinite(ms)) return '';
+    const neg = ms < 0;
+    ms = Math.abs(ms);
+    const h = Math.floor(ms / 3600000), m = Math.floor(ms / 60000) % 60;
+    const s = Math.floor(ms / 1000) % 60, cs = Math.floor(ms / 10) % 100;
+    const out = (h ? `${h}:${pad(m)}` : `${m}`) + `:${pad(s)}.${pad(cs)}`;
+    return neg ? '-' + out : out;
+  }
+
+  function duration(ms) {
+    if (!ms) return '-';
+    const s = Math.round(ms / 1000);
+    const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60;
+    return h ? `${h}h${pad(m)}m${pad(s % 60)}s` : m ? `${m}m${pad(s % 60)}s` : `${s}s`;
+  }
+
+  function bytes(n) {
+    if (n === undefined || n === null) return '';
+    const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let i = 0;
+    while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+    return (i ? n.toFixed(1) : n) + ' ' + u[i];
+  }
+
+  function notice(msg) {
+    const n = $('notice');
+    n.textContent = msg || '';
+    n.hidden = !msg;
+  }
+
+  function errText(e) {
+    return e instanceof APIError ? `${e.message}${e.code ? ` (${e.code})` : ''}` : String(e && e.message || e);
+  }
+
+  const isMod = () => state.who && (state.who.role === 'moderator' || state.who.role === 'admin');
+  const isAdmin = () => state.who && state.who.role === 'admin';
+
+  // ---- who is signed in -------------------------------------------------
+
+  async function loadWho() {
+    try {
+      state.who = await api(`${API}/whoami`);
+    } catch (e) {
+      state.who = null;
+      if (!(e instanceof APIError && e.status === 401)) notice('Could not ask who you are: ' + errText(e));
+    }
+    const signedIn = !!sessionStorage.getItem(TOKEN_KEY);
+    $('who').textContent = state.who ? `${state.who.name} (${state.who.role})` : 'not signed in';
+    $('signout').hidden = !signedIn;
+    $('signin').hidden = !!state.who;
+  }
+
+  // ---- routing ----------------------------------------------------------
+
+  function go(url) {
+    history.pushState(null, '', url);
+    route();
+  }
+
+  function route() {
+    stop();
+    state.token++;
+    notice('');
+    delete document.body.dataset.ready;
+    const p = location.pathname;
+    if (p.startsWith('/r/') && p.length > 3) {
+      showRecording(decodeURIComponent(p.slice(3)));
+    } else {
+      showSearch();
+    }
+  }
+
+  // Same-origin links navigate inside the page (the address bar still
+  // shows a shareable URL).
+  document.addEventListener('click', (e) => {
+    const a = e.target.closest && e.target.closest('a[data-nav]');
+    if (!a || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    go(a.getAttribute('href'));
+  });
+
+  // ---- search -----------------------------------------------------------
+
+  const FILTERS = {
+    format: { el: 'f-format', get: (e) => e.value, set: (e, v) => { e.value = v; } },
+    after: { el: 'f-after', get: (e) => e.value, set: (e, v) => { e.value = /^\d{4}-\d\d-\d\d$/.test(v) ? v : ''; } },
+    before: { el: 'f-before', get: (e) => e.value, set: (e, v) => { e.value = /^\d{4}-\d\d-\d\d$/.test(v) ? v : ''; } },
+    flagged: { el: 'f-flagged', get: (e) => (e.checked ? 'true' : ''), set: (e, v) => { e.checked = v === 'true'; } },
+    held: { el: 'f-held', get: (e) => (e.checked ? 'true' : ''), set: (e, v) => { e.checked = v === 'true'; } },
+  };
+
+  const termRE = (key) => new RegExp(`(^|\\s)${key}:(\\S+)`, 'i');
+
+  /** Returns q with the term key:value replaced (or removed when empty). */
+  function setTerm(q, key, value) {
+    const re = new RegExp(`(^|\\s)${key}:\\S+`, 'gi');
+    q = q.replace(re, ' ').replace(/\s+/g, ' ').trim();
+    return value ? (q ? `${q} ${key}:${value}` : `${key}:${value}`) : q;
+  }
+
+  function syncFilters(q) {
+    for (const [key, f] of Object.entries(FILTERS)) {
+      const m = q.match(termRE(key));
+      f.set($(f.el), m ? m[2] : '');
+    }
+  }
+
+  let formatsLoaded = false;
+  async function loadFormats() {
+    if (formatsLoaded) return;
+    try {
+      const r = await api(`${API}/formats`);
+      const sel = $('f-format');
+      for (const f of r.formats || []) sel.append(el('option', { value: f, text: f }));
+      formatsLoaded = true;
+      syncFilters(new URLSearchParams(location.search).get('q') || '');
+    } catch (e) { /* the filter stays at "any" */ }
+  }
+
+  function searchURL(q, cursor) {
+    const p = new URLSearchParams();
+    if (q) p.set('q', q);
+    if (cursor) p.set('cursor', cursor);
+    const s = p.toString();
+    return s ? `/?${s}` : '/';
+  }
+
+  async function showSearch() {
+    $('rec-view').hidden = true;
+    $('search-view').hidden = false;
+    document.title = 'Search · Replay archive';
+    const params = new URLSearchParams(location.search);
+    const q = params.get('q') || '';
+    const cursor = params.get('cursor') || '';
+    $('q').value = q;
+    syncFilters(q);
+    loadFormats();
+    showQueryError(null);
+    $('hits').replaceChildren();
+    $('summary').textContent = '';
+    $('prev').hidden = true;
+    $('next').hidden = true;
+    sessionStorage.setItem('replay.lastSearch', location.pathname + location.search);
+    const token = state.token;
+    const p = new URLSearchParams({ q, limit: '20' });
+    if (cursor) p.set('cursor', cursor);
+    let res;
+    try {
+      $('summary').textContent = 'Searching…';
+      res = await api(`${API}/recordings?${p}`);
+    } catch (e) {
+      if (token !== state.token) return;
+      $('summary').textContent = '';
+      if (e instanceof APIError && e.code === 'bad_query') showQueryError(e.body, q);
+      else notice('Search failed: ' + errText(e));
+      return;
+    }
+    if (token !== state.token) return;
+    renderHits(res, q, cursor);
+    document.body.dataset.ready = 'search';
+  }
+
+  /** Shows a parse error with the offending term marked in the query. */
+  function showQueryError(body, q) {
+    const box = $('qerr');
+    if (!body) { box.hidden = true; box.replaceChildren(); $('q').removeAttribute('aria-invalid'); return; }
+    $('q').setAttribute('aria-invalid', 'true');
+    const kids = [el('span', { text: body.error || 'The query does not parse.' })];
+    if (q && typeof body.pos === 'number') {
+      // pos is a byte offset into the UTF-8 query.
+      const enc = new TextEncoder().encode(q);
+      const at = new TextDecoder().decode(enc.slice(0, Math.min(body.pos, enc.length))).length;
+      let len = body.term && q.substr(at, body.term.length) === body.term ? body.term.length : 0;
+      if (!len) { const m = q.slice(at).match(/^\S*/); len = Math.max(1, m ? m[0].length : 1); }
+      const code = el('code', {}, q.slice(0, at), el('mark', { text: q.slice(at, at + len) || ' ' }), q.slice(at + len));
+      kids.push(el('br'), code);
+      const inp = $('q');
+      inp.focus();
+      inp.setSelectionRange(at, Math.min(q.length, at + len));
+    }
+    box.replaceChildren(...kids);
+    box.hidden = false;
+  }
+
+  function renderHits(res, q, cursor) {
+    const hits = res.hits || [];
+    const took = typeof res.took_ms === 'number' ? ` in ${res.took_ms.toFixed(1)} ms` : '';
+    $('summary').textContent = `${res.total} recording${res.total === 1 ? '' : 's'} matched${took}`;
+    const list = $('hits');
+    for (const h of hits) list.append(renderHit(h));
+    const prevStack = (history.state && history.state.cursors) || [];
+    $('prev').hidden = !cursor;
+    $('prev').onclick = () => {
+      const stack = prevStack.slice();
+      const back = stack.pop() || '';
+      history.pushState({ cursors: stack }, '', searchURL(q, back));
+      route();
+    };
+    $('next').hidden = !res.next_cursor;
+    $('next').onclick = () => {
+      history.pushState({ cursors: prevStack.concat([cursor]) }, '', searchURL(q, res.next_cursor));
+      route();
+      $('main').focus();
+    };
+  }
+
+  function renderHit(h) {
+    const title = [h.map || '(no map)', h.format].join(' · ');
+    const facts = [h.start ? wall(h.start) + ' UTC' : 'start unknown', duration(h.duration_ms)];
+    if (h.server) facts.push(h.server);
+    const badges = el('span');
+    for (const f of h.flags || []) badges.append(el('span', { class: 'badge flag', text: 'flag: ' + f }));
+    if (h.held) badges.append(el('span', { class: 'badge held', text: 'held' }));
+    const li = el('li', { class: 'hit', dataset: { id: h.id } },
+      el('h2', {}, el('a', { href: `/r/${h.id}`, 'data-nav': true, text: title })),
+      el('p', { class: 'facts' }, facts.join(' · '), ' ', badges),
+      el('p', { class: 'facts' }, 'Players: ' + ((h.players || []).join(', ') || 'none')));
+    const evs = h.events || [];
+    if (evs.length) {
+      const tb = el('tbody');
+      for (const e of evs) {
+        const when = e.at ? wall(e.at) : offset(e.time_ms);
+        const open = el('a', { href: `/r/${h.id}?t=${e.tick}`, 'data-nav': true, text: 'Open', 'aria-label': `Open the recording at tick ${e.tick}` });
+        const cells = [el('td', { class: 'num', text: when }), el('td', { class: 'num', text: String(e.tick) }),
+          el('td', { text: e.player || '' }), el('td', { text: `${e.kind}${e.text ? ': ' + e.text : ''}` })];
+        const act = el('td', {}, open);
+        if (e.clip_url) {
+          act.append(' ', el('button', { type: 'button', text: 'Clip', 'aria-label': `Download a clip around tick ${e.tick}`, onclick: () => download(e.clip_url, $('summary')) }));
+        }
+        tb.append(el('tr', {}, ...cells, act));
+      }
+      li.append(el('table', { class: 'events' },
+        el('thead', {}, el('tr', {}, ...['When', 'Tick', 'Who', 'What', ''].map((t) => el('th', { scope: 'col', text: t })))), tb));
+      if (h.event_total > evs.length) {
+        li.append(el('p', { class: 'muted', text: `${h.event_total - evs.length} more matching events in this recording` }));
+      }
+    }
+    return li;
+  }
+
+  $('search-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const q = $('q').value.trim();
+    go(searchURL(q, ''));
+  });
+  for (const [key, f] of Object.entries(FILTERS)) {
+    $(f.el).addEventListener('change', () => {
+      $('q').value = setTerm($('q').value, key, f.get($(f.el)));
+      go(searchURL($('q').value.trim(), ''));
+    });
+  }
+
+  // ---- downloads --------------------------------------------------------
+
+  /** Fetches url with the token and saves the answer under its file name. */
+  async function download(url, status) {
+    status.textContent = 'Downloading…';
+    try {
+      const res = await api(url, { raw: true });
+      const blob = await res.blob();
+      const name = fileName(res.headers.get('Content-Disposition')) || 'recording.bin';
+      const a = el('a', { href: URL.createObjectURL(blob), download: name });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      status.textContent = `Downloaded ${name} (${bytes(blob.size)})`;
+      status.dataset.downloaded = name;
+    } catch (e) {
+      status.textContent = 'Download failed: ' + errText(e);
+    }
+  }
+
+  /** Reads the file name out of a Content-Disposition header. */
+  function fileName(cd) {
+    if (!cd) return '';
+    let m = cd.match(/filename\*\s*=\s*UTF-8''([^;]+)/i);
+    if (m) { try { return sanitize(decodeURIComponent(m[1])); } catch (e) { /* fall through */ } }
+    m = cd.match(/filename\s*=\s*"([^"]*)"/i) || cd.match(/filename\s*=\s*([^;]+)/i);
+    return m ? sanitize(m[1].trim()) : '';
+  }
+  const sanitize = (s) => s.replace(/[\\/:*?"<>|\x00-\x1f]/g, '_');
+
+  // ---- the recording page -----------------------------------------------
+
+  async function showRecording(id) {
+    $('search-view').hidden = true;
+    $('rec-view').hidden = false;
+    $('back').href = sessionStorage.getItem('replay.lastSearch') || '/';
+    $('back').dataset.nav = '';
+    $('rec-h').textContent = 'Loading…';
+    for (const t of ['events', 'players', 'audit']) $(t).tBodies[0].replaceChildren();
+    $('meta').replaceChildren();
+    $('flags').replaceChildren();
+    $('hold').textContent = '';
+    $('act-status').textContent = '';
+    delete $('act-status').dataset.downloaded;
+    state.rec = null;
+    state.pieces = new Map();
+    state.rangeTouched = false;
+    const token = state.token;
+    let rec, evs;
+    try {
+      [rec, evs] = await Promise.all([api(recURL(id)), api(recURL(id, `/events?limit=${EVENT_LIMIT}`)), state.whoReady]);
+    } catch (e) {
+      if (token !== state.token) return;
+      $('rec-h').textContent = 'Recording not available';
+      notice(errText(e));
+      return;
+    }
+    if (token !== state.token) return;
+    state.rec = rec;
+    state.events = (evs.events || []).slice().sort((a, b) => a.tick - b.tick);
+    state.eventTotal = evs.total || state.events.length;
+    state.names = clientNames(state.events);
+    const first = firstTick(), last = lastTick();
+    const t = parseInt(new URLSearchParams(location.search).get('t'), 10);
+    state.sel = clamp(isFinite(t) ? t : first);
+    state.view = [first, Math.max(last, first + 1)];
+    document.title = `${rec.map || rec.id} · Replay archive`;
+    $('rec-h').textContent = [rec.map || '(no map)', rec.format, rec.start ? wall(rec.start) + ' UTC' : ''].filter(Boolean).join(' · ');
+    renderMeta();
+    renderPlayers();
+    renderMarks();
+    renderAudit(rec.audit || []);
+    renderActions();
+    setDefaultRange();
+    sizeCanvases();
+    drawTimeline();
+    renderEventRows();
+    updatePos();
+    await drawTrails();
+    if (token !== state.token) return;
+    document.body.dataset.ready = 'recording';
+    window.replayReadyAt = performance.now();
+  }
+
+  const firstTick = () => (state.rec.first_tick !== undefined ? state.rec.first_tick : 0);
+  const lastTick = () => {
+    const r = state.rec;
+    if (r.last_tick !== undefined) return r.last_tick;
+    const c = r.chunks || [];
+    return c.length ? c[c.length - 1].start_tick + c[c.length - 1].ticks - 1 : 0;
+  };
+  const rate = () => state.rec.tick_rate || 0;
+  const clamp = (t) => Math.max(firstTick(), Math.min(lastTick(), Math.round(t)));
+
+  /** The chunk index holding tick (the last one starting at or before it). */
+  function chunkIndex(tick) {
+    const cs = state.rec.chunks || [];
+    let lo = 0, hi = cs.length - 1, ans = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (cs[mid].start_tick <= tick) { ans = mid; lo = mid + 1; } else hi = mid - 1;
+    }
+    return ans;
+  }
+
+  /** The offset of tick from the recording's start, in ms. */
+  function timeAt(tick) {
+    const cs = state.rec.chunks || [];
+    if (!cs.length) return rate() ? (tick - firstTick()) / rate() * 1000 : 0;
+    const c = cs[chunkIndex(tick)];
+    return c.time_ms + (rate() && tick > c.start_tick ? (tick - c.start_tick) / rate() * 1000 : 0);
+  }
+
+  /** The tick at offset ms from the start. */
+  function tickAt(ms) {
+    const cs = state.rec.chunks || [];
+    let i = 0;
+    for (let lo = 0, hi = cs.length - 1; lo <= hi;) {
+      const mid = (lo + hi) >> 1;
+      if (cs[mid].time_ms <= ms) { i = mid; lo = mid + 1; } else hi = mid - 1;
+    }
+    const c = cs[i] || { start_tick: firstTick(), time_ms: 0 };
+    return clamp(c.start_tick + (rate() ? (ms - c.time_ms) / 1000 * rate() : 0));
+  }
+
+  function wallAt(tick) {
+    return state.rec.start ? new Date(Date.parse(state.rec.start) + timeAt(tick)) : null;
+  }
+
+  function renderMeta() {
+    const r = state.rec;
+    const rows = [
+      ['Id', r.id], ['Format', r.format], ['Map', r.map], ['Server', r.server], ['Session', r.session],
+      ['Start', r.start ? wall(r.start) + ' UTC' : 'unknown'], ['Duration', duration(r.duration_ms)],
+      ['Ticks', r.ticks !== undefined ? `${r.ticks}${r.tick_rate ? ` at ${r.tick_rate}/s` : ''}` : ''],
+      ['Size', `${bytes(r.native_bytes)} native, ${bytes(r.stored_bytes)} stored`],
+      ['File', r.source_name], ['sha256', r.sha256], ['Ingested', r.ingested ? wall(r.ingested) + ' UTC' : ''],
+      ['Events', `${state.eventTotal}${state.eventTotal > state.events.length ? ` (first ${state.events.length} shown)` : ''}`],
+    ];
+    for (const [k, v] of Object.entries(r.attrs || {})) rows.push([k, v]);
+    const dl = $('meta');
+    dl.replaceChildren();
+    for (const [k, v] of rows) if (v !== undefined && v !== null && v !== '') dl.append(el('dt', { text: k }), el('dd', { text: String(v) }));
+  }
+
+  /**
+   * Who held which client id when, from join and drop events (teehistorian
+   * names its clients by id: "client 3 joined"). Returns id -> [{name,
+   * from, to}] in tick order.
+   */
+  function clientNames(events) {
+    const byID = new Map();
+    for (const e of events) {
+      if (e.kind !== 'join' && e.kind !== 'drop') continue;
+      let cid = e.player_id;
+      if (cid === undefined || cid === null || cid === '') {
+        const m = (e.text || '').match(/client (\d+)/);
+        cid = m ? m[1] : e.player;
+      }
+      if (cid === undefined || cid === null || cid === '') continue;
+      cid = String(cid);
+      const list = byID.get(cid) || [];
+      byID.set(cid, list);
+      const open = list.length && list[list.length - 1].to === null ? list[list.length - 1] : null;
+      if (e.kind === 'join') {
+        if (open) open.to = e.tick;
+        list.push({ name: e.player || '', from: e.tick, to: null });
+      } else if (open) {
+        open.to = e.tick;
+        if (!open.name) open.name = e.player || '';
+      } else {
+        list.push({ name: e.player || '', from: null, to: e.tick });
+      }
+    }
+    return byID;
+  }
+
+  /** The name behind client id cid at tick, from the join/drop intervals. */
+  function nameAt(cid, tick) {
+    const list = state.names && state.names.get(String(cid));
+    if (!list) return '';
+    let best = '';
+    for (const iv of list) {
+      if ((iv.from === null || iv.from <= tick) && (iv.to === null || tick <= iv.to)) return iv.name;
+      if (iv.from !== null && iv.from <= tick) best = iv.name;
+    }
+    return best;
+  }
+
+  function renderPlayers() {
+    const tb = $('players').tBodies[0];
+    tb.replaceChildren();
+    const rows = [];
+    for (const [cid, list] of state.names) {
+      for (const iv of list) rows.push({ name: iv.name, id: cid, from: iv.from, to: iv.to });
+    }
+    rows.sort((a, b) => (a.from ?? -1) - (b.from ?? -1));
+    const at = (t) => (t === null || t === undefined ? '' : offset(timeAt(t)));
+    if (rows.length) {
+      for (const r of rows) {
+        const go = el('button', { type: 'button', text: at(r.from) || 'start', 'aria-label': `Go to when ${r.name} joined`, onclick: () => select(r.from ?? firstTick()) });
+        tb.append(el('tr', {}, el('td', { text: r.name || '(unnamed)' }), el('td', { class: 'num', text: r.id }),
+          el('td', {}, go), el('td', { class: 'num', text: r.to === null ? 'end' : at(r.to) })));
+      }
+      return;
+    }
+    for (const p of state.rec.players || []) {
+      tb.append(el('tr', {}, el('td', { text: p.name || '(unnamed)' }), el('td', { class: 'num', text: p.id || (p.team ? `team ${p.team}` : '') }),
+        el('td', { text: 'start' }), el('td', { text: 'end' })));
+    }
+  }
+
+  function renderMarks() {
+    const r = state.rec;
+    const ul = $('flags');
+    ul.replaceChildren();
+    const flags = r.flags || [];
+    for (const f of flags) {
+      const li = el('li', { dataset: { flag: f.name } }, el('strong', { text: f.name }),
+        f.note ? ` — ${f.note}` : '', f.at ? el('span', { class: 'muted', text: ` (${wall(f.at)} UTC)` }) : '');
+      if (isMod()) {
+        li.append(' ', el('button', { type: 'button', class: 'unflag', text: 'Remove…', 'aria-label': `Remove flag ${f.name}`, onclick: () => unflag(f.name) }));
+      }
+      ul.append(li);
+    }
+    for (const f of r.file_flags || []) {
+      if (!flags.some((x) => x.name === f)) ul.append(el('li', {}, el('strong', { text: f }), el('span', { class: 'muted', text: ' (in the file)' })));
+    }
+    if (!ul.children.length) ul.append(el('li', { class: 'muted', text: 'No flags' }));
+    $('hold').textContent = r.hold ? `Held: ${r.hold.reason || 'no reason given'}${r.hold.at ? ` (${wall(r.hold.at)} UTC)` : ''}` : 'Not held';
+    $('do-hold').hidden = !!r.hold;
+    $('do-release').hidden = !r.hold;
+  }
+
+  function renderAudit(entries) {
+    const tb = $('audit').tBodies[0];
+    tb.replaceChildren();
+    const list = entries.slice().sort((a, b) => (b.seq || 0) - (a.seq || 0));
+    for (const a of list) {
+      tb.append(el('tr', { dataset: { action: a.action } }, el('td', { class: 'num', text: a.at ? wall(a.at) : '' }), el('td', { text: a.who || '' }),
+        el('td', { text: [a.action, a.detail].filter(Boolean).join(': ') }), el('td', { text: a.reason || '' })));
+    }
+    if (!list.length) tb.append(el('tr', {}, el('td', { colspan: 4, class: 'muted', text: 'No history yet' })));
+  }
+
+  async function refreshAudit() {
+    try {
+      const r = await api(recURL(state.rec.id, '/audit'));
+      renderAudit(r.entries || []);
+    } catch (e) {
+      $('act-status').textContent = 'Could not load the history: ' + errText(e);
+    }
+  }
+
+  function renderActions() {
+    $('mod').hidden = !isMod();
+    $('dl-original').hidden = !isAdmin();
+    const can = !!state.rec.can_clip;
+    $('dl-clip').disabled = !can;
+    $('dl-clip').title = can ? 'A native file of the selected range' + (isMod() ? '' : ' (redacted)') : 'This format cannot be cut into a clip';
+  }
+
+  function setDefaultRange() {
+    if (state.rangeTouched) return;
+    const half = Math.max(1, Math.round((rate() || 50) * 5));
+    $('r-from').value = clamp(state.sel - half);
+    $('r-to').value = clamp(state.sel + half);
+  }
+
+  function readRange() {
+    let a = parseInt($('r-from').value, 10), b = parseInt($('r-to').value, 10);
+    if (!isFinite(a)) a = firstTick();
+    if (!isFinite(b)) b = lastTick();
+    if (b < a) [a, b] = [b, a];
+    return [clamp(a), clamp(b)];
+  }
+
+  // ---- selecting a moment -----------------------------------------------
+
+  /** Moves the selection to tick and redraws what depends on it. */
+  function select(tick, opts = {}) {
+    state.sel = clamp(tick);
+    const [a, b] = state.view;
+    if (state.sel < a || state.sel > b) {
+      const span = b - a;
+      state.view = fitView(state.sel - span / 2, state.sel + span / 2);
+      renderEventRows();
+    }
+    if (!opts.keepRange) setDefaultRange();
+    drawTimeline();
+    updatePos();
+    drawTrails();
+    if (!opts.noURL) {
+      const u = new URL(location.href);
+      u.searchParams.set('t', String(state.sel));
+      history.replaceState(history.state, '', u.pathname + u.search);
+    }
+  }
+
+  function fitView(a, b) {
+    const f = firstTick(), l = Math.max(lastTick(), f + 1);
+    let span = Math.max(Math.min(b - a, l - f), Math.min(20, l - f));
+    a = Math.max(f, Math.min(a, l - span));
+    return [a, a + span];
+  }
+
+  function updatePos() {
+    const t = state.sel, w = wallAt(t);
+    $('pos').textContent = `Tick ${t} · ${offset(timeAt(t))} into the recording${w ? ` · ${wall(w)} UTC` : ''}`;
+  }
+
+  // ---- timeline ---------------------------------------------------------
+
+  function sizeCanvases() {
+    const dpr = window.devicePixelRatio || 1;
+    for (const c of [$('timeline'), $('trails')]) {
+      const w = Math.max(200, Math.round(c.clientWidth));
+      const h = c.id === 'trails' ? Math.round(Math.min(420, Math.max(240, w * 0.6))) : 96;
+      c.style.height = h + 'px';
+      c.width = Math.round(w * dpr);
+      c.height = Math.round(h * dpr);
+    }
+  }
+
+  const laneOf = (kind) => { const i = LANES.findIndex((l) => l.includes(kind)); return i < 0 ? LANES.length - 1 : i; };
+  const colorOf = (kind) => KIND_COLORS[kind] || KIND_COLORS.other;
+
+  function drawTimeline() {
+    const c = $('timeline'), g = c.getContext('2d');
+    const dpr = window.devicePixelRatio || 1;
+    const W = c.width / dpr, H = c.height / dpr;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, W, H);
+    const [a, b] = state.view;
+    const x = (t) => ((t - a) / (b - a || 1)) * W;
+    const top = 18, laneH = (H - top - 4) / LANES.length;
+    // Selected clip range.
+    const [ra, rb] = readRange();
+    g.fillStyle = 'rgba(31,95,191,0.10)';
+    g.fillRect(x(ra), top, Math.max(2, x(rb) - x(ra)), H - top);
+    // Axis with offsets.
+    g.fillStyle = '#5b6472';
+    g.font = '11px system-ui, sans-serif';
+    g.strokeStyle = '#e3e6eb';
+    const spanMs = timeAt(b) - timeAt(a);
+    const steps = [100, 250, 500, 1000, 2000, 5000, 10000, 15000, 30000, 60000, 120000, 300000, 600000, 900000, 1800000, 3600000];
+    const step = steps.find((s) => spanMs / s <= Math.max(2, W / 90)) || 3600000;
+    const t0 = Math.ceil(timeAt(a) / step) * step;
+    for (let ms = t0; ms <= timeAt(b); ms += step) {
+      const xx = x(tickAtFloat(ms));
+      g.beginPath(); g.moveTo(xx, top); g.lineTo(xx, H); g.stroke();
+      g.fillText(offset(ms).replace(/\.00$/, ''), xx + 2, 12);
+    }
+    // Events, one lane per group of kinds.
+    for (const e of state.events) {
+      if (e.tick < a || e.tick > b) continue;
+      const xx = x(e.tick), lane = laneOf(e.kind);
+      g.fillStyle = colorOf(e.kind);
+      g.fillRect(xx - 1, top + lane * laneH + 2, 3, laneH - 4);
+    }
+    // The selected moment.
+    const xs = x(state.sel);
+    g.fillStyle = '#b3261e';
+    g.fillRect(xs - 1, top - 4, 2, H - top + 4);
+    $('tl-range').textContent = `${offset(timeAt(a))} – ${offset(timeAt(b))}`;
+    c.dataset.events = String(state.events.filter((e) => e.tick >= a && e.tick <= b).length);
+    if (!$('tl-legend').children.length) {
+      const seen = new Set(state.events.map((e) => (KIND_COLORS[e.kind] ? e.kind : 'other')));
+      for (const k of Object.keys(KIND_COLORS)) {
+        if (!seen.has(k)) continue;
+        const sw = el('i');
+        sw.style.background = KIND_COLORS[k]; // CSSOM, allowed by the page's CSP
+        $('tl-legend').append(el('span', {}, sw, k));
+      }
+    }
+  }
+
+  /** Like tickAt, without rounding or clamping, for drawing the axis. */
+  function tickAtFloat(ms) {
+    const cs = state.rec.chunks || [];
+    let i = 0;
+    for (let lo = 0, hi = cs.length - 1; lo <= hi;) {
+      const mid = (lo + hi) >> 1;
+      if (cs[mid].time_ms <= ms) { i = mid; lo = mid + 1; } else hi = mid - 1;
+    }
+    const c = cs[i] || { start_tick: firstTick(), time_ms: 0 };
+    return c.start_tick + (rate() ? (ms - c.time_ms) / 1000 * rate() : 0);
+  }
+
+  function zoom(factor, around) {
+    const [a, b] = state.view;
+    const at = around === undefined ? state.sel : around;
+    const f = (at - a) / (b - a || 1);
+    const span = (b - a) * factor;
+    state.view = fitView(at - span * f, at + span * (1 - f));
+    drawTimeline();
+    renderEventRows();
+  }
+
+  function tickFromEvent(ev) {
+    const c = $('timeline'), r = c.getBoundingClientRect();
+    const [a, b] = state.view;
+    return a + ((ev.clientX - r.left) / r.width) * (b - a);
+  }
+
+  $('timeline').addEventListener('click', (ev) => { stop(); select(tickFromEvent(ev)); });
+  $('timeline').addEventListener('wheel', (ev) => {
+    if (!state.rec) return;
+    ev.preventDefault();
+    zoom(ev.deltaY < 0 ? 0.8 : 1.25, tickFromEvent(ev));
+  }, { passive: false });
+  $('timeline').addEventListener('keydown', (ev) => {
+    if (!state.rec) return;
+    const sec = Math.max(1, Math.round(rate() || 1));
+    const k = ev.key;
+    if (k === 'ArrowLeft' || k === 'ArrowRight') {
+      const n = (ev.shiftKey ? 10 : 1) * sec * (k === 'ArrowLeft' ? -1 : 1);
+      select(state.sel + n);
+    } else if (k === '+' || k === '=') zoom(0.5);
+    else if (k === '-' || k === '_') zoom(2);
+    else if (k === 'Home') select(firstTick());
+    else if (k === 'End') select(lastTick());
+    else return;
+    ev.preventDefault();
+  });
+  $('zoom-in').addEventListener('click', () => zoom(0.5));
+  $('zoom-out').addEventListener('click', () => zoom(2));
+  $('zoom-all').addEventListener('click', () => { state.view = fitView(firstTick(), lastTick()); drawTimeline(); renderEventRows(); });
+
+  function renderEventRows() {
+    const tb = $('events').tBodies[0];
+    tb.replaceChildren();
+    const [a, b] = state.view;
+    let n = 0, total = 0;
+    for (const e of state.events) {
+      if (e.tick < a || e.tick > b) continue;
+      total++;
+      if (n >= EVENT_ROWS) continue;
+      n++;
+      const w = e.at ? wall(e.at) : offset(e.time_ms !== undefined ? e.time_ms : timeAt(e.tick));
+      tb.append(el('tr', { dataset: { tick: e.tick } },
+        el('td', { class: 'num', text: w }), el('td', { class: 'num', text: String(e.tick) }),
+        el('td', { text: e.player || '' }), el('td', { text: `${e.kind}${e.text ? ': ' + e.text : ''}` }),
+        el('td', {}, el('button', { type: 'button', text: 'Go', 'aria-label': `Go to tick ${e.tick}`, onclick: () => { stop(); select(e.tick); } }))));
+    }
+    $('ev-more').textContent = total > n ? `${total - n} more events in view: zoom in to list them` : (total ? '' : 'No events in view');
+  }
+
+  // ---- frames and trails ------------------------------------------------
+
+  /** The piece of frames (a tick range inside one chunk) holding tick. */
+  function pieceOf(tick) {
+    const cs = state.rec.chunks || [];
+    const len = Math.max(20, Math.round((rate() || 50) * PIECE_SECONDS));
+    let from = firstTick(), to = lastTick();
+    if (cs.length) {
+      const c = cs[chunkIndex(tick)];
+      from = c.start_tick;
+      to = c.start_tick + c.ticks - 1;
+    }
+    const start = from + Math.floor(Math.max(0, tick - from) / len) * len;
+    return [start, Math.min(to, start + len - 1)];
+  }
+
+  /** Fetches (once) and parses the frames of [from, to]. */
+  function loadPiece(from, to) {
+    const key = `${from}-${to}`;
+    let p = state.pieces.get(key);
+    if (p) return p;
+    const id = state.rec.id;
+    p = api(recURL(id, `/frames?from=${from}&to=${to}`), { raw: true })
+      .then((res) => res.text())
+      .then((text) => parseFrames(text, from, to));
+    p.catch(() => state.pieces.delete(key));
+    state.pieces.set(key, p);
+    if (state.pieces.size > 24) state.pieces.delete(state.pieces.keys().next().value);
+    return p;
+  }
+
+  /**
+   * Turns NDJSON frames into tracks: id -> {label, pts: [[tick, x, y]]}.
+   * It knows where each codec puts positions: teehistorian player_new and
+   * player_diff (cid, x, y), HCRP spawn_entity/absolute_move/delta_move
+   * (entity, x, z seen from above), .butter frames (teams[].players[] with
+   * body or head position, and the disc), VTX frames (buckets[].entities[]
+   * with props.Position).
+   */
+  function parseFrames(text, from, to) {
+    const tracks = new Map();
+    const abs = new Map(); // HCRP entity -> [x, z]
+    const names = new Map(); // teehistorian cid -> name seen in the frames
+    const push = (id, label, tick, x, y) => {
+      if (!isFinite(x) || !isFinite(y)) return;
+      let t = tracks.get(id);
+      if (!t) { t = { label, pts: [] }; tracks.set(id, t); }
+      if (label) t.label = label;
+      t.pts.push([tick, x, y]);
+    };
+    let lines = 0;
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      let f;
+      try { f = JSON.parse(line); } catch (e) { continue; }
+      lines++;
+      const d = f.data;
+      if (!d || typeof d !== 'object') continue;
+      switch (f.type) {
+        case 'player_new': case 'player_diff':
+          push('c' + d.cid, null, f.tick, d.x, d.y);
+          break;
+        case 'message':
+          if (d.name && d.cid !== undefined) names.set(String(d.cid), d.name);
+          break;
+        case 'spawn_entity': case 'absolute_move':
+          abs.set(d.entity, [d.x, d.z]);
+          push('e' + d.entity, null, f.tick, d.x, d.z);
+          break;
+        case 'delta_move': {
+          const p = abs.get(d.entity);
+          if (!p) break;
+          p[0] += d.dx || 0;
+          p[1] += d.dz || 0;
+          push('e' + d.entity, null, f.tick, p[0], p[1]);
+          break;
+        }
+        case 'destroy_entity':
+          abs.delete(d.entity);
+          break;
+        case 'frame':
+          if (Array.isArray(d.teams)) {
+            for (const team of d.teams) {
+              for (const pl of team.players || []) {
+                const pos = (pl.body && pl.body.position) || (pl.head && pl.head.position);
+                if (pos) push('b' + (pl.userid || pl.name), pl.name, f.tick, pos[0], pos[2]);
+              }
+            }
+            if (d.disc && d.disc.position) push('disc', 'disc', f.tick, d.disc.position[0], d.disc.position[2]);
+          }
+          if (Array.isArray(d.buckets)) {
+            for (const b of d.buckets) {
+              for (const en of b.entities || []) {
+                const pr = en.props || {}, pos = pr.Position;
+                if (pos && typeof pos === 'object') push('v' + en.id, pr.Name || en.id, f.tick, pos.X, pos.Z !== undefined ? pos.Z : pos.Y);
+              }
+            }
+          }
+          break;
+        default:
+          if (typeof d.x === 'number' && typeof d.y === 'number' && (d.cid !== undefined || d.entity !== undefined)) {
+            push('g' + (d.cid !== undefined ? d.cid : d.entity), null, f.tick, d.x, d.y);
+          }
+      }
+    }
+    return { from, to, tracks, names, lines };
+  }
+
+  /** A stable colour for a track id. */
+  function colorFor(id) {
+    let h = 0;
+    for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
+    return `hsl(${h % 360}, 80%, 62%)`;
+  }
+
+  function labelFor(id, track, tick, pieceNames) {
+    if (track.label) return track.label;
+    const n = id.slice(1);
+    if (id[0] === 'c') return nameAt(n, tick) || (pieceNames && pieceNames.get(n)) || `client ${n}`;
+    if (id[0] === 'e') {
+      const p = (state.rec.players || [])[Number(n)];
+      return p && p.name ? p.name : `entity ${n}`;
+    }
+    return `#${n}`;
+  }
+
+  let drawSeq = 0;
+
+  /**
+   * Draws the trails of the last TRAIL_SECONDS before the selection, with
+   * each player's name at the head. Loads the pieces that cover them first
+   * (and, while playing, the next piece ahead).
+   */
+  async function drawTrails() {
+    if (!state.rec) return;
+    const seq = ++drawSeq;
+    const sel = state.sel;
+    const trail = Math.max(10, Math.round((rate() || 20) * TRAIL_SECONDS));
+    const want = [];
+    for (let t = Math.max(firstTick(), sel - trail); ;) {
+      const p = pieceOf(t);
+      want.push(p);
+      if (p[1] >= sel || p[1] >= lastTick()) break;
+      t = p[1] + 1;
+    }
+    let pieces;
+    try {
+      pieces = await Promise.all(want.map(([a, b]) => loadPiece(a, b)));
+    } catch (e) {
+      $('trail-note').textContent = 'Could not load frames: ' + errText(e);
+      return;
+    }
+    if (seq !== drawSeq || !state.rec) return;
+    if (state.playing) {
+      const next = pieceOf(want[want.length - 1][1] + 1);
+      if (next[0] > want[want.length - 1][1]) loadPiece(next[0], next[1]).catch(() => {});
+    }
+    paintTrails(pieces, sel, trail);
+  }
+
+  function paintTrails(pieces, sel, trail) {
+    const c = $('trails'), g = c.getContext('2d');
+    const dpr = window.devicePixelRatio || 1;
+    const W = c.width / dpr, H = c.height / dpr;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.fillStyle = '#10161f';
+    g.fillRect(0, 0, W, H);
+    // Merge the pieces' tracks over the trail window.
+    const tracks = new Map();
+    let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    const names = new Map();
+    for (const p of pieces) {
+      for (const [k, v] of p.names) names.set(k, v);
+      for (const [id, t] of p.tracks) {
+        let m = tracks.get(id);
+        if (!m) { m = { label: t.label, pts: [] }; tracks.set(id, m); }
+        if (t.label) m.label = t.label;
+        for (const pt of t.pts) {
+          // The bounds cover the whole pieces, so the picture holds still
+          // while the selection moves inside them.
+          minX = Math.min(minX, pt[1]); maxX = Math.max(maxX, pt[1]);
+          minY = Math.min(minY, pt[2]); maxY = Math.max(maxY, pt[2]);
+          if (pt[0] >= sel - trail && pt[0] <= sel) m.pts.push(pt);
+        }
+      }
+    }
+    let drawn = 0;
+    const labels = [];
+    if (isFinite(minX)) {
+      const pad = 28;
+      const sx = (W - 2 * pad) / Math.max(1e-9, maxX - minX), sy = (H - 2 * pad) / Math.max(1e-9, maxY - minY);
+      const s = Math.min(sx, sy);
+      const ox = pad + (W - 2 * pad - (maxX - minX) * s) / 2, oy = pad + (H - 2 * pad - (maxY - minY) * s) / 2;
+      const X = (v) => ox + (v - minX) * s, Y = (v) => oy + (v - minY) * s;
+      g.strokeStyle = 'rgba(255,255,255,0.06)';
+      g.lineWidth = 1;
+      for (let i = 1; i < 8; i++) {
+        g.beginPath(); g.moveTo((W * i) / 8, 0); g.lineTo((W * i) / 8, H); g.stroke();
+        g.beginPath(); g.moveTo(0, (H * i) / 8); g.lineTo(W, (H * i) / 8); g.stroke();
+      }
+      g.font = '12px system-ui, sans-serif';
+      for (const [id, t] of tracks) {
+        if (!t.pts.length) continue;
+        t.pts.sort((p, q) => p[0] - q[0]);
+        const col = colorFor(id);
+        g.strokeStyle = col;
+        g.lineWidth = 2;
+        g.lineJoin = 'round';
+        for (let i = 1; i < t.pts.length; i++) {
+          const p = t.pts[i - 1], q = t.pts[i];
+          if (q[0] - p[0] > trail / 3) continue; // a gap: the player was away
+          g.globalAlpha = 0.25 + 0.75 * ((q[0] - (sel - trail)) / trail);
+          g.beginPath(); g.moveTo(X(p[1]), Y(p[2])); g.lineTo(X(q[1]), Y(q[2])); g.stroke();
+        }
+        g.globalAlpha = 1;
+        const h = t.pts[t.pts.length - 1];
+        g.fillStyle = col;
+        g.beginPath(); g.arc(X(h[1]), Y(h[2]), 5, 0, Math.PI * 2); g.fill();
+        const label = labelFor(id, t, sel, names);
+        g.fillStyle = '#fff';
+        g.fillText(label, X(h[1]) + 8, Y(h[2]) - 6);
+        labels.push(label);
+        drawn++;
+      }
+    }
+    g.fillStyle = 'rgba(255,255,255,0.75)';
+    g.font = '12px system-ui, sans-serif';
+    g.fillText(`tick ${sel} · ${offset(timeAt(sel))}`, 8, H - 8);
+    c.dataset.tracks = String(drawn);
+    c.dataset.labels = labels.join('\n');
+    c.dataset.tick = String(sel);
+    c.setAttribute('aria-label', drawn ? `Positions around tick ${sel}: ${labels.join(', ')}` : `No positions around tick ${sel}`);
+    $('trail-note').textContent = drawn ? `${drawn} trail${drawn === 1 ? '' : 's'}, the last ${TRAIL_SECONDS} s before the selected moment` :
+      (pieces.some((p) => p.lines) ? 'No positions around this moment (nobody in the game, or this format records none).' : 'No frames around this moment.');
+  }
+
+  // ---- playback ---------------------------------------------------------
+
+  function play() {
+    if (!state.rec || state.playing) return;
+    if (state.sel >= lastTick()) select(firstTick());
+    state.playing = true;
+    state.lastFrame = performance.now();
+    state.playAcc = 0;
+    $('p-play').textContent = 'Pause';
+    $('p-play').setAttribute('aria-pressed', 'true');
+    requestAnimationFrame(tickPlay);
+  }
+
+  function stop() {
+    state.playing = false;
+    $('p-play').textContent = 'Play';
+    $('p-play').setAttribute('aria-pressed', 'false');
+  }
+
+  function tickPlay(now) {
+    if (!state.playing || !state.rec) return;
+    const dt = (now - state.lastFrame) / 1000;
+    state.lastFrame = now;
+    state.playAcc += dt * (rate() || 20) * state.speed;
+    const n = Math.floor(state.playAcc);
+    if (n > 0) {
+      state.playAcc -= n;
+      const t = state.sel + n;
+      if (t >= lastTick()) { select(lastTick(), { noURL: true }); stop(); return; }
+      select(t, { noURL: true });
+    }
+    requestAnimationFrame(tickPlay);
+  }
+
+  const secTicks = () => Math.max(1, Math.round(rate() || 1));
+  $('p-play').addEventListener('click', () => (state.playing ? stop() : play()));
+  $('p-start').addEventListener('click', () => { stop(); select(firstTick()); });
+  $('p-back').addEventListener('click', () => { stop(); select(state.sel - 1); });
+  $('p-fwd').addEventListener('click', () => { stop(); select(state.sel + 1); });
+  $('p-back-s').addEventListener('click', () => { stop(); select(state.sel - secTicks()); });
+  $('p-fwd-s').addEventListener('click', () => { stop(); select(state.sel + secTicks()); });
+  $('p-speed').addEventListener('change', () => { state.speed = parseFloat($('p-speed').value) || 1; });
+
+  /**
+   * Reads a moment: a tick ("1234"), an offset ("1m04s", "90s", "1:04",
+   * "1:02:03.5") or a wall-clock time of day ("22:03:15 UTC" when the
+   * recording has a start).
+   */
+  function parseMoment(s) {
+    s = s.trim();
+    if (/^\d+$/.test(s)) return parseInt(s, 10);
+    const m = s.match(/^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?$/);
+    if (m && (m[1] || m[2] || m[3])) return tickAt(((+m[1] || 0) * 3600 + (+m[2] || 0) * 60 + (+m[3] || 0)) * 1000);
+    const wallRe = /^(\d{1,2}):(\d\d):(\d\d(?:\.\d+)?)\s*(?:UTC|Z)$/i;
+    const w = s.match(wallRe);
+    if (w && state.rec.start) {
+      const st = new Date(state.rec.start);
+      const d = Date.UTC(st.getUTCFullYear(), st.getUTCMonth(), st.getUTCDate(), +w[1], +w[2]) + parseFloat(w[3]) * 1000;
+      let ms = d - st.getTime();
+      if (ms < 0) ms += 86400000;
+      return tickAt(ms);
+    }
+    const c = s.match(/^(?:(\d+):)?(\d+):(\d\d(?:\.\d+)?)$/);
+    if (c) return tickAt(((+c[1] || 0) * 3600 + +c[2] * 60 + parseFloat(c[3])) * 1000);
+    return NaN;
+  }
+
+  $('jump').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const t = parseMoment($('jump-to').value);
+    if (!isFinite(t)) {
+      $('pos').textContent = `"${$('jump-to').value}" is not a tick, an offset like 1m04s, or a time like 22:03:15 UTC`;
+      return;
+    }
+    stop();
+    select(t);
+  });
+
+  // ---- actions ----------------------------------------------------------
+
+  for (const id of ['r-from', 'r-to']) {
+    $(id).addEventListener('input', () => { state.rangeTouched = true; drawTimeline(); });
+  }
+  $('r-here-from').addEventListener('click', () => { state.rangeTouched = true; $('r-from').value = state.sel; drawTimeline(); });
+  $('r-here-to').addEventListener('click', () => { state.rangeTouched = true; $('r-to').value = state.sel; drawTimeline(); });
+  $('dl-clip').addEventListener('click', () => {
+    const [a, b] = readRange();
+    download(recURL(state.rec.id, `/clip?from=${a}&to=${b}`), $('act-status'));
+  });
+  $('dl-redacted').addEventListener('click', () => download(recURL(state.rec.id, '/file?redact=1'), $('act-status')));
+  $('dl-original').addEventListener('click', () => download(recURL(state.rec.id, '/file'), $('act-status')));
+
+  /**
+   * Asks for confirmation (and a name and note where the action takes
+   * them) in a dialog; run performs the action and may throw, which keeps
+   * the dialog open with the error.
+   */
+  function confirmAction({ title, text, nameLabel, noteLabel, required, ok, danger, run }) {
+    const dlg = $('act-dlg');
+    $('act-dlg-h').textContent = title;
+    $('act-dlg-text').textContent = text;
+    $('act-name-row').hidden = !nameLabel;
+    $('act-name').required = !!nameLabel;
+    $('act-name').value = '';
+    $('act-note-label').textContent = noteLabel;
+    $('act-note').value = '';
+    $('act-note').required = !!required;
+    $('act-ok').textContent = ok;
+    $('act-ok').className = danger ? 'danger' : '';
+    $('act-err').hidden = true;
+    const close = () => { $('act-form').onsubmit = null; $('act-cancel').onclick = null; dlg.close(); };
+    $('act-cancel').onclick = close;
+    $('act-form').onsubmit = async (e) => {
+      e.preventDefault();
+      $('act-ok').disabled = true;
+      try {
+        await run($('act-name').value.trim(), $('act-note').value.trim());
+        close();
+      } catch (err) {
+        $('act-err').textContent = errText(err);
+        $('act-err').hidden = false;
+      } finally {
+        $('act-ok').disabled = false;
+      }
+    };
+    dlg.showModal();
+    (nameLabel ? $('act-name') : $('act-note')).focus();
+  }
+
+  /** Takes the recording JSON an action answered with and shows it. */
+  async function afterChange(rec, what) {
+    if (rec && rec.id) state.rec = Object.assign(state.rec, rec);
+    renderMarks();
+    await refreshAudit();
+    $('act-status').textContent = what;
+  }
+
+  $('do-flag').addEventListener('click', () => confirmAction({
+    title: 'Flag this recording', text: 'The flag keeps the recording from retention and is searchable with flag:NAME.',
+    nameLabel: 'Flag name', noteLabel: 'Note', ok: 'Flag',
+    run: async (name, note) => {
+      const r = await api(recURL(state.rec.id, `/flags/${encodeURIComponent(name)}`), { method: 'PUT', json: { note } });
+      await afterChange(r, `Flagged ${name}`);
+    },
+  }));
+
+  function unflag(name) {
+    confirmAction({
+      title: `Remove flag ${name}`, text: 'The flag leaves the recording; the history keeps it.', noteLabel: 'Reason', ok: 'Remove flag',
+      run: async (_, reason) => {
+        const r = await api(recURL(state.rec.id, `/flags/${encodeURIComponent(name)}`), { method: 'DELETE', json: { reason } });
+        await afterChange(r, `Removed flag ${name}`);
+      },
+    });
+  }
+
+  $('do-hold').addEventListener('click', () => confirmAction({
+    title: 'Hold this recording', text: 'A held recording is never removed by retention or a takedown until released.',
+    noteLabel: 'Reason', required: true, ok: 'Hold',
+    run: async (_, reason) => {
+      const r = await api(recURL(state.rec.id, '/hold'), { method: 'PUT', json: { reason } });
+      await afterChange(r, 'Held');
+    },
+  }));
+
+  $('do-release').addEventListener('click', () => confirmAction({
+    title: 'Release the hold', text: 'Retention may remove the recording again once it is released.',
+    noteLabel: 'Reason', ok: 'Release',
+    run: async (_, reason) => {
+      const r = await api(recURL(state.rec.id, '/hold'), { method: 'DELETE', json: { reason } });
+      await afterChange(r, 'Released');
+    },
+  }));
+
+  $('do-delete').addEventListener('click', () => confirmAction({
+    title: 'Take this recording down',
+    text: 'The recording is deleted now and its file is refused if it is ingested again. This cannot be undone from this page.',
+    noteLabel: 'Reason (required)', required: true, ok: 'Take down', danger: true,
+    run: async (_, reason) => {
+      await api(recURL(state.rec.id), { method: 'DELETE', json: { reason } });
+      const id = state.rec.id;
+      go(sessionStorage.getItem('replay.lastSearch') || '/');
+      notice(`Recording ${id} was taken down: ${reason}`);
+    },
+  }));
+
+  // ---- start ------------------------------------------------------------
+
+  $('signout').addEventListener('click', async () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    state.who = null;
+    state.whoReady = loadWho();
+    await state.whoReady;
+    route();
+  });
+  $('signin').addEventListener('click', async () => {
+    try { await askToken('Sign in with a token.'); } catch (e) { return; }
+    state.whoReady = loadWho();
+    await state.whoReady;
+    route();
+  });
+
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      if (!state.rec || $('rec-view').hidden) return;
+      sizeCanvases();
+      drawTimeline();
+      drawTrails();
+    }, 100);
+  });
+  window.addEventListener('popstate', route);
+
+  // Who is signed in is asked once, next to the first view's own
+  // requests; the recording page waits for it before showing actions.
+  state.whoReady = loadWho().catch(() => {});
+  route();
+})();

@@ -1,0 +1,141 @@
+// Package web is the moderators' page: one HTML page, a style sheet and a
+// plain JavaScript file, embedded in the binary, that search the archive,
+// show a recording (metadata, players over time, an event timeline, the
+// players' trails around a moment with playback controls) and act on it
+// (clips, downloads, flags, holds, takedowns) through the JSON API that
+// package server serves under /api/v1/. Nothing is fetched from anywhere
+// else: no CDN, no build step.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+//go:embed templates/index.html
+var indexHTML string
+
+// asset is one embedded static file with its validator.
+type asset struct {
+	body  []byte
+	ctype string
+	etag  string
+}
+
+// handler serves the page and its assets.
+type handler struct {
+	index  []byte
+	assets map[string]asset
+}
+
+// Handler serves the moderators' page: the search at "/", a recording's
+// page at "/r/{id}" (the same HTML; the script reads the path) and the
+// assets under "/static/". Mount it at "/" next to the JSON API; paths it
+// does not own answer 404, so a mistyped API path is not mistaken for the
+// page. Asset URLs carry a hash of their content, so browsers may cache
+// them for good and still see a new build at once.
+func Handler() http.Handler {
+	h := &handler{assets: map[string]asset{}}
+	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := staticFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		h.assets["/"+p] = asset{body: b, ctype: contentType(p), etag: hex.EncodeToString(sum[:8])}
+		return nil
+	})
+	if err != nil {
+		// The files are compiled in: failing to read them is a build defect.
+		panic("web: embedded assets: " + err.Error())
+	}
+	t := template.Must(template.New("index").Parse(indexHTML))
+	var buf bytes.Buffer
+	data := map[string]string{
+		"CSS": "/static/app.css?v=" + h.assets["/static/app.css"].etag,
+		"JS":  "/static/app.js?v=" + h.assets["/static/app.js"].etag,
+	}
+	if err := t.Execute(&buf, data); err != nil {
+		panic("web: index template: " + err.Error())
+	}
+	h.index = buf.Bytes()
+	return h
+}
+
+// ServeHTTP routes a request to the page or an asset.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	securityHeaders(w.Header())
+	p := r.URL.Path
+	switch {
+	case p == "/" || isRecordingPath(p):
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(h.index))
+	case strings.HasPrefix(p, "/static/"):
+		a, ok := h.assets[path.Clean(p)]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", a.ctype)
+		w.Header().Set("ETag", `"`+a.etag+`"`)
+		if r.URL.Query().Get("v") == a.etag {
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			w.Header().Set("Cache-Control", "no-cache")
+		}
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// isRecordingPath reports whether p is "/r/{id}": one non-empty segment.
+func isRecordingPath(p string) bool {
+	id, ok := strings.CutPrefix(p, "/r/")
+	return ok && id != "" && !strings.Contains(id, "/")
+}
+
+// securityHeaders keeps the page to its own origin: scripts, styles and
+// fetches go only to the server that served it, and no other site may
+// frame it (a moderator's clicks cannot be hijacked).
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+}
+
+// contentType names the media type of an asset by its extension.
+func contentType(p string) string {
+	switch path.Ext(p) {
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".png":
+		return "image/png"
+	}
+	return "application/octet-stream"
+}
