@@ -1,0 +1,363 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/server"
+)
+
+// testServer is a real server on a loopback port over a fresh archive.
+type testServer struct {
+	t   *testing.T
+	x   *replay.Archive
+	url string
+}
+
+func start(t *testing.T, cfg server.Config) *testServer {
+	t.Helper()
+	x, err := replay.Open(filepath.Join(t.TempDir(), "archive"), replay.Options{Create: true, Archive: archive.Options{NoSync: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	s := server.New(x, cfg)
+	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", "", "", 5*time.Second, func(u string) { ready <- u }) }()
+	var url string
+	select {
+	case url = <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		x.Close()
+	})
+	return &testServer{t: t, x: x, url: url}
+}
+
+// do sends a request with token (none when empty) and returns the status
+// and body.
+func (ts *testServer) do(method, path, token string, body io.Reader, hdr ...string) (int, []byte, http.Header) {
+	ts.t.Helper()
+	req, err := http.NewRequest(method, ts.url+path, body)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	return resp.StatusCode, b, resp.Header
+}
+
+func (ts *testServer) want(status int, method, path, token string, body io.Reader, out any) []byte {
+	ts.t.Helper()
+	code, b, _ := ts.do(method, path, token, body)
+	if code != status {
+		ts.t.Fatalf("%s %s: %d %s, want %d", method, path, code, b, status)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			ts.t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+	if status >= 400 && !bytes.Contains(b, []byte(`"code"`)) {
+		ts.t.Errorf("%s %s: error body is not {error, code}: %s", method, path, b)
+	}
+	return b
+}
+
+func corpusFile(t *testing.T, name string) []byte {
+	b, err := os.ReadFile(filepath.Join(formatstest.CorpusDir(t, "teehistorian"), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestAPIContract(t *testing.T) {
+	ts := start(t, server.Config{MaxUpload: 64 << 20})
+	tutorial := corpusFile(t, "Tutorial.teehistorian")
+	other := corpusFile(t, "265107d7-cdcf-4876-bc00-159bca662955.teehistorian")
+
+	// No token exists yet: loopback callers are admin.
+	var up server.UploadJSON
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", "", bytes.NewReader(tutorial), &up)
+	if up.Format != "teehistorian" || up.ID == "" {
+		t.Fatalf("upload: %+v", up)
+	}
+	sum := sha256.Sum256(tutorial)
+	if up.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("upload sha256 %s", up.SHA256)
+	}
+	var dup server.Error
+	ts.want(http.StatusConflict, "POST", "/api/v1/recordings", "", bytes.NewReader(tutorial), &dup)
+	if dup.ID != up.ID || dup.Code != "duplicate" {
+		t.Errorf("duplicate upload: %+v", dup)
+	}
+	var bad server.Error
+	ts.want(http.StatusUnprocessableEntity, "POST", "/api/v1/recordings?name=cut.teehistorian", "", bytes.NewReader(other[:17]), &bad)
+	if !strings.Contains(bad.Error, "byte offset") || strings.Contains(bad.Error, "upload-") {
+		t.Errorf("bad upload error does not give the offset, or leaks the spool path: %q", bad.Error)
+	}
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=other.teehistorian", "", bytes.NewReader(other), &up)
+	otherID := up.ID
+
+	// Search, paging, parse errors.
+	var res server.SearchJSON
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1", "", nil, &res)
+	if res.Total != 2 || len(res.Hits) != 1 || res.NextCursor == "" {
+		t.Fatalf("page 1: %+v", res)
+	}
+	first, cursor := res.Hits[0].ID, res.NextCursor
+	res = server.SearchJSON{}
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1&cursor="+cursor, "", nil, &res)
+	if len(res.Hits) != 1 || res.Hits[0].ID == first || res.NextCursor != "" {
+		t.Fatalf("page 2: %+v", res)
+	}
+	var perr server.Error
+	ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?q=after:2024-13-99", "", nil, &perr)
+	if perr.Code != "bad_query" || perr.Pos == nil || perr.Term == "" {
+		t.Errorf("parse error: %+v", perr)
+	}
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=cmd:timeout", "", nil, &res)
+	if len(res.Hits) == 0 || len(res.Hits[0].Events) == 0 || res.Hits[0].Events[0].ClipURL == "" {
+		t.Fatalf("cmd:timeout finds no event with a clip URL: %+v", res)
+	}
+	clipURL := res.Hits[0].Events[0].ClipURL
+	tutID := res.Hits[0].ID
+
+	// The whole file: ETag, Range.
+	code, whole, hdr := ts.do("GET", "/api/v1/recordings/"+tutID[:8]+"/file", "", nil)
+	if code != http.StatusOK || !bytes.Equal(whole, tutorial) || hdr.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"` ||
+		!strings.Contains(hdr.Get("Content-Disposition"), ".teehistorian") {
+		t.Fatalf("file: %d, %d bytes, ETag %s, %s", code, len(whole), hdr.Get("ETag"), hdr.Get("Content-Disposition"))
+	}
+	code, part, _ := ts.do("GET", "/api/v1/recordings/"+tutID+"/file", "", nil, "Range", "bytes=1000-1999")
+	if code != http.StatusPartialContent || !bytes.Equal(part, tutorial[1000:2000]) {
+		t.Errorf("range: %d, %d bytes", code, len(part))
+	}
+	code, _, _ = ts.do("GET", "/api/v1/recordings/"+tutID+"/file", "", nil, "If-None-Match", hdr.Get("ETag"))
+	if code != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d", code)
+	}
+
+	// Tokens: from now on every request needs one.
+	viewer, err := ts.x.CreateToken(replay.LocalActor(), "vera", replay.RoleViewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := ts.x.CreateToken(replay.LocalActor(), "moritz", replay.RoleModerator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.want(http.StatusUnauthorized, "GET", "/api/v1/recordings", "", nil, nil)
+	ts.want(http.StatusUnauthorized, "GET", "/api/v1/recordings", "rpa_wrong", nil, nil)
+	var who map[string]string
+	ts.want(http.StatusOK, "GET", "/api/v1/whoami", viewer, nil, &who)
+	if who["role"] != "viewer" || who["name"] != "vera" {
+		t.Errorf("whoami: %v", who)
+	}
+
+	// A viewer reads, but cannot change, nor download originals; clips are redacted.
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings/"+tutID, viewer, nil, nil)
+	ts.want(http.StatusForbidden, "PUT", "/api/v1/recordings/"+tutID+"/flags/cheat", viewer, strings.NewReader(`{"note":"x"}`), nil)
+	ts.want(http.StatusForbidden, "DELETE", "/api/v1/recordings/"+tutID, viewer, strings.NewReader(`{"reason":"x"}`), nil)
+	ts.want(http.StatusForbidden, "GET", "/api/v1/recordings/"+tutID+"/file", viewer, nil, nil)
+	ts.want(http.StatusForbidden, "PUT", "/api/v1/retention", mod, strings.NewReader(`{"max_age":"90d"}`), nil)
+	code, clip, hdr := ts.do("GET", clipURL, viewer, nil)
+	if code != http.StatusOK || !strings.Contains(hdr.Get("Content-Disposition"), "redacted") {
+		t.Fatalf("viewer clip: %d %s", code, clip)
+	}
+	if bytes.Contains(clip, []byte("tjfekX6ScC8A3NkN")) {
+		t.Error("a viewer's clip carries the timeout code")
+	}
+	rec := formatstest.Split(t, teehistorian.New(), clip)
+	if rec.Meta().Ticks == 0 {
+		t.Error("redacted clip has no ticks")
+	}
+	code, red, _ := ts.do("GET", "/api/v1/recordings/"+tutID+"/file?redact=1", viewer, nil)
+	if code != http.StatusOK || bytes.Contains(red, []byte("tjfekX6ScC8A3NkN")) {
+		t.Errorf("redacted file: %d, leaks the code: %v", code, bytes.Contains(red, []byte("tjfekX6ScC8A3NkN")))
+	}
+	formatstest.Split(t, teehistorian.New(), red)
+	code, mclip, _ := ts.do("GET", clipURL, mod, nil)
+	if code != http.StatusOK || len(mclip) == 0 {
+		t.Errorf("moderator clip: %d", code)
+	}
+
+	// A moderator flags (twice: the history keeps both notes), holds and takes down.
+	var shown server.RecordingJSON
+	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+tutID+"/flags/griefing", mod, strings.NewReader(`{"note":"first"}`), &shown)
+	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+tutID+"/flags/griefing", mod, strings.NewReader(`{"note":"second"}`), &shown)
+	if len(shown.Flags) != 1 || shown.Flags[0].Note != "second" {
+		t.Errorf("flags: %+v", shown.Flags)
+	}
+	notes := map[string]bool{}
+	for _, a := range shown.Audit {
+		if a.Action == archive.AuditFlag && a.Who == "moritz" {
+			notes[a.Reason] = true
+		}
+	}
+	if !notes["first"] || !notes["second"] {
+		t.Errorf("audit keeps both notes? %+v", shown.Audit)
+	}
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=flag:griefing", viewer, nil, &res)
+	if res.Total != 1 {
+		t.Errorf("flag:griefing finds %d", res.Total)
+	}
+	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+otherID+"/hold", mod, strings.NewReader(`{"reason":"appeal"}`), nil)
+	ts.want(http.StatusConflict, "DELETE", "/api/v1/recordings/"+otherID, mod, strings.NewReader(`{"reason":"spam"}`), nil)
+	ts.want(http.StatusBadRequest, "DELETE", "/api/v1/recordings/"+tutID, mod, nil, nil)
+	ts.want(http.StatusOK, "DELETE", "/api/v1/recordings/"+tutID, mod, strings.NewReader(`{"reason":"ticket 4711"}`), nil)
+	ts.want(http.StatusNotFound, "GET", "/api/v1/recordings/"+tutID, viewer, nil, nil)
+
+	// The taken-down bytes are refused with who, when and why.
+	admin, err := ts.x.CreateToken(replay.LocalActor(), "ada", replay.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone server.Error
+	ts.want(http.StatusGone, "POST", "/api/v1/recordings", admin, bytes.NewReader(tutorial), &gone)
+	if gone.Takedown == nil || gone.Takedown.By != "moritz" || gone.Takedown.Reason != "ticket 4711" {
+		t.Errorf("410 body: %+v", gone)
+	}
+	var log struct {
+		Entries []archive.AuditEntry `json:"entries"`
+	}
+	ts.want(http.StatusOK, "GET", "/api/v1/audit?limit=50", admin, nil, &log)
+	seen := map[string]bool{}
+	for _, e := range log.Entries {
+		seen[e.Action] = true
+	}
+	for _, a := range []string{archive.AuditIngest, archive.AuditFlag, archive.AuditHold, archive.AuditTakedown, archive.AuditTokenCreate} {
+		if !seen[a] {
+			t.Errorf("audit log has no %q entry: %+v", a, log.Entries)
+		}
+	}
+
+	// Retention and prune: dry run first.
+	ts.want(http.StatusOK, "PUT", "/api/v1/retention", admin, strings.NewReader(`{"max_age":"1d"}`), nil)
+	var pr server.PruneJSON
+	ts.want(http.StatusOK, "POST", "/api/v1/prune", admin, nil, &pr)
+	if !pr.DryRun || pr.Plan == nil || pr.Report != nil {
+		t.Errorf("prune without dry_run:false must be a dry run: %+v", pr)
+	}
+	ts.want(http.StatusBadRequest, "PUT", "/api/v1/retention", admin, strings.NewReader(`{"formats":["nosuch"],"max_age":"1d"}`), nil)
+
+	// Errors are JSON with the right status.
+	ts.want(http.StatusNotFound, "GET", "/api/v1/nosuch", admin, nil, nil)
+	ts.want(http.StatusNotFound, "GET", "/api/v1/recordings/ffffffff", admin, nil, nil)
+	ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?limit=0", admin, nil, nil)
+
+	code, metrics, _ := ts.do("GET", "/metrics", "", nil)
+	if code != http.StatusOK || !bytes.Contains(metrics, []byte("replay_http_requests_total")) || !bytes.Contains(metrics, []byte(`replay_ingests_total{outcome="ingested"}`)) {
+		t.Errorf("/metrics: %d\n%.500s", code, metrics)
+	}
+	if code, _, _ := ts.do("GET", "/healthz", "", nil); code != http.StatusOK {
+		t.Errorf("/healthz: %d", code)
+	}
+}
+
+// endless is an upload body of n bytes that are never held in memory.
+type endless struct{ n int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n <= 0 {
+		return 0, io.EOF
+	}
+	k := min(int64(len(p)), e.n)
+	clear(p[:k])
+	e.n -= k
+	return int(k), nil
+}
+
+func TestUploadTooLargeIsStreamed(t *testing.T) {
+	ts := start(t, server.Config{MaxUpload: 32 << 20})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	// 1 GiB without a Content-Length: the server must stream and stop at
+	// its limit, not buffer the body.
+	req, err := http.NewRequest("POST", ts.url+"/api/v1/recordings?name=big.teehistorian", io.MultiReader(&endless{n: 1 << 30}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = -1
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	runtime.ReadMemStats(&after)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(body, []byte("too_large")) {
+		t.Fatalf("1 GiB upload over a 32 MiB limit: %d %s", resp.StatusCode, body)
+	}
+	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 32<<20 {
+		t.Errorf("heap grew by %d MiB during the upload", grew>>20)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(ts.x.Dir(), "tmp")); len(ents) != 0 {
+		t.Errorf("upload spool left behind: %v", ents)
+	}
+}
+
+func TestNonLoopbackListenNeedsTokens(t *testing.T) {
+	x, err := replay.Open(filepath.Join(t.TempDir(), "a"), replay.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	err = server.New(x, server.Config{}).ListenAndServe(context.Background(), "0.0.0.0:0", "", "", time.Second, nil)
+	if err == nil || !strings.Contains(err.Error(), "no token exists") {
+		t.Fatalf("listen on 0.0.0.0 without tokens: %v", err)
+	}
+}
+
+func TestFailedTokensAreLimited(t *testing.T) {
+	ts := start(t, server.Config{})
+	if _, err := ts.x.CreateToken(replay.LocalActor(), "v", replay.RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	codes := map[int]int{}
+	for i := range 15 {
+		code, _, _ := ts.do("GET", "/api/v1/whoami", fmt.Sprintf("rpa_guess%d", i), nil)
+		codes[code]++
+	}
+	if codes[http.StatusUnauthorized] != 10 || codes[http.StatusTooManyRequests] != 5 {
+		t.Errorf("15 bad tokens: %v; want 10×401 then 429", codes)
+	}
+}
