@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/server"
+)
+
+// TestCommandsThroughServer runs archivectl commands while `serve` holds
+// the archive: each is forwarded to the server and behaves as it would
+// locally, and the changes land in the audit log under the owner's name.
+func TestCommandsThroughServer(t *testing.T) {
+	corpus := formatstest.CorpusDir(t, "teehistorian")
+	c := newCLI(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveOut, serveErr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--archive", c.dir, "serve", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &serveOut, &serveErr)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d: %s", code, serveErr.String())
+		}
+	}()
+	ep := filepath.Join(c.dir, server.EndpointFile)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(ep); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not write %s: %s", ep, serveErr.String())
+		}
+	}
+	if st, err := os.Stat(filepath.Join(c.dir, server.SecretFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("owner secret: %v, mode %v", err, st.Mode())
+	}
+
+	// Without the server these would fail: the server holds the lock.
+	tut := filepath.Join(corpus, "Tutorial.teehistorian")
+	if out := c.ok("ingest", tut); !strings.Contains(out, "ingested 71995651") {
+		t.Fatalf("ingest through the server:\n%s", out)
+	}
+	if out := c.ok("search", "cmd:timeout"); !strings.Contains(out, "71995651") || strings.Contains(out, "tjfekX6ScC8A3NkN") {
+		t.Errorf("search through the server:\n%s", out)
+	}
+	c.ok("flag", "7199", "griefing", "--note", "via server")
+	var shown map[string]any
+	if err := json.Unmarshal([]byte(c.ok("show", "7199", "--json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(anyStrings(shown["flags"]), ","), "griefing") {
+		t.Errorf("show after flag: %v", shown["flags"])
+	}
+	// Relative paths are the caller's.
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	os.Chdir(dir)
+	defer os.Chdir(wd)
+	c.ok("export", "7199", "-o", "whole.teehistorian")
+	got, err := os.ReadFile(filepath.Join(dir, "whole.teehistorian"))
+	want, _ := os.ReadFile(tut)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("export through the server: %v, %d bytes, want %d", err, len(got), len(want))
+	}
+	if out := c.ok("audit", "7199"); !strings.Contains(out, "flag") || !strings.Contains(out, "local:") || !strings.Contains(out, "via server") {
+		t.Errorf("audit through the server:\n%s", out)
+	}
+	if _, errs, code := c.run("show", "ffffffff"); code != exitNotFound || !strings.Contains(errs, "not found") {
+		t.Errorf("show of a missing id through the server: exit %d, %s", code, errs)
+	}
+}
+
+func anyStrings(v any) []string {
+	var out []string
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
