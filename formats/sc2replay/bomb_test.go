@@ -65,7 +65,7 @@ func slicesIndex(fs []mpqtest.File, name string) int {
 func zlibZeros(t testing.TB, n int64) []byte {
 	var buf bytes.Buffer
 	buf.WriteByte(mpqtest.MaskZlib)
-	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestCompression)
+	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed) // 4× faster than best, 25% bigger
 	if _, err := io.CopyN(zw, zeroReader{}, n); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestBombs(t *testing.T) {
 		{"message events: 128 MiB of zeros, bzip2", msg(bz, zeros, single), "expected replay.message.events of at most 16777216 bytes", true, "at most 16777216 bytes"},
 		{"message events: 128 MiB of zeros, plain", msg(make([]byte, 1<<20), zeros, mpq.FlagSingleUnit), "expected replay.message.events of at most 16777216 bytes", true, "at most 16777216 bytes"},
 		{"message events: 262,144 zlib sectors of 512 B", msg(sectored, zeros, mpq.FlagCompress), "expected replay.message.events of at most 16777216 bytes", true, "at most 16777216 bytes"},
-		{"message events: 4 MiB of zeros, zlib", msg(zlibZeros(t, 4<<20), 4<<20, single), "expected at most 131072 events in replay.message.events", true, ""},
+		{"message events: 256 KiB of zeros, zlib", msg(zlibZeros(t, 256<<10), 256<<10, single), "expected at most 32768 events in replay.message.events", true, ""},
 		{"game events: 262,144 zlib sectors of 512 B", mpqtest.File{Name: fileGameEvents, Data: sectored, Size: zeros, Flags: mpq.FlagCompress}, "", true, "needs 262144 sectors, expected at most 65536"},
 		{"game events: 128 MiB of zeros, zlib", mpqtest.File{Name: fileGameEvents, Data: zl, Size: zeros, Flags: single}, "", true, "replay.game.events"},
 		{"details: the issue 12 crasher", mpqtest.File{Name: fileDetails, Data: crasher, Size: uint32(len(crasher)), Flags: mpq.FlagSingleUnit}, "expected valid replay.details", false, ""},

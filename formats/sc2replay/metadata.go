@@ -411,7 +411,7 @@ func teamResultWarnings(m *formats.Metadata) []string {
 
 // maxMessageEvents bounds the message events metadata reads for chat; real
 // replays hold a few thousand (chat, pings, loading progress).
-const maxMessageEvents = 1 << 17
+const maxMessageEvents = 1 << 15
 
 // chat appends the chat messages of replay.message.events to m.Events and
 // returns how many there were. It stops with an error after

@@ -27,7 +27,7 @@ const bzip2Zeros = "425a68393141592653590e09e2df015f8e4000c0000008200030804d4642
 func zlibZeros(t testing.TB, n int64) []byte {
 	var buf bytes.Buffer
 	buf.WriteByte(mpqtest.MaskZlib)
-	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestCompression)
+	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed) // 4× faster than best, 25% bigger
 	if _, err := io.CopyN(zw, zeroReader{}, n); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,6 @@ func TestBombs(t *testing.T) {
 	const zeros = 128 << 20
 	bz, _ := hex.DecodeString(bzip2Zeros)
 	bz = append([]byte{mpqtest.MaskBzip2}, bz...)
-	zl := zlibZeros(t, zeros)
 	sector := zlibZeros(t, 512)
 	secs := make([][]byte, zeros/512)
 	for i := range secs {
@@ -73,7 +72,8 @@ func TestBombs(t *testing.T) {
 		alloc  uint64 // bound on bytes allocated
 	}{
 		{"zlib single unit, 32 MiB", mpqtest.File{Data: zlibZeros(t, 32<<20), Size: 32 << 20, Flags: single}, 0, "", 48 << 20},
-		{"zlib single unit over the file limit", mpqtest.File{Data: zl, Size: zeros + 512, Flags: single}, 0,
+		// Refused on the declared size: the data is never read.
+		{"zlib single unit over the file limit", mpqtest.File{Data: sector, Size: zeros + 512, Flags: single}, 0,
 			"exceeds the 134217728-byte limit", 1 << 20},
 		{"bzip2 past the budget left", mpqtest.File{Data: bz, Size: zeros, Flags: single}, 64 << 20,
 			"exceeds the 67108864 bytes left of the archive's 67108864-byte decompression budget", 1 << 20},
