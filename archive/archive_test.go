@@ -128,23 +128,36 @@ func TestOwnIDConflictGetsDerivedID(t *testing.T) {
 	}
 }
 
+// A growing recording replaces its archived copy when that copy's chunks
+// are its first chunks, unchanged; never a held one.
 func TestGrowingReplaces(t *testing.T) {
 	a := openTest(t)
 	own := uuid.MustParse("11111111-2222-3333-4444-555555555555")
 	grow := func(m *formats.Metadata) { m.ID, m.Growing = own, true }
-	ingest(t, a, formatstest.LinesFile("w", 30), grow)
-	if _, err := a.SetHold(own, "evidence"); err != nil {
+	ingestGrowing(t, a, formatstest.LinesFile("w", 28), grow)
+	if _, err := a.SetFlag(own, "review", ""); err != nil {
 		t.Fatal(err)
 	}
-	res := ingest(t, a, formatstest.LinesFile("w", 50), grow)
+	res := ingestGrowing(t, a, formatstest.LinesFile("w", 48), grow)
 	if res.Outcome != Replaced || res.ID != own {
 		t.Fatalf("outcome %v id %s", res.Outcome, res.ID)
 	}
-	if res.Manifest.Hold == nil {
-		t.Error("hold lost on replace")
+	if len(res.Manifest.Flags) != 1 {
+		t.Error("flag lost on replace")
 	}
-	if got := export(t, a, own); !bytes.Equal(got, formatstest.LinesFile("w", 50)) {
+	if got := export(t, a, own); !bytes.Equal(got, formatstest.LinesFile("w", 48)) {
 		t.Error("export after replace differs")
+	}
+	if _, err := a.SetHold(own, "evidence"); err != nil {
+		t.Fatal(err)
+	}
+	res = ingestGrowing(t, a, formatstest.LinesFile("w", 68), grow)
+	var re *ReplaceError
+	if res.Outcome != Refused || !errors.As(res.Err, &re) || !strings.Contains(re.Reason, "held") {
+		t.Fatalf("held: outcome %v err %v", res.Outcome, res.Err)
+	}
+	if got := export(t, a, own); !bytes.Equal(got, formatstest.LinesFile("w", 48)) {
+		t.Error("a held recording changed")
 	}
 	rep, err := a.Check(context.Background(), CheckOptions{ReadData: true})
 	if err != nil || !rep.OK() {

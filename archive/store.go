@@ -71,6 +71,12 @@ type Pending struct {
 
 	meta *formats.Metadata
 	sum  []byte
+
+	// chunkSums, kept once MayReplace is called, holds the sha256 of each
+	// chunk's native bytes: Commit compares them with the archived chunks
+	// before a grown recording may replace its earlier copy.
+	keepSums  bool
+	chunkSums [][sha256.Size]byte
 }
 
 // compressJob is one chunk for the compressor goroutine.
@@ -86,6 +92,13 @@ type compressJob struct {
 func (a *Archive) NewPending(format, source string) *Pending {
 	return &Pending{a: a, format: format, source: filepath.Base(source), sha: sha256.New()}
 }
+
+// MayReplace marks a recording that may replace an archived copy of itself
+// (a live recording ingested again as it grows, Metadata.Growing): it keeps
+// a sha256 of every chunk, so that Commit can check that the archived
+// chunks are the first chunks of the new copy. Call it before the split.
+// Without it a growing recording never replaces anything.
+func (p *Pending) MayReplace() { p.keepSums = true }
 
 // Header implements formats.Writer.
 func (p *Pending) Header(b []byte) error {
@@ -125,6 +138,9 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 	})
 	p.sha.Write(native)
 	p.size += int64(len(native))
+	if p.keepSums {
+		p.chunkSums = append(p.chunkSums, sha256.Sum256(native))
+	}
 	if p.jobs == nil {
 		p.jobs, p.free, p.done = make(chan compressJob, 4), make(chan []byte, 6), make(chan struct{})
 		go p.compressor()
@@ -354,7 +370,7 @@ func (a *Archive) deleteChunks(shard string, id uuid.UUID) error {
 // Outcome says what committing a pending recording did.
 type Outcome int
 
-// Outcomes of a commit.
+// Outcomes of a commit. Only Ingested and Replaced write anything.
 const (
 	// Ingested: a new recording was added.
 	Ingested Outcome = iota
@@ -362,31 +378,87 @@ const (
 	Duplicate
 	// Replaced: a growing recording replaced its earlier, shorter copy.
 	Replaced
+	// TakenDown: the bytes were taken down; Result.Err is a
+	// *TakenDownError saying by whom, when and why.
+	TakenDown
+	// Refused: the recording names an archived recording it may not
+	// replace; Result.Err is a *ReplaceError saying why.
+	Refused
+	// Expired: the recording started longer ago than the stored retention
+	// policy's MaxAge, so a prune would remove it at once (a re-scan of a
+	// server directory must not bring pruned games back).
+	Expired
 )
+
+// String returns the outcome as ingest reports it.
+func (o Outcome) String() string {
+	switch o {
+	case Ingested:
+		return "ingested"
+	case Duplicate:
+		return "already archived"
+	case Replaced:
+		return "replaced"
+	case TakenDown:
+		return "taken down"
+	case Refused:
+		return "refused"
+	case Expired:
+		return "expired"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// writes reports whether the outcome adds a recording to the archive.
+func (o Outcome) writes() bool { return o == Ingested || o == Replaced }
 
 // Result is the outcome of committing one pending recording.
 type Result struct {
 	ID      uuid.UUID
 	Outcome Outcome
-	// Note explains an id change (the file's own id was taken by other bytes).
+	// Note explains an id change (the file's own id was taken by other
+	// bytes) or an Expired recording.
 	Note string
-	// Manifest is the committed manifest (nil for Duplicate).
+	// Err says why a TakenDown or Refused recording was not archived.
+	Err error
+	// Manifest is the committed manifest (nil unless Ingested or Replaced).
 	Manifest *Manifest
+}
+
+// ReplaceError refuses a recording that names an archived recording
+// (Metadata.ID) and claims to be a grown copy of it, but is not: another
+// format, another session, a held recording, or chunks that differ from
+// the archived ones. Nothing is archived: ids cannot be hijacked.
+type ReplaceError struct {
+	ID     uuid.UUID
+	Reason string
+}
+
+func (e *ReplaceError) Error() string {
+	return fmt.Sprintf("refused: the input names recording %s but may not replace it: %s", e.ID, e.Reason)
 }
 
 // Commit commits pending recordings as one group: blobs into their shards,
 // then every manifest in one catalog transaction. Recordings whose bytes are
-// already archived are reported as Duplicate and their blobs are not
-// written. All pendings must have been Finished.
+// already archived are reported as Duplicate, bytes taken down as TakenDown,
+// recordings older than the stored retention policy's MaxAge as Expired, and
+// a growing recording that may not replace the recording it names as
+// Refused; none of these is written (chunks they spilled are removed). All
+// pendings must have been Finished.
 func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error) {
 	results := make([]Result, len(pend))
 	// Decide ids against the catalog as it is now. This process is the only
 	// writer (bbolt's lock); commitMu keeps goroutines of it from racing.
 	a.commitMu.Lock()
 	defer a.commitMu.Unlock()
+	now := a.opts.Now().UTC()
 	var replaced []*Manifest
 	sweepFirst := false
 	err := a.catalog.View(func(tx *bolt.Tx) error {
+		policy, err := storedPolicy(tx)
+		if err != nil {
+			return err
+		}
 		seen := map[string]uuid.UUID{}
 		for i, p := range pend {
 			if p.meta == nil {
@@ -400,11 +472,25 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 				results[i] = Result{ID: id, Outcome: Duplicate}
 				continue
 			}
+			if t, err := takedownOf(tx, p.sum); err != nil {
+				return err
+			} else if t != nil {
+				results[i] = Result{ID: t.ID, Outcome: TakenDown, Err: &TakenDownError{Takedown: *t}}
+				continue
+			}
+			if note := expired(policy, p, now); note != "" {
+				results[i] = Result{Outcome: Expired, Note: note}
+				continue
+			}
 			id := p.meta.ID
 			if id == uuid.Nil {
 				id = IDFromSHA256(p.sum)
 			} else if old, err := getManifest(tx, id); err == nil {
 				if p.meta.Growing {
+					if err := canReplace(old, p); err != nil {
+						results[i] = Result{ID: id, Outcome: Refused, Err: err}
+						continue
+					}
 					results[i].Outcome = Replaced
 					replaced = append(replaced, old)
 				} else {
@@ -427,6 +513,21 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("archive: commit: %w", err)
 	}
+	// A grown copy replaces the archived one only if the archived chunks
+	// are its first chunks, byte for byte (read back, outside the catalog
+	// transaction; commitMu keeps the old copy as it is meanwhile).
+	for i, p := range pend {
+		if results[i].Outcome != Replaced {
+			continue
+		}
+		if err := a.checkPrefix(ctx, replacedOf(replaced, results[i].ID), p); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			results[i] = Result{ID: results[i].ID, Outcome: Refused, Err: err}
+		}
+	}
+	defer a.dropUnwritten(pend, results)
 	if sweepFirst {
 		if _, err := a.Sweep(ctx); err != nil {
 			return nil, fmt.Errorf("archive: commit: finish a pending delete: %w", err)
@@ -434,7 +535,6 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 	}
 
 	// Blobs first, grouped per shard, one transaction each.
-	now := a.opts.Now().UTC()
 	type shardWrite struct {
 		ids   []uuid.UUID
 		ticks [][]int64
@@ -442,7 +542,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 	}
 	writes := map[string]*shardWrite{}
 	for i, p := range pend {
-		if results[i].Outcome == Duplicate {
+		if !results[i].Outcome.writes() {
 			continue
 		}
 		if p.shard == "" {
@@ -485,7 +585,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 	// Then every manifest in one catalog transaction.
 	err = a.catalog.Update(func(tx *bolt.Tx) error {
 		for i, p := range pend {
-			if results[i].Outcome == Duplicate {
+			if !results[i].Outcome.writes() {
 				continue
 			}
 			m, err := a.buildManifest(p, results[i].ID, now)
@@ -512,12 +612,114 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 	}
 	// Chunks of replaced recordings that the new copy did not overwrite.
 	for _, old := range replaced {
-		a.dropStaleChunks(old, results)
+		a.dropStaleChunks(old, results) // a no-op for a refused one
 	}
 	for _, p := range pend {
 		p.blobs = nil
 	}
 	return results, nil
+}
+
+// storedPolicy reads the retention policy inside tx (nil when none).
+func storedPolicy(tx *bolt.Tx) (*Policy, error) {
+	v := tx.Bucket(bucketSettings).Get(settingPolicy)
+	if v == nil {
+		return nil, nil
+	}
+	p := new(Policy)
+	if err := json.Unmarshal(v, p); err != nil {
+		return nil, fmt.Errorf("retention policy: %w", err)
+	}
+	return p, nil
+}
+
+// expired says why p is too old for the policy to keep, or "". Age counts
+// from the recording's start, as Plan's does; a recording with no known
+// start is as old as its ingest, so never expired.
+func expired(policy *Policy, p *Pending, now time.Time) string {
+	if policy == nil || policy.MaxAge <= 0 || !policy.inScope(p.format) || p.meta.Start.IsZero() {
+		return ""
+	}
+	if age := now.Sub(p.meta.Start); age > policy.MaxAge {
+		return fmt.Sprintf("older than the retention policy: started %s, %s ago, max age %s; not archived, as a prune would remove it",
+			p.meta.Start.UTC().Format(time.RFC3339), age.Round(time.Second), policy.MaxAge)
+	}
+	return ""
+}
+
+// canReplace checks what the catalog alone can tell about growing
+// recording p replacing old: same format, same session, not held, and at
+// least as many chunks starting at the same ticks with the same lengths
+// and checksums. checkPrefix then compares the bytes.
+func canReplace(old *Manifest, p *Pending) error {
+	refuse := func(format string, args ...any) error {
+		return &ReplaceError{ID: old.ID, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case old.Hold != nil:
+		return refuse("it is held (%s)", old.Hold.Reason)
+	case old.Format != p.format:
+		return refuse("it is a %s recording, the input is %s", old.Format, p.format)
+	case old.Meta.Session != p.meta.Session:
+		return refuse("it belongs to session %q, the input to %q", old.Meta.Session, p.meta.Session)
+	case !p.keepSums:
+		return refuse("the input was not split for replacing (Pending.MayReplace)")
+	case len(p.chunks) < len(old.Chunks):
+		return refuse("the archived copy has %d chunks, the input only %d", len(old.Chunks), len(p.chunks))
+	}
+	for i, c := range old.Chunks {
+		n := p.chunks[i]
+		if c.StartTick != n.StartTick || c.Length != n.Length || c.CRC != n.CRC {
+			return refuse("chunk %d (tick %d) differs from the archived copy: the input does not extend it", i, c.StartTick)
+		}
+	}
+	return nil
+}
+
+// checkPrefix reads back old's chunks and compares each with the sha256 p
+// kept of its own chunk at the same place: a grown copy must begin with
+// every byte of every archived chunk (CRC-32C alone is easy to forge).
+func (a *Archive) checkPrefix(ctx context.Context, old *Manifest, p *Pending) error {
+	if old == nil {
+		return errors.New("archive: commit: replaced manifest missing")
+	}
+	rec, err := a.Open(old.ID)
+	if err != nil {
+		return fmt.Errorf("archive: read %s to compare: %w", old.ID, err)
+	}
+	for i := range old.Chunks {
+		native, _, err := rec.ReadChunk(ctx, i)
+		if err != nil {
+			return fmt.Errorf("archive: read %s to compare: %w", old.ID, err)
+		}
+		if sha256.Sum256(native) != p.chunkSums[i] {
+			return &ReplaceError{ID: old.ID, Reason: fmt.Sprintf("chunk %d (tick %d) differs from the archived copy: the input does not extend it", i, old.Chunks[i].StartTick)}
+		}
+	}
+	return nil
+}
+
+// replacedOf returns the manifest in replaced with id.
+func replacedOf(replaced []*Manifest, id uuid.UUID) *Manifest {
+	for _, m := range replaced {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// dropUnwritten removes the chunks that pendings not written (duplicate,
+// taken down, refused, expired) spilled ahead of the commit.
+func (a *Archive) dropUnwritten(pend []*Pending, results []Result) {
+	for i, p := range pend {
+		if results[i].Outcome.writes() || !p.spilled {
+			continue
+		}
+		if err := a.deleteChunks(p.shard, p.id); err == nil {
+			p.spilled = false
+		}
+	}
 }
 
 // chunkOwner is the id the chunk keys are written under: the recording id,

@@ -3,19 +3,22 @@
 // bytes already archived (by sha256), splits the rest with their codec and
 // commits them in groups, so bulk imports of small files do not pay one
 // fsync each.
+//
+// The walk (walk.go) follows symbolic links inside the tree it was given,
+// never one that leads out of it unless asked, and never a directory twice:
+// a link loop ends the walk down that path with a report, not a hang.
+// Standard input ("-") and named pipes are read once, in one pass.
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,35 +26,97 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
-// DirInput is implemented by codecs whose recordings can be a directory
-// (an HCRP live segment set): ingest hands such a directory over whole
-// instead of walking into it.
-type DirInput interface {
-	// IsDirInput reports whether dir is one recording of this format.
-	IsDirInput(dir string) bool
-	// OpenDir returns the byte stream the directory stands for (what
-	// SplitDir hands to its Writer), for the sha256 pass.
-	OpenDir(dir string) (io.ReadCloser, error)
-	// SplitDir is Split for a directory: it may set Metadata.ID and
-	// Metadata.Growing so that a grown directory replaces its recording.
-	SplitDir(ctx context.Context, dir string, w formats.Writer) (*formats.Metadata, error)
-}
+// Outcome says what happened to one input.
+type Outcome int
 
-// Outcomes reported per input.
+// Outcomes reported per input. Their words (String) are what archivectl
+// prints and what FileResult's JSON holds; they are stable.
 const (
-	OutcomeIngested = "ingested"
-	OutcomeDup      = "already archived"
-	OutcomeReplaced = "replaced"
-	OutcomeFailed   = "failed"
+	OutcomeIngested Outcome = iota + 1
+	OutcomeDup
+	OutcomeReplaced
+	OutcomeFailed
 	// OutcomeSkipped: a file of no known format met while walking a
-	// directory (a named file of no known format fails instead).
-	OutcomeSkipped = "skipped"
+	// directory (a named file of no known format fails instead), or an
+	// entry the walk does not follow (a link loop, a link out of the
+	// tree, a named pipe inside a directory).
+	OutcomeSkipped
+	// OutcomeTakenDown: the bytes were taken down (FileResult.Cause is an
+	// *archive.TakenDownError: who, when, why).
+	OutcomeTakenDown
+	// OutcomeRefused: the input names an archived recording it may not
+	// replace (FileResult.Cause is an *archive.ReplaceError).
+	OutcomeRefused
+	// OutcomeExpired: older than the stored retention policy's max age;
+	// not archived, as a prune would remove it.
+	OutcomeExpired
 )
 
-// FileResult is what happened to one input path.
+var outcomeWords = map[Outcome]string{
+	OutcomeIngested:  "ingested",
+	OutcomeDup:       "already archived",
+	OutcomeReplaced:  "replaced",
+	OutcomeFailed:    "failed",
+	OutcomeSkipped:   "skipped",
+	OutcomeTakenDown: "taken down",
+	OutcomeRefused:   "refused",
+	OutcomeExpired:   "expired",
+}
+
+// String returns the outcome's word ("" for the zero Outcome).
+func (o Outcome) String() string {
+	if w, ok := outcomeWords[o]; ok {
+		return w
+	}
+	if o == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// MarshalText writes the outcome's word, so JSON output keeps the words.
+func (o Outcome) MarshalText() ([]byte, error) {
+	if _, ok := outcomeWords[o]; !ok && o != 0 {
+		return nil, fmt.Errorf("ingest: unknown outcome %d", int(o))
+	}
+	return []byte(o.String()), nil
+}
+
+// UnmarshalText reads an outcome's word, for clients of the JSON output.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for k, w := range outcomeWords {
+		if w == string(b) {
+			*o = k
+			return nil
+		}
+	}
+	return fmt.Errorf("ingest: unknown outcome %q", b)
+}
+
+// fromArchive maps a commit's outcome to the input's.
+func fromArchive(o archive.Outcome) Outcome {
+	switch o {
+	case archive.Ingested:
+		return OutcomeIngested
+	case archive.Duplicate:
+		return OutcomeDup
+	case archive.Replaced:
+		return OutcomeReplaced
+	case archive.TakenDown:
+		return OutcomeTakenDown
+	case archive.Refused:
+		return OutcomeRefused
+	case archive.Expired:
+		return OutcomeExpired
+	}
+	return OutcomeFailed
+}
+
+// FileResult is what happened to one input path: the path and, once
+// known, the id of the recording it is (or was, or names).
 type FileResult struct {
 	Path        string    `json:"path"`
-	Outcome     string    `json:"outcome"`
+	Outcome     Outcome   `json:"outcome"`
 	ID          uuid.UUID `json:"id,omitzero"`
 	Format      string    `json:"format,omitempty"`
 	NativeBytes int64     `json:"native_bytes,omitempty"`
@@ -59,6 +124,9 @@ type FileResult struct {
 	Warnings    []string  `json:"warnings,omitempty"`
 	Note        string    `json:"note,omitempty"`
 	Err         string    `json:"error,omitempty"`
+	// Cause is the error behind Err where it has a type a caller may act
+	// on (*archive.TakenDownError for an HTTP 410, *archive.ReplaceError).
+	Cause error `json:"-"`
 }
 
 // Progress reports how far a run is.
@@ -80,13 +148,22 @@ type Pipeline struct {
 	GroupFiles int
 	// Progress, if set, is called after each input.
 	Progress func(Progress)
+	// Stdin is what the path "-" reads (archivectl sets os.Stdin).
+	Stdin io.Reader
+	// FollowOutside lets a directory walk follow symbolic links that lead
+	// out of the directory it was given. Off, such links are reported as
+	// skipped: a link in an upload or server directory must not pull in
+	// the rest of the machine.
+	FollowOutside bool
 }
 
 type input struct {
 	path  string
-	dir   DirInput // set for a directory recording
-	codec formats.Codec
+	dir   formats.DirInput // set for a directory recording
+	codec formats.Codec    // nil for a stream: detected as it is read
 	size  int64
+	// stream is standard input or a named pipe: read once, in one pass.
+	stream bool
 }
 
 // Run ingests every path (files, and directories walked recursively) and
@@ -146,13 +223,9 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 				k++
 				r.ID = res.ID
 				r.Note = res.Note
-				switch res.Outcome {
-				case archive.Ingested:
-					r.Outcome = OutcomeIngested
-				case archive.Duplicate:
-					r.Outcome = OutcomeDup
-				case archive.Replaced:
-					r.Outcome = OutcomeReplaced
+				r.Outcome = fromArchive(res.Outcome)
+				if res.Err != nil {
+					r.Err, r.Cause = fmt.Sprintf("%s: %v", r.Path, res.Err), res.Err
 				}
 				if res.Manifest != nil {
 					r.StoredBytes = res.Manifest.StoredBytes
@@ -195,8 +268,11 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 }
 
 // one reads, checks and splits one input. A nil Pending means the result
-// is final (failed, or already archived).
+// is final (failed, already archived, taken down).
 func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pending) {
+	if in.stream {
+		return p.oneStream(ctx, in)
+	}
 	res := FileResult{Path: in.path, Format: in.codec.Name()}
 	fail := func(err error) (FileResult, *archive.Pending) {
 		res.Outcome, res.Err = OutcomeFailed, fmt.Sprintf("%s: %v", in.path, err)
@@ -220,16 +296,28 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 		return fail(err)
 	}
 	res.NativeBytes = n
-	if id, ok, err := p.Archive.SourceID(h.Sum(nil)); err != nil {
+	sum := h.Sum(nil)
+	if id, ok, err := p.Archive.SourceID(sum); err != nil {
 		return fail(err)
 	} else if ok {
 		res.Outcome, res.ID = OutcomeDup, id
+		return res, nil
+	}
+	// Bytes taken down are not even parsed (Commit refuses them anyway).
+	if t, err := p.Archive.TakenDown(sum); err != nil {
+		return fail(err)
+	} else if t != nil {
+		cause := &archive.TakenDownError{Takedown: *t}
+		res.Outcome, res.ID, res.Err, res.Cause = OutcomeTakenDown, t.ID, fmt.Sprintf("%s: %v", in.path, cause), cause
 		return res, nil
 	}
 
 	pending := p.Archive.NewPending(in.codec.Name(), in.path)
 	var meta *formats.Metadata
 	if in.dir != nil {
+		// A live directory replaces its archived copy as it grows, once
+		// Commit has checked that copy's chunks against these.
+		pending.MayReplace()
 		meta, err = safely(in.codec.Name(), func() (*formats.Metadata, error) { return in.dir.SplitDir(ctx, in.path, pending) })
 	} else {
 		rc, err = open()
@@ -253,6 +341,62 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 	return res, pending
 }
 
+// oneStream reads standard input or a named pipe in one pass: its format
+// is detected from its first bytes as they arrive, and the sha256 that
+// finds a duplicate or a takedown is the one the split computes, so it is
+// known only at the commit.
+func (p *Pipeline) oneStream(ctx context.Context, in input) (FileResult, *archive.Pending) {
+	res := FileResult{Path: in.path}
+	fail := func(err error) (FileResult, *archive.Pending) {
+		res.Outcome, res.Err = OutcomeFailed, fmt.Sprintf("%s: %v", in.path, err)
+		return res, nil
+	}
+	var r io.Reader
+	source := in.path
+	if in.path == "-" {
+		if p.Stdin == nil {
+			return fail(errors.New("standard input is not available (Pipeline.Stdin is nil)"))
+		}
+		r, source = p.Stdin, "stdin"
+	} else {
+		f, err := os.Open(in.path)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		r = f
+	}
+	br := bufio.NewReaderSize(r, max(64<<10, formats.DetectSize))
+	head, err := br.Peek(formats.DetectSize)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fail(err)
+	}
+	codec, err := DetectBytes(p.Codecs, head)
+	if err != nil {
+		return fail(err)
+	}
+	res.Format = codec.Name()
+	pending := p.Archive.NewPending(codec.Name(), source)
+	meta, err := safely(codec.Name(), func() (*formats.Metadata, error) { return codec.Split(ctx, br, pending) })
+	if err == nil {
+		_, err = pending.Finish(meta)
+	}
+	if err == nil {
+		// The codec must have taken every byte: a file's size is known
+		// up front, a stream's only once it ends.
+		if _, perr := br.Peek(1); perr == nil {
+			err = fmt.Errorf("%s codec stopped at byte %d, but the input goes on", codec.Name(), pending.Size())
+		}
+	}
+	if err != nil {
+		pending.Discard()
+		return fail(err)
+	}
+	res.NativeBytes = pending.Size()
+	res.Warnings = meta.Warnings
+	return res, pending
+}
+
 // safely runs a codec's split, turning a panic into an error: a bug in one
 // codec must not take down a bulk import.
 func safely(name string, split func() (*formats.Metadata, error)) (meta *formats.Metadata, err error) {
@@ -262,64 +406,6 @@ func safely(name string, split func() (*formats.Metadata, error)) (meta *formats
 		}
 	}()
 	return split()
-}
-
-// expand walks paths into inputs with a detected codec, reporting what
-// cannot be read or recognised.
-func (p *Pipeline) expand(paths []string) ([]input, []FileResult) {
-	var inputs []input
-	var bad []FileResult
-	failed := func(path string, err error) {
-		bad = append(bad, FileResult{Path: path, Outcome: OutcomeFailed, Err: fmt.Sprintf("%s: %v", path, err)})
-	}
-	var visit func(path string, explicit bool)
-	visit = func(path string, explicit bool) {
-		st, err := os.Stat(path)
-		if err != nil {
-			failed(path, err)
-			return
-		}
-		if st.IsDir() {
-			for _, c := range p.Codecs {
-				if d, ok := c.(DirInput); ok && d.IsDirInput(path) {
-					inputs = append(inputs, input{path: path, dir: d, codec: c, size: dirSize(path)})
-					return
-				}
-			}
-			ents, err := os.ReadDir(path)
-			if err != nil {
-				failed(path, err)
-				return
-			}
-			sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-			for _, e := range ents {
-				if e.Name()[0] == '.' {
-					continue
-				}
-				visit(filepath.Join(path, e.Name()), false)
-			}
-			return
-		}
-		if !st.Mode().IsRegular() {
-			return
-		}
-		codec, err := p.Detect(path)
-		if err != nil {
-			if explicit || !errors.Is(err, ErrUnknownFormat) {
-				failed(path, err)
-			} else {
-				// Inside a directory, files of no known format (notes,
-				// SOURCES.md) are reported as skipped, not failed.
-				bad = append(bad, FileResult{Path: path, Outcome: OutcomeSkipped, Err: err.Error()})
-			}
-			return
-		}
-		inputs = append(inputs, input{path: path, codec: codec, size: st.Size()})
-	}
-	for _, path := range paths {
-		visit(path, true)
-	}
-	return inputs, bad
 }
 
 // ErrUnknownFormat is returned by Detect for content no codec recognises.
@@ -360,17 +446,4 @@ func detect(c formats.Codec, head []byte) (ok bool) {
 		}
 	}()
 	return c.Detect(bytes.Clone(head))
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -42,7 +42,7 @@ func TestRunMixedInputs(t *testing.T) {
 		}
 	}
 	run(filepath.Join(dir, "a"), broken, unknown)
-	want := map[string]string{
+	want := map[string]Outcome{
 		"one.bin": OutcomeIngested, "two.bin": OutcomeIngested, "notes.md": OutcomeSkipped,
 		"broken.bin": OutcomeFailed, "unknown.bin": OutcomeFailed,
 	}
