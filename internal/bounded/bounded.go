@@ -185,7 +185,7 @@ const (
 // to: 128 KiB per 4 bytes. A frame that declares more content (or a
 // larger window) than this lies, and can be refused before a buffer of
 // that size is allocated. Real data stays far below: zstd's best ratio on
-// a run of zeros is exactly this bound.
+// a run of zeros reaches at most this bound.
 func ZstdMaxOutput(n int64) int64 {
 	if n < zstdMinFrameHead {
 		return 0
