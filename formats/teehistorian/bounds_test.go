@@ -181,3 +181,47 @@ func TestMetadataBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordLimit: a record of exactly MaxRecordBytes reads, one byte more
+// is refused at its size field, and a console command whose redaction would
+// pass the limit makes Redact fail instead of writing an unreadable file.
+func TestRecordLimit(t *testing.T) {
+	head := bombHeader()
+	msg := func(total int) []byte {
+		for size := total - 6; ; size++ {
+			b := AppendVarint(AppendVarint(AppendVarint(nil, -7), 0), int32(size))
+			if len(b)+size == total {
+				return append(b, make([]byte, size)...)
+			}
+		}
+	}
+	ok := append(append(bytes.Clone(head), msg(MaxRecordBytes)...), AppendVarint(nil, -1)...)
+	if _, err := formatstest.TrySplit(New(), ok); err != nil {
+		t.Fatalf("record of MaxRecordBytes: %v", err)
+	}
+	long := append(append(bytes.Clone(head), msg(MaxRecordBytes+1)...), AppendVarint(nil, -1)...)
+	if _, err := formatstest.TrySplit(New(), long); err == nil || !strings.Contains(err.Error(), "MESSAGE size at most") {
+		t.Fatalf("record of MaxRecordBytes+1: %v", err)
+	}
+
+	args := []string{strings.Repeat("p", MaxRecordBytes-3000), "level"}
+	for range 1000 {
+		args = append(args, "s")
+	}
+	var buf bytes.Buffer
+	hj, _ := testHeader().MarshalJSON()
+	rec, _ := NewRecorder(&buf, hj)
+	rec.BeginTick(2)
+	rec.ConsoleCommand(0, 4, "auth_add", args...)
+	if err := rec.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	r := formatstest.Split(t, New(), buf.Bytes())
+	for _, from := range []int64{0, 1} {
+		err := New().Redact(t.Context(), r.Source(), from, -1, io.Discard)
+		var fe *formats.Error
+		if !errors.As(err, &fe) || !strings.Contains(fe.What, "redacted console command") {
+			t.Errorf("redact from %d: %v, want a *formats.Error about the redacted command", from, err)
+		}
+	}
+}

@@ -75,8 +75,8 @@ func (c *cursor) str() []byte {
 }
 
 // raw reads the size bytes of the payload of a record of type name. A
-// negative size, or one above MaxRecordBytes, fails at once, before any of
-// the bytes are looked for.
+// negative size, or one that would make the record longer than
+// MaxRecordBytes, fails at once, before any of the bytes are looked for.
 func (c *cursor) raw(size int32, name string) []byte {
 	if c.status != parseOK {
 		return nil
@@ -85,8 +85,8 @@ func (c *cursor) raw(size int32, name string) []byte {
 		c.fail("expected a non-negative " + name + " size")
 		return nil
 	}
-	if size > MaxRecordBytes {
-		c.fail(fmt.Sprintf("expected %s size at most %d bytes (MaxRecordBytes), got %d", name, MaxRecordBytes, size))
+	if limit := MaxRecordBytes - c.n; int(size) > limit {
+		c.fail(fmt.Sprintf("expected %s size at most %d bytes (records are at most MaxRecordBytes = %d), got %d", name, limit, MaxRecordBytes, size))
 		return nil
 	}
 	if int64(len(c.b)-c.n) < int64(size) {

@@ -366,8 +366,7 @@ func (c *Codec) clip(ctx context.Context, src formats.Source, from, to int64, w 
 			}
 		}
 		if redact && it.Type == ItemConsoleCommand {
-			args, _ := RedactArgs(it.Cmd, it.Args)
-			err = consoleCommand(rec, it.Cid, it.Flags, it.Cmd, args)
+			err = clipRedactedCommand(rec, it)
 		} else {
 			err = clipRecord(rec, it, &uid)
 		}
@@ -382,6 +381,16 @@ func (c *Codec) clip(ctx context.Context, src formats.Source, from, to int64, w 
 		}
 	}
 	return rec.Finish()
+}
+
+// clipRedactedCommand re-records a console command with its secret
+// arguments replaced.
+func clipRedactedCommand(rec *Recorder, it *Item) error {
+	if _, err := redactedCommand(nil, it); err != nil {
+		return err
+	}
+	args, _ := RedactArgs(it.Cmd, it.Args)
+	return consoleCommand(rec, it.Cid, it.Flags, it.Cmd, args)
 }
 
 // clipRecord re-records one decoded record.

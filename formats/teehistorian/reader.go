@@ -19,8 +19,9 @@ const FormatName = "teehistorian"
 // maxHeader bounds the JSON header. Real headers are about 3.5 KB.
 const maxHeader = 4 << 20
 
-// MaxRecordBytes bounds one record. A MESSAGE or EX item whose size field
-// claims more is refused as soon as the size is read, and a record whose
+// MaxRecordBytes bounds one record, all its fields included. A MESSAGE or
+// EX item whose size field claims more is refused as soon as the size is
+// read, and a record whose
 // strings run on (no NUL) is refused once this many bytes of it have been
 // read, so a lying length never makes the reader read or buffer more than
 // this. DDNet's records are far smaller: a network message is at most about

@@ -55,8 +55,10 @@ func (c *Codec) Redact(ctx context.Context, src formats.Source, from, to int64, 
 		}
 		rec := wk.rd.buf[wk.rd.pos : wk.rd.pos+it.Size]
 		if it.Type == ItemConsoleCommand {
-			if args, changed := RedactArgs(it.Cmd, it.Args); changed {
-				scratch = appendConsoleCommand(scratch[:0], it.Cid, it.Flags, it.Cmd, args)
+			if scratch, err = redactedCommand(scratch[:0], it); err != nil {
+				return err
+			}
+			if scratch != nil {
 				rec = scratch
 			}
 		}
@@ -83,4 +85,21 @@ func redactedHeader(h *Header) ([]byte, error) {
 	}
 	raw := make([]byte, 0, len(Magic)+len(text)+1)
 	return append(append(append(raw, Magic[:]...), text...), 0), nil
+}
+
+// redactedCommand appends the CONSOLE_COMMAND record it with its secret
+// arguments replaced to b, or returns nil when nothing is secret. A
+// replacement can be longer than what it replaces (up to len(Redacted) bytes
+// per argument); a record that would then pass MaxRecordBytes, which no
+// reader would accept, is an error.
+func redactedCommand(b []byte, it *Item) ([]byte, error) {
+	args, changed := RedactArgs(it.Cmd, it.Args)
+	if !changed {
+		return nil, nil
+	}
+	b = appendConsoleCommand(b, it.Cid, it.Flags, it.Cmd, args)
+	if len(b) > MaxRecordBytes {
+		return nil, formats.Errorf(FormatName, it.Offset, "expected a redacted console command of at most %d bytes, got %d", MaxRecordBytes, len(b))
+	}
+	return b, nil
 }
