@@ -54,7 +54,7 @@ var secretCommands = [...]SecretCommand{
 // appear in the header's config object or are set by a console command.
 // DDNet marks most of them CFGFLAG_NONTEEHISTORIC and leaves them out of the
 // header, but older versions and forks do not, and sv_reserved_slots_pass
-// never had the flag.
+// lacks the flag in the DDNet sources we read.
 var secretConfig = [...]string{
 	"password",
 	"sv_password",
