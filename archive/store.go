@@ -478,14 +478,15 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 				results[i] = Result{ID: t.ID, Outcome: TakenDown, Err: &TakenDownError{Takedown: *t}}
 				continue
 			}
-			if note := expired(policy, p, now); note != "" {
-				results[i] = Result{Outcome: Expired, Note: note}
-				continue
-			}
 			id := p.meta.ID
 			if id == uuid.Nil {
 				id = IDFromSHA256(p.sum)
-			} else if old, err := getManifest(tx, id); err == nil {
+			}
+			if note := expired(policy, p, now); note != "" {
+				results[i] = Result{ID: id, Outcome: Expired, Note: note}
+				continue
+			}
+			if old, err := getManifest(tx, id); p.meta.ID != uuid.Nil && err == nil {
 				if p.meta.Growing {
 					if err := canReplace(old, p); err != nil {
 						results[i] = Result{ID: id, Outcome: Refused, Err: err}

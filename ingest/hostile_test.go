@@ -368,7 +368,7 @@ func TestHostileExpiredByPolicy(t *testing.T) {
 	}
 	state := archiveState(t, a)
 	r := runAll(t, p, path)["old.teehistorian"]
-	if r.Outcome != OutcomeExpired || !strings.Contains(r.Note, "older than the retention policy") {
+	if r.Outcome != OutcomeExpired || r.ID == uuid.Nil || !strings.Contains(r.Note, "older than the retention policy") {
 		t.Fatalf("got %+v, want expired", r)
 	}
 	if after := archiveState(t, a); after != state {
