@@ -205,6 +205,18 @@ func Parse(q string) (*Query, error) {
 			}
 		}
 		t.Raw = q[start:i]
+		if !t.Quoted && t.Op == "" {
+			switch v := t.Value; {
+			case v == "OR" || v == "AND" || v == "NOT" || v == "||" || v == "&&":
+				return nil, fail("%s is not supported: terms always AND together; run one search per alternative, or quote \"%s\" to search for the word", v, v)
+			case strings.HasPrefix(v, "(") || strings.HasSuffix(v, ")"):
+				return nil, fail("parentheses are not supported: terms always AND together; quote the term to search for it as text")
+			}
+		}
+		if t.Op == "id" && !t.Quoted {
+			// Ids are matched by prefix, as every command takes them.
+			t.Value, t.Prefix = strings.ToLower(strings.TrimSuffix(t.Value, "*")), true
+		}
 		if err := t.check(a); err != nil {
 			return nil, &ParseError{Pos: start, Term: t.Raw, Msg: err.Error()}
 		}
