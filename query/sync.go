@@ -71,25 +71,8 @@ func Sync(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
 			}
 			final[c.ID] = c.Op
 		}
-		var puts []RecordingDoc
-		var deletes []string
-		for _, id := range order {
-			if final[id] == archive.ChangeDelete {
-				deletes = append(deletes, id.String())
-				continue
-			}
-			doc, err := docFor(a, id)
-			if errors.Is(err, archive.ErrNotFound) {
-				deletes = append(deletes, id.String()) // deleted by a later, untrimmed entry
-				continue
-			}
-			if err != nil {
-				return applied, err
-			}
-			puts = append(puts, doc)
-		}
 		top := changes[len(changes)-1].Seq
-		if err := ix.Apply(ctx, top, puts, deletes); err != nil {
+		if err := applyPage(ctx, ix, a, order, final, top); err != nil {
 			return applied, err
 		}
 		applied += len(changes)
@@ -103,16 +86,45 @@ func Sync(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
 	return applied, nil
 }
 
-func docFor(a *archive.Archive, id uuid.UUID) (RecordingDoc, error) {
+// applyPage applies the final operation of each recording of one change-log
+// page, in bounded batches, and stores top with the last one. Each put reads
+// its manifest and streams its events from the catalog, so one recording's
+// documents at most are in memory besides the batch.
+func applyPage(ctx context.Context, ix *Index, a *archive.Archive, order []uuid.UUID, final map[uuid.UUID]string, top uint64) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	bt, err := ix.newBatcher(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range order {
+		if err := bt.deleteRecs([]string{id.String()}); err != nil {
+			return err
+		}
+		if final[id] == archive.ChangeDelete {
+			continue
+		}
+		if err := putRecording(bt, a, id); err != nil {
+			return err
+		}
+	}
+	return bt.flush(top)
+}
+
+// putRecording queues the documents of archived recording id; a recording
+// deleted by a later, untrimmed change is skipped (its documents are gone).
+func putRecording(bt *batcher, a *archive.Archive, id uuid.UUID) error {
 	m, err := a.Manifest(id)
-	if err != nil {
-		return RecordingDoc{}, err
+	if errors.Is(err, archive.ErrNotFound) {
+		return nil
 	}
-	evs, err := a.Events(id)
 	if err != nil {
-		return RecordingDoc{}, err
+		return err
 	}
-	return DocFromManifest(m, evs), nil
+	doc := DocFromManifest(m, nil)
+	return bt.put(&doc, func(fn func(n int, e *formats.Event) error) error {
+		return a.EachEvent(id, fn)
+	})
 }
 
 // Rebuild removes the index in dir and builds it again from the archive's
@@ -144,35 +156,26 @@ func rebuildInto(ctx context.Context, ix *Index, a *archive.Archive) (int, error
 	if err != nil {
 		return 0, err
 	}
-	var batch []RecordingDoc
 	n := 0
-	flush := func(seq uint64) error {
-		err := ix.Apply(ctx, seq, batch, nil)
-		batch = batch[:0]
-		return err
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	// Intermediate batches keep the old seq: a crash mid-rebuild must not
+	// claim the whole log was applied.
+	bt, err := ix.newBatcher(ctx)
+	if err != nil {
+		return 0, err
 	}
 	err = a.List(ctx, func(m *archive.Manifest) error {
-		evs, err := a.Events(m.ID)
-		if err != nil {
-			return err
-		}
-		batch = append(batch, DocFromManifest(m, evs))
+		doc := DocFromManifest(m, nil)
 		n++
-		if len(batch) == syncPage {
-			// Intermediate batches keep the old seq: a crash mid-rebuild
-			// must not claim the whole log was applied.
-			cur, err := ix.Seq()
-			if err != nil {
-				return err
-			}
-			return flush(cur)
-		}
-		return nil
+		return bt.put(&doc, func(fn func(n int, e *formats.Event) error) error {
+			return a.EachEvent(m.ID, fn)
+		})
 	})
 	if err != nil {
 		return n, err
 	}
-	if err := flush(last); err != nil {
+	if err := bt.flush(last); err != nil {
 		return n, err
 	}
 	return n, a.TrimChanges(last)

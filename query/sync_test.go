@@ -206,3 +206,66 @@ func TestOldLayoutIsRebuilt(t *testing.T) {
 		t.Errorf("after rebuild session:gamma = %d hits", got)
 	}
 }
+
+// TestSyncSmallBatches indexes recordings whose documents span many bounded
+// batches (3 documents each) and checks every document and query is there,
+// through Sync, a re-put, and a rebuild.
+func TestSyncSmallBatches(t *testing.T) {
+	dir := t.TempDir()
+	a, err := archive.Open(dir, archive.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	m1 := ingestLines(t, a, "alpha", 200)
+	m2 := ingestLines(t, a, "beta", 70)
+	want := uint64(2 + m1.EventCount + m2.EventCount)
+	if m1.EventCount < 10 {
+		t.Fatalf("only %d events: the test needs several batches", m1.EventCount)
+	}
+
+	open := func(name string) *Index {
+		ix, err := OpenWith(filepath.Join(dir, name), Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		ix.batchDocs = 3
+		return ix
+	}
+	check := func(ix *Index, queries ...string) {
+		t.Helper()
+		if n, err := ix.DocCount(); err != nil || n != want {
+			t.Errorf("%d documents (%v), want %d", n, err, want)
+		}
+		for _, q := range queries {
+			if got := hits(t, ix, q); got == 0 {
+				t.Errorf("%s: no hits", q)
+			}
+		}
+		seq, _ := ix.Seq()
+		if last, _ := a.LastChange(); seq != last {
+			t.Errorf("seq %d, want %d", seq, last)
+		}
+	}
+	ix := open("small")
+	if n, err := Sync(ctx, ix, a); err != nil || n != 2 {
+		t.Fatalf("Sync = %d, %v", n, err)
+	}
+	check(ix, "session:alpha", "session:beta", `cmd:"kick 20"`)
+	// Re-putting a recording (a flag) replaces its documents across batches.
+	if _, err := a.SetFlag(m1.ID, "griefing", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sync(ctx, ix, a); err != nil {
+		t.Fatal(err)
+	}
+	check(ix, "flag:griefing", `cmd:"kick 20"`)
+
+	rb := open("rebuilt")
+	if n, err := rebuildInto(ctx, rb, a); err != nil || n != 2 {
+		t.Fatalf("rebuild = %d, %v", n, err)
+	}
+	check(rb, "flag:griefing", "session:beta", `cmd:"kick 20"`)
+}

@@ -1,0 +1,159 @@
+// Bounded index batches.
+//
+// bleve turns each batch into one in-memory segment before it is written,
+// so the memory an update takes grows with its batch. A batcher flushes
+// whenever a batch reaches maxBatchDocs documents or maxBatchBytes of
+// document data, so indexing one recording with 100,000 events, or 512
+// recordings at once, takes the same bounded memory (issue 15: one batch
+// per change-log page took 580 MiB for one 1 GB recording).
+
+package query
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/document"
+
+	"github.com/replayarchive/replay/formats"
+)
+
+// Limits of one bleve batch. At 2,000 small event documents a batch is
+// about 2 MiB of document data; the bytes limit catches recordings whose
+// documents are large (long chat, many players).
+const (
+	maxBatchDocs  = 2000
+	maxBatchBytes = 4 << 20
+)
+
+// batcher accumulates index operations and flushes them in bounded
+// batches. Intermediate flushes leave the stored seq alone; flush(seq)
+// stores it with the last batch. The caller holds ix.mu.
+type batcher struct {
+	ix       *Index
+	ctx      context.Context
+	b        *bleve.Batch
+	docs     int
+	maxDocs  int
+	maxBytes uint64
+	// The start-time span (see spanKey), widened by put.
+	lo, hi    int64
+	ok, grown bool
+	// flushes counts batches written (for tests).
+	flushes int
+}
+
+func (ix *Index) newBatcher(ctx context.Context) (*batcher, error) {
+	lo, hi, ok, err := ix.span()
+	if err != nil {
+		return nil, err
+	}
+	bt := &batcher{ix: ix, ctx: ctx, b: ix.bi.NewBatch(), maxDocs: maxBatchDocs, maxBytes: maxBatchBytes, lo: lo, hi: hi, ok: ok}
+	if ix.batchDocs > 0 {
+		bt.maxDocs = ix.batchDocs
+	}
+	return bt, nil
+}
+
+// add queues one document, flushing first when the batch is full.
+func (bt *batcher) add(d *document.Document) error {
+	if bt.docs >= bt.maxDocs || bt.b.TotalDocsSize() >= bt.maxBytes {
+		if err := bt.write(0, false); err != nil {
+			return err
+		}
+	}
+	if err := bt.b.IndexAdvanced(d); err != nil {
+		return fmt.Errorf("query: document %s: %w", d.ID(), err)
+	}
+	bt.docs++
+	return nil
+}
+
+// deleteRecs queues the removal of every document of the given recordings.
+func (bt *batcher) deleteRecs(ids []string) error {
+	old, err := bt.ix.docIDsOf(bt.ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range old {
+		if bt.docs >= bt.maxDocs {
+			if err := bt.write(0, false); err != nil {
+				return err
+			}
+		}
+		bt.b.Delete(id)
+		bt.docs++
+	}
+	return nil
+}
+
+// put queues the documents of recording r, its events given one at a time
+// by events (so that they need not all be in memory). The recording's old
+// documents must have been deleted already (deleteRecs), or never existed.
+func (bt *batcher) put(r *RecordingDoc, events func(fn func(n int, e *formats.Event) error) error) error {
+	if err := checkID(r.ID); err != nil {
+		return err
+	}
+	bt.widen(r.Start)
+	var t eventText
+	err := events(func(n int, e *formats.Event) error {
+		if err := bt.ctx.Err(); err != nil {
+			return err
+		}
+		return bt.add(bt.ix.eventDoc(r.ID, n, e, &t))
+	})
+	if err != nil {
+		return fmt.Errorf("query: recording %s: %w", r.ID, err)
+	}
+	return bt.add(bt.ix.recDoc(r, &t))
+}
+
+// widen grows the start-time span to take in start.
+func (bt *batcher) widen(start time.Time) {
+	if start.IsZero() {
+		return
+	}
+	ns := start.UnixNano()
+	if !bt.ok || ns < bt.lo {
+		bt.lo, bt.grown = ns, true
+	}
+	if !bt.ok || ns > bt.hi {
+		bt.hi, bt.grown = ns, true
+	}
+	bt.ok = true
+}
+
+// flush writes what is queued and stores seq with it.
+func (bt *batcher) flush(seq uint64) error { return bt.write(seq, true) }
+
+// write executes the batch; with setSeq it also stores seq.
+func (bt *batcher) write(seq uint64, setSeq bool) error {
+	if bt.grown {
+		var sp [16]byte
+		binary.BigEndian.PutUint64(sp[:8], uint64(bt.lo))
+		binary.BigEndian.PutUint64(sp[8:], uint64(bt.hi))
+		bt.b.SetInternal(spanKey, sp[:])
+		bt.grown = false
+	}
+	if setSeq {
+		var sb [8]byte
+		binary.BigEndian.PutUint64(sb[:], seq)
+		bt.b.SetInternal(seqKey, sb[:])
+	}
+	if bt.b.Size() == 0 {
+		return nil
+	}
+	if err := bt.ix.bi.Batch(bt.b); err != nil {
+		if setSeq {
+			return fmt.Errorf("query: apply seq %d: %w", seq, err)
+		}
+		return fmt.Errorf("query: apply: %w", err)
+	}
+	bt.flushes++
+	bt.b.Reset()
+	bt.docs = 0
+	return nil
+}
