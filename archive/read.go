@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -36,8 +37,12 @@ func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 	var m *Manifest
 	var heads []byte
 	err := a.catalog.View(func(tx *bolt.Tx) (err error) {
-		if m, err = getManifest(tx, id); err != nil {
-			return err
+		v := tx.Bucket(bucketRecordings).Get(id[:])
+		if v == nil {
+			return fmt.Errorf("%s: %w", id, ErrNotFound)
+		}
+		if m, err = decodeManifest(v); err != nil {
+			return fmt.Errorf("archive: manifest %s: %w", id, err)
 		}
 		heads = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
 		return nil
@@ -157,4 +162,43 @@ func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 func (r *Recording) Verify(ctx context.Context) error {
 	_, err := r.WriteTo(ctx, io.Discard)
 	return err
+}
+
+// EachEvent calls fn with each searchable event stored for recording id, in
+// order, decoding them one at a time: a recording may hold a hundred
+// thousand events, and the search index update must not hold them all (see
+// query.Sync). fn must not keep e past its return. A recording without
+// events calls fn never; an unknown id is not an error (like Events).
+func (a *Archive) EachEvent(id uuid.UUID, fn func(n int, e *formats.Event) error) error {
+	var blob []byte
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		blob = bytes.Clone(tx.Bucket(bucketEvents).Get(id[:]))
+		return nil
+	})
+	if err != nil || blob == nil {
+		return err
+	}
+	raw, err := a.dec.DecodeAll(blob, nil)
+	if err != nil {
+		return fmt.Errorf("archive: events of %s: %w", id, err)
+	}
+	blob = nil
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := d.Token(); err != nil || t != json.Delim('[') {
+		return fmt.Errorf("archive: events of %s: want a JSON array at offset 0: %v", id, err)
+	}
+	var e formats.Event
+	for n := 0; d.More(); n++ {
+		e = formats.Event{}
+		if err := d.Decode(&e); err != nil {
+			return fmt.Errorf("archive: events of %s: event %d (offset %d): %w", id, n, d.InputOffset(), err)
+		}
+		if err := fn(n, &e); err != nil {
+			return err
+		}
+	}
+	if _, err := d.Token(); err != nil {
+		return fmt.Errorf("archive: events of %s: end of array (offset %d): %w", id, d.InputOffset(), err)
+	}
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
@@ -68,6 +69,9 @@ type Pending struct {
 	id      uuid.UUID // set once decided (first spill or commit)
 	shard   string
 	spilled bool // some chunks are already in the shard
+
+	// enc is the compressor's encoder while it runs (see chunkEncoders).
+	enc *zstd.Encoder
 
 	meta *formats.Metadata
 	sum  []byte
@@ -142,6 +146,11 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 		p.chunkSums = append(p.chunkSums, sha256.Sum256(native))
 	}
 	if p.jobs == nil {
+		enc, err := getChunkEncoder()
+		if err != nil {
+			return fmt.Errorf("archive: chunk at tick %d: %w", c.StartTick, err)
+		}
+		p.enc = enc
 		p.jobs, p.free, p.done = make(chan compressJob, 4), make(chan []byte, 6), make(chan struct{})
 		go p.compressor()
 	}
@@ -161,11 +170,15 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 // enough has piled up. It exits when jobs is closed.
 func (p *Pending) compressor() {
 	defer close(p.done)
+	defer func() {
+		chunkEncoders.Put(p.enc)
+		p.enc = nil
+	}()
 	for j := range p.jobs {
 		if p.compressErr() != nil {
 			continue // drain; the error is reported by Chunk or wait
 		}
-		blob := p.a.encodeBlob(&p.scratch, j.resume, j.native, j.precompressed)
+		blob := encodeBlobWith(p.enc, &p.scratch, j.resume, j.native, j.precompressed)
 		select {
 		case p.free <- j.native:
 		default:
@@ -196,7 +209,9 @@ func (p *Pending) wait() error {
 	if p.jobs != nil {
 		close(p.jobs)
 		<-p.done
-		p.jobs = nil
+		// The buffers kept for reuse would stay alive with p until its
+		// commit group is committed: drop them now.
+		p.jobs, p.free, p.scratch = nil, nil, nil
 	}
 	for i := range p.chunks {
 		if i < len(p.stored) {
@@ -276,6 +291,37 @@ func (p *Pending) Discard() error {
 // scratch is reused between calls to compress into; the returned blob is a
 // fresh slice of exactly its size, since it is kept until the commit.
 func (a *Archive) encodeBlob(scratch *[]byte, resume, native []byte, precompressed bool) []byte {
+	return encodeBlobWith(a.enc, scratch, resume, native, precompressed)
+}
+
+// chunkWindow is the zstd window of chunk compression. A chunk is
+// compressed on its own (EncodeAll), so a window larger than the chunk buys
+// nothing, while the encoder keeps a history buffer of twice the window:
+// 16 MiB at the default 8 MiB window, most of an ingest's live heap
+// (issue 15). Chunks are 64 KiB for teehistorian and rarely above 1 MiB
+// for the other formats; larger ones compress with a 1 MiB window.
+const chunkWindow = 1 << 20
+
+// chunkEncoders holds idle chunk encoders. An encoder is several MiB of
+// tables and history: each compressor goroutine takes one for its
+// recording's life and gives it back, so ingesting 200 small games reuses
+// a couple of encoders instead of allocating 200 (or keeping one per
+// recording of a commit group alive). A pool rather than an Archive field,
+// since encoders hold no state between EncodeAll calls.
+var chunkEncoders sync.Pool
+
+// getChunkEncoder returns an idle encoder, or a new one at the archive's
+// level with a chunk-sized window.
+func getChunkEncoder() (*zstd.Encoder, error) {
+	if e, ok := chunkEncoders.Get().(*zstd.Encoder); ok {
+		return e, nil
+	}
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true))
+}
+
+// encodeBlobWith is encodeBlob with a given encoder.
+func encodeBlobWith(enc *zstd.Encoder, scratch *[]byte, resume, native []byte, precompressed bool) []byte {
 	flags := byte(0)
 	if !precompressed {
 		flags = 1
@@ -286,7 +332,7 @@ func (a *Archive) encodeBlob(scratch *[]byte, resume, native []byte, precompress
 	head = append(head, resume...)
 	payload := native
 	if !precompressed {
-		*scratch = a.enc.EncodeAll(native, (*scratch)[:0])
+		*scratch = enc.EncodeAll(native, (*scratch)[:0])
 		payload = *scratch
 	}
 	out := make([]byte, len(head)+len(payload))
