@@ -6,12 +6,16 @@
   const $ = (id) => document.getElementById(id);
   const TOKEN_KEY = 'replay.token';
   const API = '/api/v1';
-  // A piece of frames fetched at once: never more than one chunk, and at
-  // most this many seconds of it, so a long chunk is not decoded into a
-  // huge response.
+  // The longest tick range of frames fetched at once, in seconds: a range
+  // never spans more than two chunks, and a long chunk is not decoded into
+  // a huge response. The page never asks for the whole recording.
   const PIECE_SECONDS = 4;
-  // How much of the past the trails picture shows behind the selection.
+  // How much of the past the trails picture shows behind the selection,
+  // and how far ahead the first fetch reaches.
   const TRAIL_SECONDS = 3;
+  const AHEAD_SECONDS = 0.5;
+  // Fetched ranges kept in memory.
+  const MAX_RANGES = 48;
   // The events fetched for a recording's timeline.
   const EVENT_LIMIT = 20000;
   // Rows shown in the "events in view" table.
@@ -31,7 +35,7 @@
     eventTotal: 0,
     sel: 0, // the selected tick
     view: [0, 0], // the timeline's visible tick range
-    pieces: new Map(), // "from-to" -> Promise of parsed frames
+    ranges: [], // fetched frame ranges: {from, to, frames (a Promise)}
     playing: false, speed: 1, lastFrame: 0, playAcc: 0,
     names: null, // client-id intervals (teehistorian)
     rangeTouched: false,
@@ -437,14 +441,27 @@
     $('act-status').textContent = '';
     delete $('act-status').dataset.downloaded;
     state.rec = null;
-    state.pieces = new Map();
+    state.ranges = [];
     state.rangeTouched = false;
     const token = state.token;
     let rec, evs;
+    // The recording, its events and who is signed in are asked at once;
+    // the frames around the selected moment as soon as the recording's
+    // chunk list is in, while the events are still on their way.
+    const evsP = api(recURL(id, `/events?limit=${EVENT_LIMIT}`));
+    evsP.catch(() => {});
     try {
-      [rec, evs] = await Promise.all([api(recURL(id)), api(recURL(id, `/events?limit=${EVENT_LIMIT}`)), state.whoReady]);
+      rec = await api(recURL(id));
+      if (token === state.token) {
+        state.rec = rec;
+        const t = parseInt(new URLSearchParams(location.search).get('t'), 10);
+        state.sel = clamp(isFinite(t) ? t : firstTick());
+        framesFor(state.sel - trailTicks(), state.sel + Math.round((rate() || 20) * AHEAD_SECONDS)).catch(() => {});
+      }
+      [evs] = await Promise.all([evsP, state.whoReady]);
     } catch (e) {
       if (token !== state.token) return;
+      state.rec = null;
       $('rec-h').textContent = 'Recording not available';
       notice(errText(e));
       return;
@@ -455,8 +472,6 @@
     state.eventTotal = evs.total || state.events.length;
     state.names = clientNames(state.events);
     const first = firstTick(), last = lastTick();
-    const t = parseInt(new URLSearchParams(location.search).get('t'), 10);
-    state.sel = clamp(isFinite(t) ? t : first);
     state.view = [first, Math.max(last, first + 1)];
     document.title = `${rec.map || rec.id} · Replay archive`;
     $('rec-h').textContent = [rec.map || '(no map)', rec.format, rec.start ? wall(rec.start) + ' UTC' : ''].filter(Boolean).join(' · ');
@@ -842,33 +857,60 @@
 
   // ---- frames and trails ------------------------------------------------
 
-  /** The piece of frames (a tick range inside one chunk) holding tick. */
-  function pieceOf(tick) {
-    const cs = state.rec.chunks || [];
-    const len = Math.max(20, Math.round((rate() || 50) * PIECE_SECONDS));
-    let from = firstTick(), to = lastTick();
-    if (cs.length) {
-      const c = cs[chunkIndex(tick)];
-      from = c.start_tick;
-      to = c.start_tick + c.ticks - 1;
-    }
-    const start = from + Math.floor(Math.max(0, tick - from) / len) * len;
-    return [start, Math.min(to, start + len - 1)];
-  }
+  const pieceTicks = () => Math.max(20, Math.round((rate() || 50) * PIECE_SECONDS));
+  const trailTicks = () => Math.max(10, Math.round((rate() || 20) * TRAIL_SECONDS));
 
-  /** Fetches (once) and parses the frames of [from, to]. */
-  function loadPiece(from, to) {
-    const key = `${from}-${to}`;
-    let p = state.pieces.get(key);
-    if (p) return p;
+  /** Fetches and parses the frames of [from, to], remembering the range. */
+  function fetchRange(from, to) {
     const id = state.rec.id;
-    p = api(recURL(id, `/frames?from=${from}&to=${to}`), { raw: true })
+    const r = { from, to, frames: null };
+    r.frames = api(recURL(id, `/frames?from=${from}&to=${to}`), { raw: true })
       .then((res) => res.text())
       .then((text) => parseFrames(text, from, to));
-    p.catch(() => state.pieces.delete(key));
-    state.pieces.set(key, p);
-    if (state.pieces.size > 24) state.pieces.delete(state.pieces.keys().next().value);
-    return p;
+    r.frames.catch(() => { state.ranges = state.ranges.filter((x) => x !== r); });
+    state.ranges.push(r);
+    if (state.ranges.length > MAX_RANGES) state.ranges.shift();
+    return r;
+  }
+
+  /**
+   * Resolves to the parsed frames covering [a, b]: the ranges fetched (or
+   * on their way) already, and fetches for the gaps between them. A gap
+   * is fetched at least half a piece long (backwards at the start of the
+   * window, forwards elsewhere), so stepping a tick at a time does not
+   * send a request per tick; no fetch is longer than a piece.
+   */
+  function framesFor(a, b) {
+    a = clamp(a);
+    b = clamp(b);
+    const have = state.ranges.filter((r) => r.to >= a && r.from <= b).sort((p, q) => p.from - q.from);
+    const gaps = [];
+    let t = a;
+    for (const r of have) {
+      if (r.from > t) gaps.push([t, r.from - 1]);
+      t = Math.max(t, r.to + 1);
+    }
+    if (t <= b) gaps.push([t, b]);
+    const len = pieceTicks(), minLen = Math.floor(len / 2);
+    const out = have.slice();
+    for (let [ga, gb] of gaps) {
+      if (gb - ga + 1 < minLen && state.ranges.length) {
+        if (ga === a) ga = clamp(gb - minLen + 1);
+        else gb = clamp(ga + minLen - 1);
+      }
+      for (let x = ga; x <= gb; x += len) out.push(fetchRange(x, Math.min(gb, x + len - 1)));
+    }
+    return Promise.all(out.map((r) => r.frames));
+  }
+
+  /** Reports whether fetched (or pending) ranges cover [a, b]. */
+  function covered(a, b) {
+    let t = clamp(a);
+    b = clamp(b);
+    for (const r of state.ranges.slice().sort((p, q) => p.from - q.from)) {
+      if (r.from <= t && r.to >= t) t = r.to + 1;
+    }
+    return t > b;
   }
 
   /**
@@ -977,26 +1019,20 @@
     if (!state.rec) return;
     const seq = ++drawSeq;
     const sel = state.sel;
-    const trail = Math.max(10, Math.round((rate() || 20) * TRAIL_SECONDS));
-    const want = [];
-    for (let t = Math.max(firstTick(), sel - trail); ;) {
-      const p = pieceOf(t);
-      want.push(p);
-      if (p[1] >= sel || p[1] >= lastTick()) break;
-      t = p[1] + 1;
+    const trail = trailTicks();
+    // While playing, keep a second of frames ahead in hand: fetch the
+    // next piece before the selection reaches the end of what is loaded.
+    if (state.playing && !covered(sel, sel + Math.round(rate() || 20))) {
+      framesFor(sel, sel + pieceTicks()).catch(() => {});
     }
     let pieces;
     try {
-      pieces = await Promise.all(want.map(([a, b]) => loadPiece(a, b)));
+      pieces = await framesFor(sel - trail, sel);
     } catch (e) {
-      $('trail-note').textContent = 'Could not load frames: ' + errText(e);
+      if (seq === drawSeq) $('trail-note').textContent = 'Could not load frames: ' + errText(e);
       return;
     }
     if (seq !== drawSeq || !state.rec) return;
-    if (state.playing) {
-      const next = pieceOf(want[want.length - 1][1] + 1);
-      if (next[0] > want[want.length - 1][1]) loadPiece(next[0], next[1]).catch(() => {});
-    }
     paintTrails(pieces, sel, trail);
   }
 
