@@ -127,24 +127,35 @@ var ErrChecksum = fmt.Errorf("archive: exported bytes do not match the recorded 
 // end. The bytes are written as they are read, so on ErrChecksum w has
 // already received them: callers that must not publish bad bytes write to
 // a temporary file and rename it only on success, or call Verify first.
+//
+// Reading is pipelined over two cores: a goroutine reads and decompresses
+// chunks (each checked against its CRC-32C) up to exportAhead chunks ahead,
+// while this one hashes and writes them.
 func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 	h := sha256.New()
-	mw := io.MultiWriter(w, h)
 	var n int64
 	write := func(b []byte) error {
-		k, err := mw.Write(b)
+		h.Write(b)
+		k, err := w.Write(b)
 		n += int64(k)
 		return err
 	}
 	if err := write(r.header); err != nil {
 		return n, err
 	}
-	for i := range r.m.Chunks {
-		native, _, err := r.ReadChunk(ctx, i)
-		if err != nil {
-			return n, err
+	ctx, cancel := context.WithCancel(ctx)
+	pieces := make(chan exportPiece, exportAhead)
+	go r.readAhead(ctx, pieces)
+	defer func() {
+		cancel()
+		for range pieces { // let the reader finish before returning
 		}
-		if err := write(native); err != nil {
+	}()
+	for p := range pieces {
+		if p.err != nil {
+			return n, p.err
+		}
+		if err := write(p.native); err != nil {
 			return n, err
 		}
 	}
@@ -155,6 +166,35 @@ func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 		return n, fmt.Errorf("recording %s: %w", r.m.ID, ErrChecksum)
 	}
 	return n, nil
+}
+
+// exportAhead is how many decompressed chunks WriteTo's reader may hold
+// ready: enough to ride out a slow write, few enough to bound memory (4 ×
+// 64 KiB for teehistorian).
+const exportAhead = 4
+
+// exportPiece is one chunk handed from the reader to the writer, or the
+// error that stopped the reader.
+type exportPiece struct {
+	native []byte
+	err    error
+}
+
+// readAhead reads every chunk in order into pieces, then closes it. It
+// stops at the first error (sent as the last piece) or when ctx ends.
+func (r *Recording) readAhead(ctx context.Context, pieces chan<- exportPiece) {
+	defer close(pieces)
+	for i := range r.m.Chunks {
+		native, _, err := r.ReadChunk(ctx, i)
+		select {
+		case pieces <- exportPiece{native, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // Verify reads every chunk of the recording and checks per-chunk CRCs and

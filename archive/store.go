@@ -354,7 +354,7 @@ func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, 
 	resume = blob[1+k : 1+k+int(n)]
 	payload := blob[1+k+int(n):]
 	if flags&1 != 0 {
-		native, err = a.decodeBounded(payload, e.Length)
+		native, err = a.decodeChunk(payload, e.Length)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -369,6 +369,30 @@ func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, 
 	}
 	return native, resume, nil
 }
+
+// decodeChunk is decodeBounded with room to spare in the output buffer:
+// zstd's fast decoding loops write up to 16 bytes past what they decode,
+// and on a buffer without that room it falls back to a careful loop that
+// took twice the time of a whole export (issue 15).
+func (a *Archive) decodeChunk(blob []byte, want int64) ([]byte, error) {
+	if want < 0 || want > MaxChunkBytes {
+		return nil, fmt.Errorf("recorded size %d is out of range (corrupt manifest?)", want)
+	}
+	// Pre-size for the recorded length, but not beyond 16 MiB: a corrupt
+	// length must not buy a large allocation with a tiny blob.
+	out, err := a.dec.DecodeAll(blob, make([]byte, 0, min(want, 16<<20)+decodeSlack))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) != want {
+		return nil, fmt.Errorf("decoded %d bytes, want %d", len(out), want)
+	}
+	return out, nil
+}
+
+// decodeSlack is the spare capacity zstd's fast decoding loops need
+// (compressedBlockOverAlloc in klauspost/compress), with a margin.
+const decodeSlack = 64
 
 func chunkKey(id uuid.UUID, tick int64) []byte {
 	k := make([]byte, 24)
