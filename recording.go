@@ -85,7 +85,7 @@ func (r *Recording) Frames(ctx context.Context, from, to int64, emit func(format
 	if err != nil {
 		return err
 	}
-	return r.codec.Frames(ctx, r, from, to, emit)
+	return r.codec.Frames(ctx, r, formats.Ticks(from, to), emit)
 }
 
 // Export writes the whole recording. Without redact it is the original
@@ -95,7 +95,7 @@ func (r *Recording) Frames(ctx context.Context, from, to int64, emit func(format
 // formats without secrets are written whole.
 func (r *Recording) Export(ctx context.Context, w io.Writer, redact bool) error {
 	if red, ok := r.codec.(formats.Redactor); ok && redact {
-		return red.Redact(ctx, r, 0, -1, w)
+		return red.Redact(ctx, r, formats.All(), w)
 	}
 	_, err := r.WriteTo(ctx, w)
 	return err
@@ -114,9 +114,9 @@ func (r *Recording) Clip(ctx context.Context, from, to int64, w io.Writer, redac
 		return 0, 0, err
 	}
 	if red, ok := r.codec.(formats.Redactor); ok && redact {
-		return from, to, red.Redact(ctx, r, from, to, w)
+		return from, to, red.Redact(ctx, r, formats.Ticks(from, to), w)
 	}
-	return from, to, r.codec.Clip(ctx, r, from, to, w)
+	return from, to, r.codec.Clip(ctx, r, formats.Ticks(from, to), w)
 }
 
 // ConvertFormats lists the formats the recording can be converted to.
@@ -141,7 +141,7 @@ func (r *Recording) Convert(ctx context.Context, format string, from, to int64, 
 	if err != nil {
 		return err
 	}
-	return ex.Export(ctx, r, format, from, to, opts, w)
+	return ex.Export(ctx, r, format, formats.Ticks(from, to), opts, w)
 }
 
 // TickAt returns the tick at offset d from the recording's start, from the

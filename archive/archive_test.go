@@ -99,7 +99,7 @@ func TestSeekReadsOneChunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ticks []int64
-	err = formatstest.Lines{}.Frames(context.Background(), r, 201, 202, func(f formats.Frame) error {
+	err = formatstest.Lines{}.Frames(context.Background(), r, formats.Ticks(201, 202), func(f formats.Frame) error {
 		ticks = append(ticks, f.Tick)
 		return nil
 	})

@@ -18,6 +18,18 @@
 //
 // Codecs never import the archive; the archive and the ingest pipeline import
 // codecs through this package.
+//
+// Every codec package has the same shape: a `const Name` holding the format's
+// name as stored in manifests (Codec.Name returns it, errors and docs use it),
+// and a constructor `New() *Codec` returning the codec with its defaults
+// (formats/butter, which holds three formats, also has NewMilk and
+// NewEchoReplay, and a name constant per format). Pointers, because several
+// codecs carry settings a caller may change (teehistorian's ChunkSize,
+// sc2replay's MaxSize) and a pointer is the one form that works for all of
+// them; a codec holds no state between calls, so one value may be shared.
+//
+// Tick ranges are a Range: inclusive, To < 0 for "to the end". Codecs test
+// ticks with its methods and walk chunks with EachChunk.
 package formats
 
 import (
@@ -53,15 +65,15 @@ type Codec interface {
 	// learns the byte offset and what was expected.
 	Split(ctx context.Context, r io.Reader, w Writer) (*Metadata, error)
 
-	// Frames decodes the ticks in [from, to] (inclusive; to < 0 means to the
-	// end) of an archived recording and calls emit once per decoded event or
-	// frame, in tick order. It reads only the chunks that cover the range.
-	Frames(ctx context.Context, src Source, from, to int64, emit func(Frame) error) error
+	// Frames decodes the ticks in r of an archived recording and calls emit
+	// once per decoded event or frame, in tick order. It reads only the
+	// chunks that cover the range.
+	Frames(ctx context.Context, src Source, r Range, emit func(Frame) error) error
 
-	// Clip writes a valid native file holding the ticks in [from, to]
-	// (inclusive; to < 0 means to the end). A format for which clips are not
-	// meaningful returns an error wrapping ErrClipUnsupported.
-	Clip(ctx context.Context, src Source, from, to int64, w io.Writer) error
+	// Clip writes a valid native file holding the ticks in r. A format for
+	// which clips are not meaningful returns an error wrapping
+	// ErrClipUnsupported.
+	Clip(ctx context.Context, src Source, r Range, w io.Writer) error
 }
 
 // Exporter is implemented by codecs that can convert an archived recording
@@ -69,10 +81,10 @@ type Codec interface {
 type Exporter interface {
 	// ExportFormats lists the format names Export accepts.
 	ExportFormats() []string
-	// Export writes the recording (or the tick range [from, to], to < 0 for
-	// the end) as the named format. opts holds format-specific settings given
-	// by the user as key=value (e.g. "keyframe-interval", "compression").
-	Export(ctx context.Context, src Source, format string, from, to int64, opts map[string]string, w io.Writer) error
+	// Export writes the ticks in r of the recording (All for the whole one)
+	// as the named format. opts holds format-specific settings given by the
+	// user as key=value (e.g. "keyframe-interval", "compression").
+	Export(ctx context.Context, src Source, format string, r Range, opts map[string]string, w io.Writer) error
 }
 
 // ErrClipUnsupported is wrapped by Clip errors of formats whose files cannot
@@ -146,18 +158,18 @@ func FindChunk(chunks []Chunk, tick int64) int {
 	return lo
 }
 
-// EachChunk reads, in order, every chunk of src that holds ticks in
-// [from, to] (to < 0: to the end) and calls fn with its position in the
-// index, its entry, its native bytes and its resume state. It stops at the
-// first error fn returns, or when ctx is done.
-func EachChunk(ctx context.Context, src Source, from, to int64, fn func(i int, c Chunk, native, resume []byte) error) error {
-	if to >= 0 && to < from {
-		return nil // an empty range
+// EachChunk reads, in order, every chunk of src that holds ticks in r and
+// calls fn with its position in the index, its entry, its native bytes and
+// its resume state. It stops at the first error fn returns, or when ctx is
+// done; an fn that returns ErrStop ends the walk and EachChunk returns nil.
+func EachChunk(ctx context.Context, src Source, r Range, fn func(i int, c Chunk, native, resume []byte) error) error {
+	if r.Empty() {
+		return nil
 	}
 	chunks := src.Chunks()
-	for i := FindChunk(chunks, max(from, 0)); i < len(chunks); i++ {
+	for i := FindChunk(chunks, max(r.From, 0)); i < len(chunks); i++ {
 		c := chunks[i]
-		if to >= 0 && c.StartTick > to {
+		if r.Past(c.StartTick) {
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -167,7 +179,9 @@ func EachChunk(ctx context.Context, src Source, from, to int64, fn func(i int, c
 		if err != nil {
 			return fmt.Errorf("chunk %d (tick %d): %w", i, c.StartTick, err)
 		}
-		if err := fn(i, c, native, resume); err != nil {
+		if err := fn(i, c, native, resume); errors.Is(err, ErrStop) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}

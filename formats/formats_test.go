@@ -70,7 +70,7 @@ func TestEachChunk(t *testing.T) {
 			src.chunks = append(src.chunks, Chunk{StartTick: int64(i * 10), Ticks: 10})
 		}
 		var got []int
-		err := EachChunk(context.Background(), src, tt.from, tt.to, func(i int, c Chunk, native, _ []byte) error {
+		err := EachChunk(context.Background(), src, Ticks(tt.from, tt.to), func(i int, c Chunk, native, _ []byte) error {
 			if int(native[0]) != i || c.StartTick != int64(i*10) {
 				t.Errorf("chunk %d got bytes %v, entry %+v", i, native, c)
 			}
@@ -84,7 +84,15 @@ func TestEachChunk(t *testing.T) {
 	// An error from fn stops the walk.
 	src := &fakeSource{chunks: []Chunk{{StartTick: 0, Ticks: 1}, {StartTick: 1, Ticks: 1}}}
 	stop := errors.New("stop")
-	if err := EachChunk(context.Background(), src, 0, -1, func(int, Chunk, []byte, []byte) error { return stop }); err != stop || len(src.read) != 1 {
+	if err := EachChunk(context.Background(), src, All(), func(int, Chunk, []byte, []byte) error { return stop }); err != stop || len(src.read) != 1 {
 		t.Errorf("stop: %v after %d reads", err, len(src.read))
+	}
+	// ErrStop, even wrapped, ends the walk without an error.
+	src = &fakeSource{chunks: []Chunk{{StartTick: 0, Ticks: 1}, {StartTick: 1, Ticks: 1}}}
+	err := EachChunk(context.Background(), src, All(), func(int, Chunk, []byte, []byte) error {
+		return fmt.Errorf("done: %w", ErrStop)
+	})
+	if err != nil || len(src.read) != 1 {
+		t.Errorf("ErrStop: %v after %d reads, want nil after 1", err, len(src.read))
 	}
 }

@@ -84,7 +84,7 @@ func TestHourFileSeekReadsOneChunk(t *testing.T) {
 	mid := chunks[len(chunks)/2]
 	from := mid.StartTick + mid.Ticks/2
 	n := 0
-	err = teehistorian.New().Frames(context.Background(), rec, from, from+10, func(f formats.Frame) error {
+	err = teehistorian.New().Frames(context.Background(), rec, formats.Ticks(from, from+10), func(f formats.Frame) error {
 		if f.Tick < from || f.Tick > from+10 {
 			t.Errorf("frame at tick %d outside [%d, %d]", f.Tick, from, from+10)
 		}
@@ -208,7 +208,7 @@ func BenchmarkSeekHour(b *testing.B) {
 	for b.Loop() {
 		tick := rng.Int64N(last)
 		start := time.Now()
-		err := codec.Frames(context.Background(), rec, tick, tick, func(formats.Frame) error { return nil })
+		err := codec.Frames(context.Background(), rec, formats.Ticks(tick, tick), func(formats.Frame) error { return nil })
 		lat = append(lat, time.Since(start))
 		if err != nil {
 			b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 )
 
@@ -163,7 +164,7 @@ func TestAPI2018EchoReplayToButterAndBack(t *testing.T) {
 			t.Fatalf("split: %d ticks, players %v", rec.Metadata.Ticks, rec.Metadata.Players)
 		}
 		var bt bytes.Buffer
-		if err := NewEchoReplay().Export(context.Background(), rec.Source(), "butter", 0, -1,
+		if err := NewEchoReplay().Export(context.Background(), rec.Source(), "butter", formats.All(),
 			map[string]string{"keyframe-interval": "10", "compression": "zstd_3"}, &bt); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +180,7 @@ func TestAPI2018EchoReplayToButterAndBack(t *testing.T) {
 		// and back: .butter → .echoreplay (today's shape)
 		brec := formatstest.Split(t, New(), bt.Bytes())
 		var er bytes.Buffer
-		if err := New().Export(context.Background(), brec.Source(), "echoreplay", 0, -1, nil, &er); err != nil {
+		if err := New().Export(context.Background(), brec.Source(), "echoreplay", formats.All(), nil, &er); err != nil {
 			t.Fatal(err)
 		}
 		back, err := ReadEchoReplay(er.Bytes())

@@ -33,7 +33,7 @@ var (
 )
 
 // Name implements formats.Codec.
-func (*Codec) Name() string { return formatName }
+func (*Codec) Name() string { return Name }
 
 // Detect implements formats.Codec: a version byte 1-3, a nonzero keyframe
 // interval, a known compression, then a printable client name, and when
@@ -86,7 +86,7 @@ func readHeader(r io.Reader) (*FileHeader, []byte, error) {
 		buf, err = bounded.AppendN(buf, r, int64(max(len(buf), 4096)), maxHeader, "header and chunk table")
 		eof := err == io.ErrUnexpectedEOF
 		if err != nil && !eof {
-			return nil, nil, &formats.Error{Format: formatName, Offset: int64(len(buf)), What: "reading the header", Err: err}
+			return nil, nil, &formats.Error{Format: Name, Offset: int64(len(buf)), What: "reading the header", Err: err}
 		}
 		h, perr := ParseFileHeader(buf)
 		if perr == nil {
@@ -241,7 +241,7 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 		chunk, err = bounded.AppendN(chunk[:0], rest, int64(size), maxChunkSize, fmt.Sprintf("chunk %d", ci))
 		truncated := err != nil
 		if truncated && err != io.ErrUnexpectedEOF {
-			return nil, &formats.Error{Format: formatName, Offset: off, What: fmt.Sprintf("reading chunk %d", ci), Err: err}
+			return nil, &formats.Error{Format: Name, Offset: off, What: fmt.Sprintf("reading chunk %d", ci), Err: err}
 		}
 		if len(chunk) == 0 {
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("file ends before chunk %d of %d (byte offset %d): %d chunks lost", ci, len(h.ChunkSizes), off, len(h.ChunkSizes)-ci))
@@ -264,10 +264,21 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 		if derr != nil && !(truncated && errors.Is(derr, io.ErrUnexpectedEOF)) {
 			return nil, derr
 		}
-		ch := formats.Chunk{StartTick: start, Ticks: int64(frames), Resume: resume, Precompressed: h.Compression != CompressNone}
-		if frames > 0 {
-			ch.Time = firstTime.Sub(mb.first)
+		if frames == 0 && !truncated {
+			return nil, formats.Errorf(Name, off, "expected at least one frame in chunk %d, got none", ci)
 		}
+		if frames == 0 {
+			// A chunk cut off before its first whole frame covers no tick,
+			// so it is no chunk (formats.CheckChunk): its bytes, the last
+			// of the file, are the trailer.
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("file cut off in chunk %d of %d before its first whole frame: its %d bytes kept as trailer; %d later chunks lost",
+				ci, len(h.ChunkSizes), len(chunk), len(h.ChunkSizes)-ci-1))
+			if err := w.Trailer(chunk); err != nil {
+				return nil, err
+			}
+			break
+		}
+		ch := formats.Chunk{StartTick: start, Ticks: int64(frames), Time: firstTime.Sub(mb.first), Resume: resume, Precompressed: h.Compression != CompressNone}
 		if err := w.Chunk(ch, chunk); err != nil {
 			return nil, err
 		}
@@ -284,7 +295,7 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 	}
 	if len(trailer) > 0 {
 		if more, _ := io.Copy(io.Discard, io.LimitReader(rest, 1)); more > 0 {
-			return nil, formats.Errorf(formatName, off, "expected the end of the file after the last chunk, got more than %d bytes", maxHeader)
+			return nil, formats.Errorf(Name, off, "expected the end of the file after the last chunk, got more than %d bytes", maxHeader)
 		}
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("%d bytes after the last chunk (byte offset %d) kept as trailer", len(trailer), off))
 		if err := w.Trailer(trailer); err != nil {
@@ -303,16 +314,14 @@ func sourceHeader(src formats.Source) (*FileHeader, error) {
 	return ParseFileHeader(src.Header())
 }
 
-// rangeFrames decodes the frames of [from, to] (to < 0: to the end) from
-// the chunks that cover them.
-func (c *Codec) rangeFrames(ctx context.Context, src formats.Source, from, to int64, emit func(tick int64, f *Frame) error) (*FileHeader, error) {
+// rangeFrames decodes the frames of r from the chunks that cover them.
+func (c *Codec) rangeFrames(ctx context.Context, src formats.Source, r formats.Range, emit func(tick int64, f *Frame) error) (*FileHeader, error) {
 	h, err := sourceHeader(src)
 	if err != nil {
 		return nil, err
 	}
 	last := len(src.Chunks()) - 1
-	stop := errors.New("stop")
-	err = formats.EachChunk(ctx, src, from, to, func(i int, ch formats.Chunk, native, resume []byte) error {
+	err = formats.EachChunk(ctx, src, r, func(i int, ch formats.Chunk, native, resume []byte) error {
 		d := newDecoder(h, c.Options)
 		var err error
 		if d.bones, err = bonesFromResume(resume); err != nil {
@@ -322,11 +331,11 @@ func (c *Codec) rangeFrames(ctx context.Context, src formats.Source, from, to in
 		_, err = decodeChunk(d, native, ch.Offset, i, h.Compression, func(f *Frame) error {
 			t := tick
 			tick++
-			if t < from {
-				return nil
+			if r.Past(t) {
+				return formats.ErrStop
 			}
-			if to >= 0 && t > to {
-				return stop
+			if !r.Contains(t) {
+				return nil
 			}
 			return emit(t, f)
 		})
@@ -335,9 +344,6 @@ func (c *Codec) rangeFrames(ctx context.Context, src formats.Source, from, to in
 		}
 		return err
 	})
-	if errors.Is(err, stop) {
-		err = nil
-	}
 	return h, err
 }
 
@@ -351,8 +357,8 @@ type FrameData struct {
 // Frames implements formats.Codec: one formats.Frame of Type "frame" per
 // frame, Data the session API JSON (plus "recorded_time"); a frame with
 // bones is followed by one of Type "bones" at the same tick.
-func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
-	_, err := c.rangeFrames(ctx, src, from, to, func(tick int64, f *Frame) error {
+func (c *Codec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
+	_, err := c.rangeFrames(ctx, src, r, func(tick int64, f *Frame) error {
 		return emitFrame(tick, f, emit)
 	})
 	return err
@@ -369,30 +375,27 @@ func emitFrame(tick int64, f *Frame, emit func(formats.Frame) error) error {
 }
 
 // Clip implements formats.Codec: a valid .butter holding the chunks that
-// cover [from, to], so it starts on the keyframe at or before from. The
+// cover r, so it starts on the keyframe at or before r.From. The
 // header is kept as it is (its player table lists every player of the
 // whole recording) with a new chunk table; the last chunk is cut after
-// tick to (and recompressed with our compressor when the file is
+// r.To (and recompressed with our compressor when the file is
 // compressed). Bone data in the first chunk of a clip that does not start
 // at tick 0 decodes against a zero base, as every chunk does in the
 // reference reader.
-func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+func (c *Codec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
 	h, err := sourceHeader(src)
 	if err != nil {
 		return err
 	}
 	chunks := src.Chunks()
-	if from < 0 {
-		from = 0
-	}
-	first := formats.FindChunk(chunks, from)
-	if first >= len(chunks) || (to >= 0 && to < from) {
-		return fmt.Errorf("butter: clip [%d, %d]: no frames in range", from, to)
+	first := formats.FindChunk(chunks, max(r.From, 0))
+	if first >= len(chunks) || r.Empty() {
+		return fmt.Errorf("%s: clip %v: no frames in range", Name, r)
 	}
 	var pieces [][]byte
 	for i := first; i < len(chunks); i++ {
 		ch := chunks[i]
-		if to >= 0 && ch.StartTick > to {
+		if r.Past(ch.StartTick) {
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -403,8 +406,8 @@ func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w 
 			return err
 		}
 		keep := ch.Ticks
-		if to >= 0 && to-ch.StartTick+1 < keep {
-			keep = to - ch.StartTick + 1
+		if r.Past(ch.EndTick() - 1) {
+			keep = r.To - ch.StartTick + 1
 		}
 		piece, err := cutChunk(h, native, int(keep), ch.Offset, i, c.Options.maxPayload())
 		if err != nil {
@@ -440,19 +443,18 @@ func appendU32(b []byte, v uint32) []byte {
 func cutChunk(h *FileHeader, native []byte, keep int, off int64, ci int, limit int64) ([]byte, error) {
 	payload, zerr := decompressChunk(native, h.Compression, limit)
 	if zerr != nil && !errors.Is(zerr, io.ErrUnexpectedEOF) {
-		return nil, &formats.Error{Format: formatName, Offset: off, What: fmt.Sprintf("chunk %d", ci), Err: zerr}
+		return nil, &formats.Error{Format: Name, Offset: off, What: fmt.Sprintf("chunk %d", ci), Err: zerr}
 	}
 	d := newDecoder(h, DecodeOptions{})
 	n, end := 0, 0
-	stop := errors.New("stop")
 	err := d.chunkFrames(payload, 0, func(_ *Frame, e int) error {
 		n, end = n+1, e
 		if n == keep {
-			return stop
+			return formats.ErrStop
 		}
 		return nil
 	})
-	if err != nil && err != stop && !errors.Is(err, errShort) {
+	if err != nil && !errors.Is(err, formats.ErrStop) && !errors.Is(err, errShort) {
 		return nil, err
 	}
 	if zerr == nil && end == len(payload) {
@@ -465,16 +467,16 @@ func cutChunk(h *FileHeader, native []byte, keep int, off int64, ci int, limit i
 }
 
 // ExportFormats implements formats.Exporter.
-func (*Codec) ExportFormats() []string { return []string{"butter", "echoreplay"} }
+func (*Codec) ExportFormats() []string { return []string{Name, EchoReplayName} }
 
 // Export implements formats.Exporter: "echoreplay" writes the decoded
-// frames of [from, to] as .echoreplay lines (opts "zip"=true for a zipped
+// frames of r as .echoreplay lines (opts "zip"=true for a zipped
 // file, "entry" names its entry); "butter" re-encodes them with our writer
 // (opts "keyframe-interval", default 300, and "compression", default
 // gzip). Re-encoding decoded frames quantizes them a second time.
-func (c *Codec) Export(ctx context.Context, src formats.Source, format string, from, to int64, opts map[string]string, w io.Writer) error {
+func (c *Codec) Export(ctx context.Context, src formats.Source, format string, r formats.Range, opts map[string]string, w io.Writer) error {
 	return exportFrames(format, opts, w, func(emit func(*Frame) error) error {
-		_, err := c.rangeFrames(ctx, src, from, to, func(_ int64, f *Frame) error { return emit(f) })
+		_, err := c.rangeFrames(ctx, src, r, func(_ int64, f *Frame) error { return emit(f) })
 		return err
 	})
 }
@@ -482,7 +484,7 @@ func (c *Codec) Export(ctx context.Context, src formats.Source, format string, f
 // exportFrames writes the frames produced by each as format.
 func exportFrames(format string, opts map[string]string, w io.Writer, each func(emit func(*Frame) error) error) error {
 	switch format {
-	case "butter":
+	case Name:
 		wo, err := WriterOptionsFrom(opts)
 		if err != nil {
 			return err
@@ -496,7 +498,7 @@ func exportFrames(format string, opts map[string]string, w io.Writer, each func(
 		}
 		_, err = bw.WriteTo(w)
 		return err
-	case "echoreplay":
+	case EchoReplayName:
 		for k := range opts {
 			if k != "zip" && k != "entry" {
 				return fmt.Errorf("butter: unknown echoreplay export option %q (want zip, entry)", k)

@@ -20,7 +20,7 @@ import (
 func framesOf(t *testing.T, c formats.Codec, src formats.Source, from, to int64) []formats.Frame {
 	t.Helper()
 	var out []formats.Frame
-	err := c.Frames(context.Background(), src, from, to, func(f formats.Frame) error {
+	err := c.Frames(context.Background(), src, formats.Ticks(from, to), func(f formats.Frame) error {
 		if f.Type == "frame" {
 			out = append(out, f)
 		}
@@ -122,7 +122,7 @@ func TestCodecClip(t *testing.T) {
 			k := int64(h.KeyframeInterval)
 			for _, r := range [][2]int64{{0, -1}, {45, 100}, {k, k}, {k + 3, 2*k + 5}, {int64(len(full.Frames)) - 3, -1}} {
 				var b bytes.Buffer
-				if err := c.Clip(context.Background(), rec.Source(), r[0], r[1], &b); err != nil {
+				if err := c.Clip(context.Background(), rec.Source(), formats.Ticks(r[0], r[1]), &b); err != nil {
 					t.Fatalf("clip %v: %v", r, err)
 				}
 				if r == [2]int64{0, -1} && !bytes.Equal(b.Bytes(), native) {

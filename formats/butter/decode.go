@@ -121,7 +121,7 @@ func (d *decoder) frame(c *cursor) (*Frame, error) {
 		return nil, c.error()
 	}
 	if marker != 0xFEFC && marker != 0xFEFE {
-		return nil, formats.Errorf(formatName, start, "expected frame marker FC FE or FE FE, got %02X %02X", byte(marker), byte(marker>>8))
+		return nil, formats.Errorf(Name, start, "expected frame marker FC FE or FE FE, got %02X %02X", byte(marker), byte(marker>>8))
 	}
 	key := marker == 0xFEFC
 	d.cur.reset()
@@ -129,7 +129,7 @@ func (d *decoder) frame(c *cursor) (*Frame, error) {
 		d.prev = nil
 		d.last.reset()
 	} else if d.prev == nil {
-		return nil, formats.Errorf(formatName, start, "expected a keyframe at the start of a chunk, got a delta frame")
+		return nil, formats.Errorf(Name, start, "expected a keyframe at the start of a chunk, got a delta frame")
 	}
 	var f *Frame
 	switch d.h.Version {

@@ -31,14 +31,16 @@ var (
 	_ formats.Exporter = (*EchoReplayCodec)(nil)
 )
 
-const echoName = "echoreplay"
+// EchoReplayName is the .echoreplay format's name as stored in manifests
+// and used in errors.
+const EchoReplayName = "echoreplay"
 
 // maxZipped bounds a zipped .echoreplay Split holds in memory: the
 // per-file budget.
 const maxZipped = bounded.FileBudget
 
 // Name implements formats.Codec.
-func (*EchoReplayCodec) Name() string { return echoName }
+func (*EchoReplayCodec) Name() string { return EchoReplayName }
 
 var lineStart = regexp.MustCompile(`^\d{4}/\d{2}/\d{2} \d{2}[:.]\d{2}[:.]\d{2}(\.\d{1,7})?\t\s*\{`)
 
@@ -76,7 +78,7 @@ func (c *EchoReplayCodec) Split(ctx context.Context, r io.Reader, w formats.Writ
 	if isZip(head) {
 		b, err := bounded.ReadAll(br, maxZipped, "zipped .echoreplay")
 		if err != nil {
-			return nil, &formats.Error{Format: echoName, Offset: 0, What: "reading the zip", Err: err}
+			return nil, &formats.Error{Format: EchoReplayName, Offset: 0, What: "reading the zip", Err: err}
 		}
 		rc, err := OpenZipped(b, maxUnzipped)
 		if err != nil {
@@ -162,11 +164,11 @@ func scanLines(ctx context.Context, r io.Reader, mb *metaBuilder, meta *formats.
 		}
 		l, err := SplitLine(text)
 		if err != nil {
-			return tick, &formats.Error{Format: echoName, Offset: lineOff, What: fmt.Sprintf("line %d: %v", tick+1, err)}
+			return tick, &formats.Error{Format: EchoReplayName, Offset: lineOff, What: fmt.Sprintf("line %d: %v", tick+1, err)}
 		}
 		f, err := l.Frame()
 		if err != nil {
-			return tick, &formats.Error{Format: echoName, Offset: lineOff, What: fmt.Sprintf("line %d", tick+1), Err: err}
+			return tick, &formats.Error{Format: EchoReplayName, Offset: lineOff, What: fmt.Sprintf("line %d", tick+1), Err: err}
 		}
 		if tick == 0 {
 			meta.Session = f.SessionID
@@ -188,15 +190,15 @@ func scanLines(ctx context.Context, r io.Reader, mb *metaBuilder, meta *formats.
 		tick++
 	}
 	if err := sc.Err(); err != nil {
-		return tick, &formats.Error{Format: echoName, Offset: off, What: fmt.Sprintf("line %d", tick+1), Err: err}
+		return tick, &formats.Error{Format: EchoReplayName, Offset: off, What: fmt.Sprintf("line %d", tick+1), Err: err}
 	}
 	return tick, nil
 }
 
 // rawLines calls each for every non-blank line of the stored chunks that
-// cover [from, to], with its tick.
-func (c *EchoReplayCodec) rawLines(ctx context.Context, src formats.Source, from, to int64, each func(tick int64, l Line) error) error {
-	return formats.EachChunk(ctx, src, from, to, func(_ int, ch formats.Chunk, native, _ []byte) error {
+// cover rg, with its tick.
+func (c *EchoReplayCodec) rawLines(ctx context.Context, src formats.Source, rg formats.Range, each func(tick int64, l Line) error) error {
+	return formats.EachChunk(ctx, src, rg, func(_ int, ch formats.Chunk, native, _ []byte) error {
 		var r io.Reader = bytes.NewReader(native)
 		if ch.Precompressed {
 			rc, err := OpenZipped(native, maxUnzipped)
@@ -223,11 +225,11 @@ func (c *EchoReplayCodec) rawLines(ctx context.Context, src formats.Source, from
 			}
 			t := tick
 			tick++
-			if t < from {
-				continue
+			if rg.Past(t) {
+				return formats.ErrStop
 			}
-			if to >= 0 && t > to {
-				return nil // the next chunk starts past to: EachChunk stops
+			if !rg.Contains(t) {
+				continue
 			}
 			if err := each(t, l); err != nil {
 				return err
@@ -240,12 +242,12 @@ func (c *EchoReplayCodec) rawLines(ctx context.Context, src formats.Source, from
 // Frames implements formats.Codec: the stored session JSON of each line
 // (with "recorded_time" added first), and a "bones" frame when the line
 // has bones.
-func (c *EchoReplayCodec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
+func (c *EchoReplayCodec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
 	var buf []byte
-	return c.rawLines(ctx, src, from, to, func(tick int64, l Line) error {
+	return c.rawLines(ctx, src, r, func(tick int64, l Line) error {
 		s := bytes.TrimSpace(l.Session)
 		if len(s) < 2 || s[0] != '{' {
-			return fmt.Errorf("echoreplay: tick %d: session is not a JSON object", tick)
+			return fmt.Errorf("%s: tick %d: session is not a JSON object", EchoReplayName, tick)
 		}
 		buf = append(buf[:0], `{"recorded_time":"`...)
 		buf = l.Time.AppendFormat(buf, TimeLayout)
@@ -270,9 +272,9 @@ type rawJSON []byte
 // MarshalJSON implements json.Marshaler.
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
-// Clip implements formats.Codec: the lines of [from, to], as plain text,
+// Clip implements formats.Codec: the lines of r, as plain text,
 // or zipped when the recording is a zipped .echoreplay.
-func (c *EchoReplayCodec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+func (c *EchoReplayCodec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
 	zipped := false
 	for _, ch := range src.Chunks() {
 		zipped = zipped || ch.Precompressed
@@ -287,7 +289,7 @@ func (c *EchoReplayCodec) Clip(ctx context.Context, src formats.Source, from, to
 		out = ew.w
 	}
 	var buf []byte
-	err := c.rawLines(ctx, src, from, to, func(_ int64, l Line) error {
+	err := c.rawLines(ctx, src, r, func(_ int64, l Line) error {
 		buf = l.Time.AppendFormat(buf[:0], TimeLayout)
 		buf = append(buf, '\t')
 		buf = append(buf, l.Session...)
@@ -309,18 +311,18 @@ func (c *EchoReplayCodec) Clip(ctx context.Context, src formats.Source, from, to
 }
 
 // ExportFormats implements formats.Exporter.
-func (*EchoReplayCodec) ExportFormats() []string { return []string{"butter", "echoreplay"} }
+func (*EchoReplayCodec) ExportFormats() []string { return []string{Name, EchoReplayName} }
 
 // Export implements formats.Exporter: "butter" encodes the frames of
-// [from, to] with our writer (opts "keyframe-interval", default 300, and
+// r with our writer (opts "keyframe-interval", default 300, and
 // "compression", default gzip, as in Spark); "echoreplay" writes them
 // re-serialised (opts "zip", "entry").
-func (c *EchoReplayCodec) Export(ctx context.Context, src formats.Source, format string, from, to int64, opts map[string]string, w io.Writer) error {
+func (c *EchoReplayCodec) Export(ctx context.Context, src formats.Source, format string, r formats.Range, opts map[string]string, w io.Writer) error {
 	return exportFrames(format, opts, w, func(emit func(*Frame) error) error {
-		return c.rawLines(ctx, src, from, to, func(tick int64, l Line) error {
+		return c.rawLines(ctx, src, r, func(tick int64, l Line) error {
 			f, err := l.Frame()
 			if err != nil {
-				return fmt.Errorf("echoreplay: tick %d: %w", tick, err)
+				return fmt.Errorf("%s: tick %d: %w", EchoReplayName, tick, err)
 			}
 			return emit(f)
 		})

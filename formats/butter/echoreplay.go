@@ -137,13 +137,13 @@ func (r *LineReader) Next() (Line, []byte, int64, error) {
 		}
 		l, err := SplitLine(text)
 		if err != nil {
-			return Line{}, raw, off, &formats.Error{Format: "echoreplay", Offset: off, What: fmt.Sprintf("line %d: %v", r.n+1, err)}
+			return Line{}, raw, off, &formats.Error{Format: EchoReplayName, Offset: off, What: fmt.Sprintf("line %d: %v", r.n+1, err)}
 		}
 		r.n++
 		return l, raw, off, nil
 	}
 	if err := r.sc.Err(); err != nil {
-		return Line{}, nil, r.off, &formats.Error{Format: "echoreplay", Offset: r.off, What: "reading line", Err: err}
+		return Line{}, nil, r.off, &formats.Error{Format: EchoReplayName, Offset: r.off, What: "reading line", Err: err}
 	}
 	return Line{}, nil, r.off, io.EOF
 }
@@ -164,21 +164,21 @@ const maxUnzipped = bounded.FileBudget
 func OpenZipped(b []byte, limit int64) (io.ReadCloser, error) {
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
-		return nil, &formats.Error{Format: "echoreplay", Offset: 0, What: "reading zip", Err: err}
+		return nil, &formats.Error{Format: EchoReplayName, Offset: 0, What: "reading zip", Err: err}
 	}
 	if len(zr.File) == 0 {
-		return nil, formats.Errorf("echoreplay", 0, "zip has no entries")
+		return nil, formats.Errorf(EchoReplayName, 0, "zip has no entries")
 	}
 	f := zr.File[0]
 	what := fmt.Sprintf("zip member %q", f.Name)
 	off, _ := f.DataOffset()
 	if f.UncompressedSize64 > uint64(limit) {
-		return nil, &formats.Error{Format: "echoreplay", Offset: off, What: "refusing to decompress",
+		return nil, &formats.Error{Format: EchoReplayName, Offset: off, What: "refusing to decompress",
 			Err: &bounded.LimitError{What: what, Limit: limit, Declared: int64(min(f.UncompressedSize64, 1<<62))}}
 	}
 	rc, err := f.Open()
 	if err != nil {
-		return nil, &formats.Error{Format: "echoreplay", Offset: off, What: "opening " + what, Err: err}
+		return nil, &formats.Error{Format: EchoReplayName, Offset: off, What: "opening " + what, Err: err}
 	}
 	return &zipMember{r: bounded.NewReader(rc, limit, what), rc: rc, what: what, declared: f.UncompressedSize64}, nil
 }
@@ -231,7 +231,7 @@ func ReadEchoReplay(b []byte) ([]*Frame, error) {
 		}
 		f, err := l.Frame()
 		if err != nil {
-			return out, &formats.Error{Format: "echoreplay", Offset: off, What: fmt.Sprintf("line %d", lr.n), Err: err}
+			return out, &formats.Error{Format: EchoReplayName, Offset: off, What: fmt.Sprintf("line %d", lr.n), Err: err}
 		}
 		out = append(out, f)
 	}

@@ -87,7 +87,7 @@ func TestEchoReplayCodec(t *testing.T) {
 				t.Fatalf("%s: frame JSON: %v %v", set, err, m["recorded_time"])
 			}
 			var clip bytes.Buffer
-			if err := c.Clip(context.Background(), rec.Source(), 5, 9, &clip); err != nil {
+			if err := c.Clip(context.Background(), rec.Source(), formats.Ticks(5, 9), &clip); err != nil {
 				t.Fatal(err)
 			}
 			got, err := ReadEchoReplay(clip.Bytes())
@@ -96,7 +96,7 @@ func TestEchoReplayCodec(t *testing.T) {
 			}
 			// export to butter equals our writer on the same frames
 			var out bytes.Buffer
-			if err := c.Export(context.Background(), rec.Source(), "butter", 0, -1, map[string]string{"keyframe-interval": "30", "compression": "none"}, &out); err != nil {
+			if err := c.Export(context.Background(), rec.Source(), "butter", formats.All(), map[string]string{"keyframe-interval": "30", "compression": "none"}, &out); err != nil {
 				t.Fatal(err)
 			}
 			all, err := ReadEchoReplay(native)

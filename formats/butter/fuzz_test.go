@@ -60,12 +60,12 @@ func exercise(t *testing.T, c formats.Codec, b []byte) {
 	}
 	ctx := context.Background()
 	src := rec.Source()
-	_ = c.Frames(ctx, src, 0, -1, func(formats.Frame) error { return nil })
-	_ = c.Frames(ctx, src, 3, 5, func(formats.Frame) error { return nil })
-	_ = c.Clip(ctx, src, 1, 4, io.Discard)
+	_ = c.Frames(ctx, src, formats.All(), func(formats.Frame) error { return nil })
+	_ = c.Frames(ctx, src, formats.Ticks(3, 5), func(formats.Frame) error { return nil })
+	_ = c.Clip(ctx, src, formats.Ticks(1, 4), io.Discard)
 	if e, ok := c.(formats.Exporter); ok {
 		for _, format := range e.ExportFormats() {
-			_ = e.Export(ctx, src, format, 0, 3, nil, io.Discard)
+			_ = e.Export(ctx, src, format, formats.Ticks(0, 3), nil, io.Discard)
 		}
 	}
 }
@@ -143,7 +143,7 @@ func TestTinyMilk(t *testing.T) {
 		t.Fatalf("%d frames", len(got))
 	}
 	var buf bytes.Buffer
-	if err := NewMilk().Export(context.Background(), rec.Source(), "echoreplay", 0, -1, map[string]string{"rate": "30"}, &buf); err != nil {
+	if err := NewMilk().Export(context.Background(), rec.Source(), "echoreplay", formats.All(), map[string]string{"rate": "30"}, &buf); err != nil {
 		t.Fatal(err)
 	}
 	fs, err := ReadEchoReplay(buf.Bytes())

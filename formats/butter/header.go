@@ -17,7 +17,9 @@ import (
 	"github.com/replayarchive/replay/internal/bounded"
 )
 
-const formatName = "butter"
+// Name is the .butter format's name as stored in manifests and used in
+// errors. The package's other formats have MilkName and EchoReplayName.
+const Name = "butter"
 
 // Bounds on what a header may claim before we allocate for it.
 const (
@@ -170,7 +172,7 @@ func (c *cursor) error() error {
 	if c.err == nil {
 		return nil
 	}
-	return &formats.Error{Format: formatName, Offset: c.offset(), What: "expected " + c.what + ", got end of data", Err: c.err}
+	return &formats.Error{Format: Name, Offset: c.offset(), What: "expected " + c.what + ", got end of data", Err: c.err}
 }
 
 // ParseFileHeader parses the header and chunk table at the start of b.
@@ -180,15 +182,15 @@ func ParseFileHeader(b []byte) (*FileHeader, error) {
 	h := new(FileHeader)
 	h.Version = int(c.u8("format version"))
 	if c.err == nil && (h.Version < 1 || h.Version > 3) {
-		return nil, formats.Errorf(formatName, 0, "expected format version 1, 2 or 3, got %d", h.Version)
+		return nil, formats.Errorf(Name, 0, "expected format version 1, 2 or 3, got %d", h.Version)
 	}
 	h.KeyframeInterval = int(c.u16("keyframe interval"))
 	h.Compression = Compression(c.u8("compression byte"))
 	if c.err == nil && int(h.Compression) >= len(compressionNames) {
-		return nil, formats.Errorf(formatName, 3, "expected compression 0..6, got %d", h.Compression)
+		return nil, formats.Errorf(Name, 3, "expected compression 0..6, got %d", h.Compression)
 	}
 	if c.err == nil && h.KeyframeInterval == 0 {
-		return nil, formats.Errorf(formatName, 1, "expected a keyframe interval above 0")
+		return nil, formats.Errorf(Name, 1, "expected a keyframe interval above 0")
 	}
 	h.ClientName = c.cstring("client name")
 	sid := c.bytes(16, "session id")
@@ -228,7 +230,7 @@ func ParseFileHeader(b []byte) (*FileHeader, error) {
 	h.HeaderLen = int64(c.pos)
 	count := c.u32("chunk count")
 	if c.err == nil && count > maxChunks {
-		return nil, formats.Errorf(formatName, h.HeaderLen, "expected a chunk count up to %d, got %d", maxChunks, count)
+		return nil, formats.Errorf(Name, h.HeaderLen, "expected a chunk count up to %d, got %d", maxChunks, count)
 	}
 	if c.err == nil && int64(len(b)-c.pos) < 4*int64(count) {
 		c.fail("chunk table")
@@ -238,7 +240,7 @@ func ParseFileHeader(b []byte) (*FileHeader, error) {
 		for i := range h.ChunkSizes {
 			h.ChunkSizes[i] = c.u32("chunk size")
 			if h.ChunkSizes[i] > maxChunkSize {
-				return nil, formats.Errorf(formatName, c.offset()-4, "expected a chunk size up to %d, got %d", maxChunkSize, h.ChunkSizes[i])
+				return nil, formats.Errorf(Name, c.offset()-4, "expected a chunk size up to %d, got %d", maxChunkSize, h.ChunkSizes[i])
 			}
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -19,7 +18,9 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
-const milkName = "milk"
+// MilkName is the .milk format's name as stored in manifests and used in
+// errors.
+const MilkName = "milk"
 
 // maxMilkHeader bounds the JSON header.
 const maxMilkHeader = 64 << 10
@@ -58,7 +59,7 @@ var (
 )
 
 // Name implements formats.Codec.
-func (*MilkCodec) Name() string { return milkName }
+func (*MilkCodec) Name() string { return MilkName }
 
 // Detect implements formats.Codec: a JSON header naming players, a NUL,
 // then a group header.
@@ -80,10 +81,10 @@ func (*MilkCodec) Detect(head []byte) bool {
 func parseMilkHeader(b []byte) (*MilkHeader, error) {
 	var h MilkHeader
 	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, &formats.Error{Format: milkName, Offset: 0, What: "expected a JSON header", Err: err}
+		return nil, &formats.Error{Format: MilkName, Offset: 0, What: "expected a JSON header", Err: err}
 	}
 	if h.numPlayers() == 0 || h.numPlayers() > 8 || len(h.Players) > 2 {
-		return nil, formats.Errorf(milkName, 0, "expected 1 to 8 players in two teams, got %d in %d", h.numPlayers(), len(h.Players))
+		return nil, formats.Errorf(MilkName, 0, "expected 1 to 8 players in two teams, got %d in %d", h.numPlayers(), len(h.Players))
 	}
 	return &h, nil
 }
@@ -98,12 +99,12 @@ func readMilkHeader(r io.Reader) (*MilkHeader, []byte, error) {
 			return h, buf, err
 		}
 		if len(buf) > maxMilkHeader {
-			return nil, nil, formats.Errorf(milkName, int64(len(buf)), "expected the header's NUL within %d bytes", maxMilkHeader)
+			return nil, nil, formats.Errorf(MilkName, int64(len(buf)), "expected the header's NUL within %d bytes", maxMilkHeader)
 		}
 		n, err := r.Read(one)
 		buf = append(buf, one[:n]...)
 		if err == io.EOF && n == 0 {
-			return nil, nil, formats.Errorf(milkName, int64(len(buf)), "expected the header's NUL, got end of file")
+			return nil, nil, formats.Errorf(MilkName, int64(len(buf)), "expected the header's NUL, got end of file")
 		}
 		if err != nil && err != io.EOF {
 			return nil, nil, err
@@ -206,7 +207,7 @@ func milkRecords(ctx context.Context, h *MilkHeader, r io.Reader, off int64, eac
 			return nil
 		}
 		if err != nil {
-			return formats.Errorf(milkName, off+int64(m), "expected a record marker, got end of file")
+			return formats.Errorf(MilkName, off+int64(m), "expected a record marker, got end of file")
 		}
 		var size int
 		switch {
@@ -215,11 +216,11 @@ func milkRecords(ctx context.Context, h *MilkHeader, r io.Reader, off int64, eac
 		case buf[0] == 0xFD && buf[1] == 0xFE:
 			size = ss
 		default:
-			return formats.Errorf(milkName, off, "expected record marker FE FD or FD FE, got %02X %02X", buf[0], buf[1])
+			return formats.Errorf(MilkName, off, "expected record marker FE FD or FD FE, got %02X %02X", buf[0], buf[1])
 		}
 		m, err = io.ReadFull(r, buf[2:size])
 		if err != nil {
-			return formats.Errorf(milkName, off+2+int64(m), "expected %d more bytes of a record, got end of file", size-2-m)
+			return formats.Errorf(MilkName, off+2+int64(m), "expected %d more bytes of a record, got end of file", size-2-m)
 		}
 		if err := each(size == gs, buf[:size], off); err != nil {
 			return err
@@ -266,7 +267,7 @@ func (c *MilkCodec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*
 			}
 		} else {
 			if len(chunk) == 0 {
-				return formats.Errorf(milkName, off, "expected a group header before the first sample")
+				return formats.Errorf(MilkName, off, "expected a group header before the first sample")
 			}
 			tick++
 		}
@@ -283,18 +284,17 @@ func (c *MilkCodec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*
 	return meta, nil
 }
 
-// milkFrames decodes the samples of [from, to].
-func (c *MilkCodec) milkFrames(ctx context.Context, src formats.Source, from, to int64, emit func(tick int64, f *Frame) error) error {
+// milkFrames decodes the samples of r.
+func (c *MilkCodec) milkFrames(ctx context.Context, src formats.Source, r formats.Range, emit func(tick int64, f *Frame) error) error {
 	hb := src.Header()
 	if len(hb) == 0 {
-		return formats.Errorf(milkName, 0, "missing header")
+		return formats.Errorf(MilkName, 0, "missing header")
 	}
 	h, err := parseMilkHeader(hb[:len(hb)-1])
 	if err != nil {
 		return err
 	}
-	stop := errors.New("stop")
-	err = formats.EachChunk(ctx, src, from, to, func(_ int, ch formats.Chunk, native, _ []byte) error {
+	return formats.EachChunk(ctx, src, r, func(_ int, ch formats.Chunk, native, _ []byte) error {
 		d := &milkDecoder{h: h}
 		tick := ch.StartTick
 		return milkRecords(ctx, h, bytes.NewReader(native), ch.Offset, func(group bool, rec []byte, off int64) error {
@@ -303,39 +303,35 @@ func (c *MilkCodec) milkFrames(ctx context.Context, src formats.Source, from, to
 				return nil
 			}
 			if d.group == nil {
-				return formats.Errorf(milkName, off, "expected a group header before the first sample")
+				return formats.Errorf(MilkName, off, "expected a group header before the first sample")
 			}
 			t := tick
 			tick++
-			if t < from {
-				return nil
+			if r.Past(t) {
+				return formats.ErrStop
 			}
-			if to >= 0 && t > to {
-				return stop
+			if !r.Contains(t) {
+				return nil
 			}
 			return emit(t, d.frame(rec))
 		})
 	})
-	if errors.Is(err, stop) {
-		return nil
-	}
-	return err
 }
 
 // Frames implements formats.Codec: one "frame" per sample, as session API
 // JSON with what .milk carries.
-func (c *MilkCodec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
-	return c.milkFrames(ctx, src, from, to, func(tick int64, f *Frame) error {
+func (c *MilkCodec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
+	return c.milkFrames(ctx, src, r, func(tick int64, f *Frame) error {
 		return emit(formats.Frame{Tick: tick, Type: "frame", Data: f})
 	})
 }
 
 // Clip implements formats.Codec: the header, then for each covered group
-// its header and the samples of [from, to].
-func (c *MilkCodec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+// its header and the samples of r.
+func (c *MilkCodec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
 	hb := src.Header()
 	if len(hb) == 0 {
-		return formats.Errorf(milkName, 0, "missing header")
+		return formats.Errorf(MilkName, 0, "missing header")
 	}
 	h, err := parseMilkHeader(hb[:len(hb)-1])
 	if err != nil {
@@ -344,13 +340,13 @@ func (c *MilkCodec) Clip(ctx context.Context, src formats.Source, from, to int64
 	if _, err := w.Write(hb); err != nil {
 		return err
 	}
-	return formats.EachChunk(ctx, src, from, to, func(_ int, ch formats.Chunk, native, _ []byte) error {
+	return formats.EachChunk(ctx, src, r, func(_ int, ch formats.Chunk, native, _ []byte) error {
 		tick := ch.StartTick
 		return milkRecords(ctx, h, bytes.NewReader(native), ch.Offset, func(group bool, rec []byte, _ int64) error {
 			if !group {
 				t := tick
 				tick++
-				if t < from || (to >= 0 && t > to) {
+				if !r.Contains(t) {
 					return nil
 				}
 			}
@@ -361,13 +357,13 @@ func (c *MilkCodec) Clip(ctx context.Context, src formats.Source, from, to int64
 }
 
 // ExportFormats implements formats.Exporter.
-func (*MilkCodec) ExportFormats() []string { return []string{"butter", "echoreplay"} }
+func (*MilkCodec) ExportFormats() []string { return []string{Name, EchoReplayName} }
 
 // Export implements formats.Exporter. .milk has no timestamps: frames get
 // "start" (RFC 3339, default 1970-01-01T00:00:00Z) plus i/"rate" seconds
 // (default 45 Hz, the example capture's rate); the other opts are those of
 // the butter and echoreplay exports.
-func (c *MilkCodec) Export(ctx context.Context, src formats.Source, format string, from, to int64, opts map[string]string, w io.Writer) error {
+func (c *MilkCodec) Export(ctx context.Context, src formats.Source, format string, r formats.Range, opts map[string]string, w io.Writer) error {
 	start := time.Unix(0, 0).UTC()
 	rate := 45.0
 	rest := map[string]string{}
@@ -376,21 +372,21 @@ func (c *MilkCodec) Export(ctx context.Context, src formats.Source, format strin
 		case "start":
 			t, err := time.Parse(time.RFC3339, v)
 			if err != nil {
-				return fmt.Errorf("milk: start %q: %w", v, err)
+				return fmt.Errorf("%s: start %q: %w", MilkName, v, err)
 			}
 			start = t.UTC()
 		case "rate":
-			r, err := strconv.ParseFloat(v, 64)
-			if err != nil || r <= 0 {
-				return fmt.Errorf("milk: rate %q: want a positive number of frames per second", v)
+			hz, err := strconv.ParseFloat(v, 64)
+			if err != nil || hz <= 0 {
+				return fmt.Errorf("%s: rate %q: want a positive number of frames per second", MilkName, v)
 			}
-			rate = r
+			rate = hz
 		default:
 			rest[k] = v
 		}
 	}
 	return exportFrames(format, rest, w, func(emit func(*Frame) error) error {
-		return c.milkFrames(ctx, src, from, to, func(tick int64, f *Frame) error {
+		return c.milkFrames(ctx, src, r, func(tick int64, f *Frame) error {
 			f.RecordedTime = start.Add(time.Duration(float64(tick) * 1000 / rate * float64(time.Millisecond)).Round(time.Millisecond))
 			f.SessionIP = "0.0.0.0"
 			return emit(f)

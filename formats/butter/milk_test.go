@@ -26,7 +26,7 @@ func TestMilkCodec(t *testing.T) {
 	// the samples match the positions of the input set made from them
 	in := inputFrames(t, "milk_2020-09-07")
 	var got []*Frame
-	err := c.milkFrames(context.Background(), rec.Source(), 0, -1, func(_ int64, f *Frame) error {
+	err := c.milkFrames(context.Background(), rec.Source(), formats.All(), func(_ int64, f *Frame) error {
 		got = append(got, f)
 		return nil
 	})
@@ -49,7 +49,7 @@ func TestMilkCodec(t *testing.T) {
 		}
 	}
 	var clip bytes.Buffer
-	if err := c.Clip(context.Background(), rec.Source(), 40, 100, &clip); err != nil {
+	if err := c.Clip(context.Background(), rec.Source(), formats.Ticks(40, 100), &clip); err != nil {
 		t.Fatal(err)
 	}
 	crec := formatstest.Split(t, c, clip.Bytes())
@@ -57,7 +57,7 @@ func TestMilkCodec(t *testing.T) {
 		t.Fatalf("clip has %d ticks", crec.Metadata.Ticks)
 	}
 	var out bytes.Buffer
-	if err := c.Export(context.Background(), rec.Source(), "butter", 0, -1, map[string]string{"compression": "zstd_3", "start": "2020-09-07T08:00:00Z"}, &out); err != nil {
+	if err := c.Export(context.Background(), rec.Source(), "butter", formats.All(), map[string]string{"compression": "zstd_3", "start": "2020-09-07T08:00:00Z"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	dec, err := Decode(context.Background(), out.Bytes(), DecodeOptions{})
@@ -73,7 +73,7 @@ func TestMilkToButterKeepsPlayers(t *testing.T) {
 	native := readFile(t, filepath.Join(corpusDir(t), "example.milk"))
 	rec := formatstest.Split(t, NewMilk(), native)
 	var out bytes.Buffer
-	if err := NewMilk().Export(context.Background(), rec.Source(), "butter", 0, -1, nil, &out); err != nil {
+	if err := NewMilk().Export(context.Background(), rec.Source(), "butter", formats.All(), nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	conv := formatstest.Split(t, New(), out.Bytes())

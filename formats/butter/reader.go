@@ -93,7 +93,7 @@ func ReadFrames(ctx context.Context, b []byte, opts DecodeOptions, emit func(i i
 func decodeChunk(d *decoder, stored []byte, off int64, ci int, comp Compression, emit func(*Frame) error) (int, error) {
 	payload, zerr := decompressChunk(stored, comp, d.opts.maxPayload())
 	if zerr != nil && !errors.Is(zerr, io.ErrUnexpectedEOF) {
-		return 0, &formats.Error{Format: formatName, Offset: off, What: fmt.Sprintf("chunk %d: expected %s data", ci, comp), Err: zerr}
+		return 0, &formats.Error{Format: Name, Offset: off, What: fmt.Sprintf("chunk %d: expected %s data", ci, comp), Err: zerr}
 	}
 	base := off
 	if comp != CompressNone {
@@ -121,7 +121,7 @@ func decodeChunk(d *decoder, stored []byte, off int64, ci int, comp Compression,
 		return frames, err
 	}
 	if zerr != nil {
-		return frames, &formats.Error{Format: formatName, Offset: off, What: fmt.Sprintf("chunk %d: compressed data cut short", ci), Err: zerr}
+		return frames, &formats.Error{Format: Name, Offset: off, What: fmt.Sprintf("chunk %d: compressed data cut short", ci), Err: zerr}
 	}
 	return frames, nil
 }

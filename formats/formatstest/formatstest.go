@@ -46,11 +46,12 @@ func (r *Recording) Chunk(c formats.Chunk, b []byte) error {
 	if r.gotTrail {
 		return fmt.Errorf("formatstest: Chunk after Trailer")
 	}
-	if c.Ticks < 0 {
-		return fmt.Errorf("formatstest: chunk at tick %d has negative tick count", c.StartTick)
+	var prev *formats.Chunk
+	if n := len(r.ChunkIndex); n > 0 {
+		prev = &r.ChunkIndex[n-1]
 	}
-	if n := len(r.ChunkIndex); n > 0 && c.StartTick <= r.ChunkIndex[n-1].StartTick {
-		return fmt.Errorf("formatstest: chunk start tick %d does not follow %d", c.StartTick, r.ChunkIndex[n-1].StartTick)
+	if err := formats.CheckChunk(prev, c, len(b)); err != nil {
+		return fmt.Errorf("formatstest: %w", err)
 	}
 	c.Offset, c.Length = r.size, int64(len(b))
 	c.Resume = bytes.Clone(c.Resume)
@@ -108,8 +109,8 @@ func (s source) Trailer() []byte { return s.TrailerData }
 func (r *Recording) Source() formats.Source { return source{r} }
 
 // Split runs codec.Split over native and checks the result: the pieces must
-// reassemble to native byte for byte and chunk start ticks must increase. It
-// fails the test on any error.
+// reassemble to native byte for byte and every chunk must pass
+// formats.CheckChunk. It fails the test on any error.
 func Split(t testing.TB, codec formats.Codec, native []byte) *Recording {
 	t.Helper()
 	rec, err := TrySplit(codec, native)

@@ -17,11 +17,14 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
+// LinesName is the toy codec's format name.
+const LinesName = "lines"
+
 // Lines is the toy codec. ChunkLines is the lines per chunk (default 4).
 type Lines struct{ ChunkLines int }
 
 // Name implements formats.Codec.
-func (Lines) Name() string { return "lines" }
+func (Lines) Name() string { return LinesName }
 
 // Detect implements formats.Codec.
 func (Lines) Detect(head []byte) bool { return bytes.HasPrefix(head, []byte("LINES ")) }
@@ -35,7 +38,7 @@ func (l Lines) Split(ctx context.Context, r io.Reader, w formats.Writer) (*forma
 	br := bufio.NewReader(r)
 	head, err := br.ReadBytes('\n')
 	if err != nil || !bytes.HasPrefix(head, []byte("LINES ")) {
-		return nil, formats.Errorf("lines", 0, "expected \"LINES <session>\\n\"")
+		return nil, formats.Errorf(LinesName, 0, "expected \"LINES <session>\\n\"")
 	}
 	meta := &formats.Metadata{Session: strings.TrimSpace(string(head[6:])), TickRate: 1}
 	if err := w.Header(head); err != nil {
@@ -62,12 +65,12 @@ func (l Lines) Split(ctx context.Context, r io.Reader, w formats.Writer) (*forma
 			break
 		}
 		if err != nil {
-			return nil, formats.Errorf("lines", off, "expected a line ending in \\n")
+			return nil, formats.Errorf(LinesName, off, "expected a line ending in \\n")
 		}
 		tickText, text, _ := strings.Cut(strings.TrimSuffix(string(line), "\n"), " ")
 		tick, perr := strconv.ParseInt(tickText, 10, 64)
 		if perr != nil || tick <= last {
-			return nil, formats.Errorf("lines", off, "expected an increasing tick, got %q", tickText)
+			return nil, formats.Errorf(LinesName, off, "expected an increasing tick, got %q", tickText)
 		}
 		if n == 0 {
 			c = formats.Chunk{StartTick: tick, Resume: []byte(tickText)}
@@ -96,12 +99,12 @@ func (l Lines) Split(ctx context.Context, r io.Reader, w formats.Writer) (*forma
 }
 
 // Frames implements formats.Codec.
-func (Lines) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
-	return formats.EachChunk(ctx, src, from, to, func(_ int, _ formats.Chunk, native, _ []byte) error {
+func (Lines) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
+	return formats.EachChunk(ctx, src, r, func(_ int, _ formats.Chunk, native, _ []byte) error {
 		for _, line := range strings.Split(strings.TrimSuffix(string(native), "\n"), "\n") {
 			tickText, text, _ := strings.Cut(line, " ")
 			tick, _ := strconv.ParseInt(tickText, 10, 64)
-			if tick < from || (to >= 0 && tick > to) {
+			if !r.Contains(tick) {
 				continue
 			}
 			if err := emit(formats.Frame{Tick: tick, Type: "line", Data: text}); err != nil {
@@ -113,11 +116,11 @@ func (Lines) Frames(ctx context.Context, src formats.Source, from, to int64, emi
 }
 
 // Clip implements formats.Codec.
-func (l Lines) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+func (l Lines) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
 	if _, err := w.Write(src.Header()); err != nil {
 		return err
 	}
-	return l.Frames(ctx, src, from, to, func(f formats.Frame) error {
+	return l.Frames(ctx, src, r, func(f formats.Frame) error {
 		_, err := fmt.Fprintf(w, "%d %s\n", f.Tick, f.Data)
 		return err
 	})

@@ -113,7 +113,7 @@ func BenchmarkSeekFromStart(b *testing.B) {
 		tick := rng.Int64N(rd.Ticks())
 		t0 := time.Now()
 		st := NewState()
-		if err := rd.Events(ctx, 0, tick, func(_ int64, e *Event) error { st.Apply(e); return nil }); err != nil {
+		if err := rd.Events(ctx, formats.Ticks(0, tick), func(_ int64, e *Event) error { st.Apply(e); return nil }); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
@@ -137,7 +137,7 @@ func BenchmarkSeekFrames(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		tick := rng.Int64N(int64(30 * 60 * TickRate))
 		t0 := time.Now()
-		if err := (Codec{}).Frames(ctx, src, tick, tick, func(formats.Frame) error { return nil }); err != nil {
+		if err := (Codec{}).Frames(ctx, src, formats.Ticks(tick, tick), func(formats.Frame) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))

@@ -22,13 +22,17 @@ import (
 	"github.com/replayarchive/replay/internal/bounded"
 )
 
-// Codec implements formats.Codec for HCRP files.
+// Codec implements formats.Codec for HCRP files. It has no settings; New
+// returns one like every codec package does.
 type Codec struct{}
 
 var _ formats.Codec = Codec{}
 
+// New returns an HCRP codec.
+func New() *Codec { return &Codec{} }
+
 // Name implements formats.Codec.
-func (Codec) Name() string { return formatName }
+func (Codec) Name() string { return Name }
 
 // Detect implements formats.Codec: the "HCRP" magic and a format version
 // of 1 to 4 (Split explains why it reads only version 4).
@@ -53,7 +57,7 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 				return nil, herr
 			}
 		}
-		return nil, &formats.Error{Format: formatName, Offset: int64(n), What: fmt.Sprintf("expected a %d-byte header", HeaderSize), Err: err}
+		return nil, &formats.Error{Format: Name, Offset: int64(n), What: fmt.Sprintf("expected a %d-byte header", HeaderSize), Err: err}
 	}
 	h, err := ParseHeader(head)
 	if err != nil {
@@ -61,14 +65,14 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 	}
 	pre, err := bounded.AppendN(head, br, h.PreambleLen()-HeaderSize, maxPreambleLen, "metadata and index")
 	if err != nil {
-		return nil, &formats.Error{Format: formatName, Offset: int64(len(pre)),
+		return nil, &formats.Error{Format: Name, Offset: int64(len(pre)),
 			What: fmt.Sprintf("expected %d bytes of metadata and index", h.PreambleLen()-HeaderSize), Err: err}
 	}
 	ibase := HeaderSize + int64(h.MetadataLen)
 	h, metaRaw, index, err := parsePreamble(pre, false)
 	if err != nil {
 		if _, _, idx, serr := parsePreamble(pre, true); serr == nil && len(idx) > 0 {
-			return nil, &formats.Error{Format: formatName, Offset: ibase,
+			return nil, &formats.Error{Format: Name, Offset: ibase,
 				What: "index holds segment offsets: this is the preamble.dat of a recording directory; ingest the directory instead", Err: err}
 		}
 		return nil, err
@@ -91,7 +95,7 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 		}
 		e := &index[i]
 		if comp, err = bounded.AppendN(comp[:0], br, int64(e.CompressedLen), maxChunkLen, fmt.Sprintf("chunk %d", i)); err != nil {
-			return nil, &formats.Error{Format: formatName, Offset: e.Offset + int64(len(comp)),
+			return nil, &formats.Error{Format: Name, Offset: e.Offset + int64(len(comp)),
 				What: fmt.Sprintf("chunk %d: expected %d bytes", i, e.CompressedLen), Err: err}
 		}
 		if raw, err = decompress(dec, comp, e, i, raw); err != nil {
@@ -124,9 +128,9 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		if err != nil {
-			return nil, &formats.Error{Format: formatName, Offset: end, What: "expected end of file", Err: err}
+			return nil, &formats.Error{Format: Name, Offset: end, What: "expected end of file", Err: err}
 		}
-		return nil, formats.Errorf(formatName, end, "expected end of file after the last chunk, found more bytes")
+		return nil, formats.Errorf(Name, end, "expected end of file after the last chunk, found more bytes")
 	}
 	col.finish(meta)
 	return meta, nil
@@ -294,25 +298,21 @@ func sourceReader(src formats.Source) (*Reader, error) {
 // frames from the metadata. A chunk whose events stop decoding yields one
 // "raw" frame with the rest of its bytes, and decoding goes on with the
 // next chunk.
-func (Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
+func (Codec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
 	rd, err := sourceReader(src)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	if from < 0 {
-		from = 0
-	}
-	if to < 0 || to >= rd.Ticks() {
-		to = rd.Ticks() - 1
-	}
-	if from > to {
+	r = r.Clamp(rd.Ticks() - 1)
+	if r.Empty() {
 		return nil
 	}
+	from := r.From
 	var extra []formats.Frame
 	for _, e := range rootEntries(rd.MetaRaw) {
 		if e.Name == "anticheat" || e.Name == "chat" {
-			extra = metaFrames(rd.Meta(), from, to)
+			extra = metaFrames(rd.Meta(), r)
 			break
 		}
 	}
@@ -330,7 +330,7 @@ func (Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emi
 	st := NewState()
 	applied := false
 	var sc scanner
-	for i := start; i < len(rd.Index) && int64(rd.Index[i].StartTick) <= to; i++ {
+	for i := start; i < len(rd.Index) && !r.Past(int64(rd.Index[i].StartTick)); i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -346,7 +346,7 @@ func (Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emi
 				applied = true
 				continue
 			}
-			if sc.tick > to {
+			if r.Past(sc.tick) {
 				break
 			}
 			if applied {
@@ -362,7 +362,7 @@ func (Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emi
 				return err
 			}
 		}
-		if sc.err != nil && sc.tick <= to {
+		if sc.err != nil && !r.Past(sc.tick) {
 			err := chunkError(i, e, &sc)
 			if err := emit(formats.Frame{Tick: max(sc.tick, from), Type: "raw", Data: map[string]any{
 				"chunk": i, "offset": sc.start, "error": err.Error(), "bytes": append([]byte(nil), raw[sc.start:]...),
@@ -376,7 +376,7 @@ func (Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emi
 			return err
 		}
 	}
-	return flush(to)
+	return flush(r.To)
 }
 
 func stateFields(st *State) map[string]any {
@@ -394,18 +394,18 @@ func stateFields(st *State) map[string]any {
 	return map[string]any{"entities": ents, "blocks": len(st.Blocks)}
 }
 
-// metaFrames returns the metadata's flags and chat lines in [from, to] as
-// frames, in tick order.
-func metaFrames(m *Meta, from, to int64) []formats.Frame {
+// metaFrames returns the metadata's flags and chat lines in r as frames, in
+// tick order.
+func metaFrames(m *Meta, r formats.Range) []formats.Frame {
 	var out []formats.Frame
 	for _, f := range m.Anticheat {
-		if t := int64(f.Tick); t >= from && t <= to {
+		if t := int64(f.Tick); r.Contains(t) {
 			out = append(out, formats.Frame{Tick: t, Type: "anticheat_flag",
 				Data: map[string]any{"type": f.Type, "player": f.Player, "detail": f.Detail}})
 		}
 	}
 	for _, c := range m.Chat {
-		if t := int64(c.Tick); t >= from && t <= to {
+		if t := int64(c.Tick); r.Contains(t) {
 			out = append(out, formats.Frame{Tick: t, Type: "chat", Data: map[string]any{"player": c.Player, "text": c.Text}})
 		}
 	}
@@ -419,26 +419,21 @@ func metaFrames(m *Meta, from, to int64) []formats.Frame {
 // (the reference requires it), the header timestamp moves to the first
 // kept tick, the metadata's flags and chat are cut to the clip and
 // renumbered, and "source_start_tick" records the original first tick.
-func (Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+func (Codec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
 	rd, err := sourceReader(src)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	if from < 0 {
-		from = 0
+	if r.From >= rd.Ticks() {
+		return fmt.Errorf("%s: clip from tick %d: the recording has %d ticks", Name, r.From, rd.Ticks())
 	}
-	if from >= rd.Ticks() {
-		return fmt.Errorf("hcrp: clip from tick %d: the recording has %d ticks", from, rd.Ticks())
+	c := r.Clamp(rd.Ticks() - 1)
+	if c.Empty() {
+		return fmt.Errorf("%s: clip range %v is empty", Name, r)
 	}
-	if to < 0 || to >= rd.Ticks() {
-		to = rd.Ticks() - 1
-	}
-	if to < from {
-		return fmt.Errorf("hcrp: clip range [%d, %d] is empty", from, to)
-	}
-	first := snapshotBefore(rd.Index, findChunk(rd.Index, from))
-	last := findChunk(rd.Index, to)
+	first := snapshotBefore(rd.Index, findChunk(rd.Index, c.From))
+	last := findChunk(rd.Index, c.To)
 	entries := rd.Index[first : last+1]
 	return writeSubset(w, *rd.Header, rd.MetaRaw, entries, func(i int) ([]byte, error) {
 		if err := ctx.Err(); err != nil {

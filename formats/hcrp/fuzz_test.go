@@ -63,17 +63,17 @@ func fuzzReaderOne(t *testing.T, b []byte) {
 			t.Fatalf("split accepted what NewReader refuses: %v", err)
 		}
 		defer rd.Close()
-		rd.Events(ctx, 0, -1, func(int64, *Event) error { return nil })
+		rd.Events(ctx, formats.All(), func(int64, *Event) error { return nil })
 		if n := rd.Ticks(); n > 0 {
 			rd.Seek(ctx, n/2)
 			var clip bytes.Buffer
-			if err := (Codec{}).Clip(ctx, rec.Source(), n/2, -1, &clip); err == nil {
+			if err := (Codec{}).Clip(ctx, rec.Source(), formats.Ticks(n/2, -1), &clip); err == nil {
 				if _, err := formatstest.TrySplit(Codec{}, clip.Bytes()); err != nil {
 					t.Fatalf("clip does not split: %v", err)
 				}
 			}
 		}
-		Codec{}.Frames(ctx, rec.Source(), 0, -1, func(f formats.Frame) error {
+		Codec{}.Frames(ctx, rec.Source(), formats.All(), func(f formats.Frame) error {
 			if _, err := json.Marshal(f); err != nil {
 				t.Fatalf("frame does not marshal to JSON: %v", err)
 			}
@@ -120,6 +120,6 @@ func FuzzSegmentSet(f *testing.F) {
 			t.Fatalf("split accepted what OpenDir refuses: %v", err)
 		}
 		defer rd.Close()
-		rd.Events(ctx, 0, -1, func(int64, *Event) error { return nil })
+		rd.Events(ctx, formats.All(), func(int64, *Event) error { return nil })
 	})
 }

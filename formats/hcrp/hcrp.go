@@ -60,7 +60,8 @@ const (
 	maxEventsInTick = 32767
 )
 
-const formatName = "hcrp"
+// Name is the format's name as stored in manifests and used in errors.
+const Name = "hcrp"
 
 // SegmentName returns the file name of segment i ("segment-007.dat").
 func SegmentName(i int) string { return fmt.Sprintf(segmentFormat, i) }
@@ -121,23 +122,23 @@ func AppendHeader(b []byte, h *Header) ([]byte, error) {
 // ParseHeader decodes and checks the 256-byte header at the start of b.
 func ParseHeader(b []byte) (*Header, error) {
 	if len(b) < 6 {
-		return nil, formats.Errorf(formatName, int64(len(b)), "expected a %d-byte header, got %d bytes", HeaderSize, len(b))
+		return nil, formats.Errorf(Name, int64(len(b)), "expected a %d-byte header, got %d bytes", HeaderSize, len(b))
 	}
 	if m := binary.BigEndian.Uint32(b); m != Magic {
-		return nil, formats.Errorf(formatName, 0, "expected magic \"HCRP\", got %q", b[:4])
+		return nil, formats.Errorf(Name, 0, "expected magic \"HCRP\", got %q", b[:4])
 	}
 	h := &Header{Version: int16(binary.BigEndian.Uint16(b[4:]))}
 	if h.Version != Version {
-		return nil, formats.Errorf(formatName, 4, "expected format version %d, got %d", Version, h.Version)
+		return nil, formats.Errorf(Name, 4, "expected format version %d, got %d", Version, h.Version)
 	}
 	if len(b) < HeaderSize {
-		return nil, formats.Errorf(formatName, int64(len(b)), "expected a %d-byte header, got %d bytes", HeaderSize, len(b))
+		return nil, formats.Errorf(Name, int64(len(b)), "expected a %d-byte header, got %d bytes", HeaderSize, len(b))
 	}
 	h.Flags = int16(binary.BigEndian.Uint16(b[6:]))
 	copy(h.WorldID[:], b[8:24])
 	n := int(b[24])
 	if n > MaxWorldVersion {
-		return nil, formats.Errorf(formatName, 24, "expected a world version length of at most %d, got %d", MaxWorldVersion, n)
+		return nil, formats.Errorf(Name, 24, "expected a world version length of at most %d, got %d", MaxWorldVersion, n)
 	}
 	h.WorldVersion = append([]byte(nil), b[25:25+n]...)
 	p := 25 + n
@@ -150,16 +151,16 @@ func ParseHeader(b []byte) (*Header, error) {
 	h.DataVersion = int32(binary.BigEndian.Uint32(b[p+26:]))
 	switch {
 	case h.Dictionary != 0:
-		return nil, formats.Errorf(formatName, int64(p+8), "expected dictionary 0 (none), got %d", h.Dictionary)
+		return nil, formats.Errorf(Name, int64(p+8), "expected dictionary 0 (none), got %d", h.Dictionary)
 	case h.MetadataLen < 2 || h.MetadataLen > maxMetadataLen:
-		return nil, formats.Errorf(formatName, int64(p+10), "expected a metadata length in [2, %d], got %d", maxMetadataLen, h.MetadataLen)
+		return nil, formats.Errorf(Name, int64(p+10), "expected a metadata length in [2, %d], got %d", maxMetadataLen, h.MetadataLen)
 	case h.IndexLen < 0 || h.IndexLen > maxIndexLen:
-		return nil, formats.Errorf(formatName, int64(p+14), "expected an index length in [0, %d], got %d", maxIndexLen, h.IndexLen)
+		return nil, formats.Errorf(Name, int64(p+14), "expected an index length in [0, %d], got %d", maxIndexLen, h.IndexLen)
 	case h.Ticks < 0:
-		return nil, formats.Errorf(formatName, int64(p+18), "expected a non-negative tick count, got %d", h.Ticks)
+		return nil, formats.Errorf(Name, int64(p+18), "expected a non-negative tick count, got %d", h.Ticks)
 	case h.Chunks < 0 || int64(h.Chunks)*12 > int64(h.IndexLen):
 		// An index entry takes at least 12 bytes.
-		return nil, formats.Errorf(formatName, int64(p+22), "chunk count %d does not fit an index of %d bytes", h.Chunks, h.IndexLen)
+		return nil, formats.Errorf(Name, int64(p+22), "chunk count %d does not fit an index of %d bytes", h.Chunks, h.IndexLen)
 	}
 	return h, nil
 }
@@ -221,11 +222,11 @@ func parseIndex(b []byte, count int, base int64) ([]IndexEntry, error) {
 			}
 		}
 		if err != nil {
-			return nil, &formats.Error{Format: formatName, Offset: base + int64(p), What: fmt.Sprintf("index entry %d (at %d): %v", i, base+int64(at), err)}
+			return nil, &formats.Error{Format: Name, Offset: base + int64(p), What: fmt.Sprintf("index entry %d (at %d): %v", i, base+int64(at), err)}
 		}
 	}
 	if p != len(b) {
-		return nil, formats.Errorf(formatName, base+int64(p), "index holds %d bytes after its %d entries", len(b)-p, count)
+		return nil, formats.Errorf(Name, base+int64(p), "index holds %d bytes after its %d entries", len(b)-p, count)
 	}
 	return entries, nil
 }
@@ -241,7 +242,7 @@ func checkIndex(h *Header, entries []IndexEntry, segmented bool, dataStart, base
 	for i := range entries {
 		e := &entries[i]
 		bad := func(msg string, args ...any) error {
-			return formats.Errorf(formatName, base, "index entry %d: "+msg, append([]any{i}, args...)...)
+			return formats.Errorf(Name, base, "index entry %d: "+msg, append([]any{i}, args...)...)
 		}
 		switch {
 		case int64(e.StartTick) != tick:
@@ -277,7 +278,7 @@ func checkIndex(h *Header, entries []IndexEntry, segmented bool, dataStart, base
 		tick += int64(e.Ticks)
 	}
 	if tick != int64(h.Ticks) {
-		return formats.Errorf(formatName, base, "index covers %d ticks, header says %d", tick, h.Ticks)
+		return formats.Errorf(Name, base, "index covers %d ticks, header says %d", tick, h.Ticks)
 	}
 	return nil
 }

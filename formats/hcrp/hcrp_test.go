@@ -75,7 +75,7 @@ func readAll(t testing.TB, r io.Reader) []byte {
 func allEvents(t testing.TB, rd *Reader, from, to int64) []string {
 	t.Helper()
 	var out []string
-	err := rd.Events(ctx, from, to, func(tick int64, e *Event) error {
+	err := rd.Events(ctx, formats.Ticks(from, to), func(tick int64, e *Event) error {
 		b, err := AppendEvent(nil, e)
 		out = append(out, string(AppendVarLong(nil, tick))+string(b))
 		return err
@@ -224,7 +224,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	src := r.Source()
 	r.Reads = 0
 	var frames []formats.Frame
-	err = Codec{}.Frames(ctx, src, 420, 460, func(f formats.Frame) error { frames = append(frames, f); return nil })
+	err = Codec{}.Frames(ctx, src, formats.Ticks(420, 460), func(f formats.Frame) error { frames = append(frames, f); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	// Clip: a valid file from the snapshot chunk at or before 250 to the
 	// chunk holding 420, renumbered from 0, with the same events.
 	var clip bytes.Buffer
-	if err := (Codec{}).Clip(ctx, src, 250, 420, &clip); err != nil {
+	if err := (Codec{}).Clip(ctx, src, formats.Ticks(250, 420), &clip); err != nil {
 		t.Fatal(err)
 	}
 	cr := formatstest.Split(t, Codec{}, clip.Bytes())
@@ -308,7 +308,7 @@ func TestSeekMatchesFullReplay(t *testing.T) {
 			at = append(at, m)
 		}
 	}
-	rd.Events(ctx, 0, -1, func(tick int64, e *Event) error {
+	rd.Events(ctx, formats.All(), func(tick int64, e *Event) error {
 		snap(tick - 1)
 		full.Apply(e)
 		return nil
@@ -336,7 +336,7 @@ func TestSeekMatchesFullReplay(t *testing.T) {
 	// Frames and Clip walk back to the snapshot too, and read no more.
 	r := formatstest.Split(t, Codec{}, b)
 	var state formats.Frame
-	err = Codec{}.Frames(ctx, r.Source(), 550, 560, func(f formats.Frame) error {
+	err = Codec{}.Frames(ctx, r.Source(), formats.Ticks(550, 560), func(f formats.Frame) error {
 		if f.Type == "state" {
 			state = f
 		}
@@ -350,7 +350,7 @@ func TestSeekMatchesFullReplay(t *testing.T) {
 		t.Fatalf("state at 550: %v, full replay %+v", ents, at[549][2])
 	}
 	var clip bytes.Buffer
-	if err := (Codec{}).Clip(ctx, r.Source(), 550, 560, &clip); err != nil {
+	if err := (Codec{}).Clip(ctx, r.Source(), formats.Ticks(550, 560), &clip); err != nil {
 		t.Fatal(err)
 	}
 	cr := formatstest.Split(t, Codec{}, clip.Bytes())
@@ -516,7 +516,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("warnings %v", r.Metadata.Warnings)
 	}
 	var frames []formats.Frame
-	Codec{}.Frames(ctx, r.Source(), 0, -1, func(f formats.Frame) error { frames = append(frames, f); return nil })
+	Codec{}.Frames(ctx, r.Source(), formats.All(), func(f formats.Frame) error { frames = append(frames, f); return nil })
 	if len(frames) != 1 || frames[0].Type != "raw" {
 		t.Fatalf("frames of an undecodable chunk: %+v", frames)
 	}

@@ -54,12 +54,12 @@ func parsePreamble(b []byte, segmented bool) (*Header, []byte, []IndexEntry, err
 	}
 	end := h.PreambleLen()
 	if int64(len(b)) < end {
-		return nil, nil, nil, formats.Errorf(formatName, int64(len(b)), "expected a %d-byte preamble (header, %d bytes of metadata, %d bytes of index), got %d bytes",
+		return nil, nil, nil, formats.Errorf(Name, int64(len(b)), "expected a %d-byte preamble (header, %d bytes of metadata, %d bytes of index), got %d bytes",
 			end, h.MetadataLen, h.IndexLen, len(b))
 	}
 	meta := b[HeaderSize : HeaderSize+int(h.MetadataLen)]
 	if err := checkCompound(meta); err != nil {
-		return nil, nil, nil, &formats.Error{Format: formatName, Offset: HeaderSize, What: "expected a network NBT compound", Err: err}
+		return nil, nil, nil, &formats.Error{Format: Name, Offset: HeaderSize, What: "expected a network NBT compound", Err: err}
 	}
 	ibase := int64(HeaderSize) + int64(h.MetadataLen)
 	index, err := parseIndex(b[ibase:end], int(h.Chunks), ibase)
@@ -104,7 +104,7 @@ func readPreamble(r io.ReaderAt, size int64, segmented bool) (*Header, []byte, [
 	}
 	n := h.PreambleLen()
 	if n > size {
-		return nil, nil, nil, formats.Errorf(formatName, size, "expected a %d-byte preamble, the file has %d bytes", n, size)
+		return nil, nil, nil, formats.Errorf(Name, size, "expected a %d-byte preamble, the file has %d bytes", n, size)
 	}
 	pre := make([]byte, n)
 	if _, err := r.ReadAt(pre, 0); err != nil {
@@ -121,7 +121,7 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 	}
 	if n := len(index); n > 0 {
 		if end := index[n-1].Offset + int64(index[n-1].CompressedLen); end > size {
-			return nil, formats.Errorf(formatName, size, "chunk %d ends at %d, past the end of the %d-byte file", n-1, end, size)
+			return nil, formats.Errorf(Name, size, "chunk %d ends at %d, past the end of the %d-byte file", n-1, end, size)
 		}
 	}
 	rd, err := newReader(h, meta, index)
@@ -204,7 +204,7 @@ func openSegmentSet(fsys fs.FS) (*segmentSet, error) {
 		}
 		if st.Size() < s.spans[seg] {
 			s.Close()
-			return nil, formats.Errorf(formatName, st.Size(), "%s: expected at least %d bytes of indexed chunks, the segment is truncated at %d",
+			return nil, formats.Errorf(Name, st.Size(), "%s: expected at least %d bytes of indexed chunks, the segment is truncated at %d",
 				SegmentName(seg), s.spans[seg], st.Size())
 		}
 	}
@@ -219,7 +219,7 @@ func readPreambleStream(r io.Reader) (*Header, []byte, []IndexEntry, error) {
 		if _, herr := ParseHeader(head); herr != nil {
 			return nil, nil, nil, herr
 		}
-		return nil, nil, nil, &formats.Error{Format: formatName, Offset: int64(len(head)), What: fmt.Sprintf("expected a %d-byte header", HeaderSize), Err: err}
+		return nil, nil, nil, &formats.Error{Format: Name, Offset: int64(len(head)), What: fmt.Sprintf("expected a %d-byte header", HeaderSize), Err: err}
 	}
 	h, err := ParseHeader(head)
 	if err != nil {
@@ -227,7 +227,7 @@ func readPreambleStream(r io.Reader) (*Header, []byte, []IndexEntry, error) {
 	}
 	pre, err := bounded.AppendN(head, r, h.PreambleLen()-HeaderSize, maxPreambleLen, "metadata and index")
 	if err != nil {
-		return nil, nil, nil, &formats.Error{Format: formatName, Offset: int64(len(pre)),
+		return nil, nil, nil, &formats.Error{Format: Name, Offset: int64(len(pre)),
 			What: fmt.Sprintf("expected %d bytes of metadata and index", h.PreambleLen()-HeaderSize), Err: err}
 	}
 	return parsePreamble(pre, true)
@@ -328,24 +328,24 @@ func (r *Reader) Chunk(ctx context.Context, i int) ([]byte, error) {
 // against the index's uncompressed length.
 func decompress(dec *zstd.Decoder, src []byte, e *IndexEntry, i int, dst []byte) ([]byte, error) {
 	if int64(len(src)) != int64(e.CompressedLen) {
-		return dst, formats.Errorf(formatName, e.Offset, "chunk %d: expected %d compressed bytes, got %d", i, e.CompressedLen, len(src))
+		return dst, formats.Errorf(Name, e.Offset, "chunk %d: expected %d compressed bytes, got %d", i, e.CompressedLen, len(src))
 	}
 	var fh zstd.Header
 	if err := fh.Decode(src); err != nil {
-		return dst, &formats.Error{Format: formatName, Offset: e.Offset, What: fmt.Sprintf("chunk %d: expected a zstd frame", i), Err: err}
+		return dst, &formats.Error{Format: Name, Offset: e.Offset, What: fmt.Sprintf("chunk %d: expected a zstd frame", i), Err: err}
 	}
 	if fh.HasFCS && fh.FrameContentSize != uint64(e.UncompressedLen) {
-		return dst, formats.Errorf(formatName, e.Offset, "chunk %d: zstd frame holds %d bytes, index says %d", i, fh.FrameContentSize, e.UncompressedLen)
+		return dst, formats.Errorf(Name, e.Offset, "chunk %d: zstd frame holds %d bytes, index says %d", i, fh.FrameContentSize, e.UncompressedLen)
 	}
 	if cap(dst) < int(e.UncompressedLen) {
 		dst = make([]byte, 0, e.UncompressedLen)
 	}
 	out, err := dec.DecodeAll(src, dst[:0])
 	if err != nil {
-		return dst, &formats.Error{Format: formatName, Offset: e.Offset, What: fmt.Sprintf("chunk %d: expected a zstd frame", i), Err: err}
+		return dst, &formats.Error{Format: Name, Offset: e.Offset, What: fmt.Sprintf("chunk %d: expected a zstd frame", i), Err: err}
 	}
 	if len(out) != int(e.UncompressedLen) {
-		return out, formats.Errorf(formatName, e.Offset, "chunk %d: expected %d bytes after decompression, got %d", i, e.UncompressedLen, len(out))
+		return out, formats.Errorf(Name, e.Offset, "chunk %d: expected %d bytes after decompression, got %d", i, e.UncompressedLen, len(out))
 	}
 	return out, nil
 }
@@ -431,18 +431,19 @@ func (s *scanner) next() bool {
 
 // chunkError reports where in a chunk's decompressed bytes decoding failed.
 func chunkError(i int, e *IndexEntry, s *scanner) error {
-	return &formats.Error{Format: formatName, Offset: e.Offset,
+	return &formats.Error{Format: Name, Offset: e.Offset,
 		What: fmt.Sprintf("chunk %d, tick %d, decompressed byte %d", i, s.tick, s.start), Err: s.err}
 }
 
-// Events calls fn for every event of the ticks in [from, to] (to < 0: to the
-// end), reading only the chunks that cover them. The Event is reused.
-func (r *Reader) Events(ctx context.Context, from, to int64, fn func(tick int64, e *Event) error) error {
-	if to < 0 || to >= r.Ticks() {
-		to = r.Ticks() - 1
+// Events calls fn for every event of the ticks in rg, reading only the
+// chunks that cover them. The Event is reused.
+func (r *Reader) Events(ctx context.Context, rg formats.Range, fn func(tick int64, e *Event) error) error {
+	rg = rg.Clamp(r.Ticks() - 1)
+	if rg.Empty() {
+		return nil
 	}
 	var s scanner
-	for i := findChunk(r.Index, from); i < len(r.Index) && int64(r.Index[i].StartTick) <= to; i++ {
+	for i := findChunk(r.Index, rg.From); i < len(r.Index) && !rg.Past(int64(r.Index[i].StartTick)); i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -452,11 +453,11 @@ func (r *Reader) Events(ctx context.Context, from, to int64, fn func(tick int64,
 		}
 		s.reset(raw, &r.Index[i])
 		for s.next() {
-			if s.tick < from {
-				continue
-			}
-			if s.tick > to {
+			if rg.Past(s.tick) {
 				return nil
+			}
+			if !rg.Contains(s.tick) {
+				continue
 			}
 			if err := fn(s.tick, &s.Event); err != nil {
 				return err
@@ -545,7 +546,7 @@ func (r *Reader) Seek(ctx context.Context, tick int64) (*State, error) {
 	i := findChunk(r.Index, tick)
 	s := snapshotBefore(r.Index, i)
 	st := NewState()
-	err := r.Events(ctx, int64(r.Index[s].StartTick), tick, func(t int64, e *Event) error {
+	err := r.Events(ctx, formats.Ticks(int64(r.Index[s].StartTick), tick), func(t int64, e *Event) error {
 		st.Apply(e)
 		return nil
 	})

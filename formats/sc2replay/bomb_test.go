@@ -172,7 +172,7 @@ func TestBombs(t *testing.T) {
 			}
 			frames := 0
 			hp := newHeapPeak()
-			err = New().Frames(context.Background(), rec.Source(), 0, -1, func(formats.Frame) error {
+			err = New().Frames(context.Background(), rec.Source(), formats.All(), func(formats.Frame) error {
 				if frames++; frames%4096 == 0 {
 					hp.sample()
 				}

@@ -13,20 +13,16 @@ import (
 
 // Frames implements formats.Codec. It decodes replay.game.events,
 // replay.message.events and replay.tracker.events from the one chunk and
-// emits every event with from <= loop <= to in loop order (game, then
+// emits every event whose loop is in r, in loop order (game, then
 // message, then tracker events within a loop). Type is the s2prot event name
 // ("Cmd", "Chat", "UnitBorn", ...), Data the event's decoded fields (a
 // map that also holds "loop", "id", "evtTypeName" and, for game and message
 // events, "userid"). When a stream is corrupt the events decoded before the
 // damage are emitted and the error is returned at the end.
-func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
-	if to < 0 {
-		to = math.MaxInt64
-	}
-	from = max(from, 0)
+func (c *Codec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
 	chunks := src.Chunks()
 	// Events may sit on the final loop itself, so the range end is inclusive.
-	if from > to || len(chunks) == 0 || from > chunks[len(chunks)-1].EndTick() {
+	if r.Empty() || len(chunks) == 0 || r.From > chunks[len(chunks)-1].EndTick() {
 		return nil
 	}
 	native, _, err := src.ReadChunk(ctx, 0)
@@ -60,7 +56,7 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 				}
 			}
 		}
-		if best < 0 || bestLoop > to {
+		if best < 0 || r.Past(bestLoop) {
 			break
 		}
 		e := heads[best]
@@ -70,7 +66,7 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 				return err
 			}
 		}
-		if bestLoop < from {
+		if !r.Contains(bestLoop) {
 			continue
 		}
 		if err := emit(formats.Frame{Tick: bestLoop, Type: e.Name, Data: e.Struct}); err != nil {

@@ -118,7 +118,7 @@ func TestAgainstRep(t *testing.T) {
 			// Frames decode exactly the events rep decodes.
 			rec := formatstest.Split(t, c, data)
 			counts := map[string]int{}
-			if err := c.Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error {
+			if err := c.Frames(context.Background(), rec.Source(), formats.All(), func(f formats.Frame) error {
 				counts[f.Type]++
 				return nil
 			}); err != nil {
@@ -190,7 +190,7 @@ func eventsPasses(tb testing.TB, files [][]byte) (ours, theirs pass) {
 	}
 	ours = func(tb testing.TB) {
 		for _, src := range srcs {
-			if err := c.Frames(context.Background(), src, 0, -1, func(formats.Frame) error { return nil }); err != nil {
+			if err := c.Frames(context.Background(), src, formats.All(), func(formats.Frame) error { return nil }); err != nil {
 				tb.Fatal(err)
 			}
 		}

@@ -133,7 +133,7 @@ func (c *Codec) metadata(data []byte) (*formats.Metadata, error) {
 
 // Clip implements formats.Codec. MPQ replays cannot be cut: the game events
 // only replay from loop 0 and the archive's streams are compressed whole.
-func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
-	return fmt.Errorf("sc2replay: a replay cannot be cut to loops %d..%d: the game state is only reproducible from loop 0 and the MPQ streams are compressed as a whole; export the whole file instead: %w",
-		from, to, formats.ErrClipUnsupported)
+func (c *Codec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
+	return fmt.Errorf("%s: a replay cannot be cut to loops %v: the game state is only reproducible from loop 0 and the MPQ streams are compressed as a whole; export the whole file instead: %w",
+		Name, r, formats.ErrClipUnsupported)
 }

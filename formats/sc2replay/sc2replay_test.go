@@ -343,7 +343,7 @@ func TestFrames(t *testing.T) {
 
 	var all []formats.Frame
 	byType := map[string]int{}
-	if err := c.Frames(ctx, src, 0, -1, func(f formats.Frame) error {
+	if err := c.Frames(ctx, src, formats.All(), func(f formats.Frame) error {
 		all = append(all, f)
 		byType[f.Type]++
 		return nil
@@ -374,7 +374,7 @@ func TestFrames(t *testing.T) {
 
 	// A loop range gives exactly the frames in it.
 	var n int
-	if err := c.Frames(ctx, src, 1000, 2000, func(f formats.Frame) error {
+	if err := c.Frames(ctx, src, formats.Ticks(1000, 2000), func(f formats.Frame) error {
 		if f.Tick < 1000 || f.Tick > 2000 {
 			t.Fatalf("frame at loop %d outside [1000,2000]", f.Tick)
 		}
@@ -395,7 +395,7 @@ func TestFrames(t *testing.T) {
 
 	// Past the end: nothing read.
 	reads := rec.Reads
-	if err := c.Frames(ctx, src, 1<<40, -1, func(formats.Frame) error { t.Fatal("frame past the end"); return nil }); err != nil {
+	if err := c.Frames(ctx, src, formats.Ticks(1<<40, -1), func(formats.Frame) error { t.Fatal("frame past the end"); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if rec.Reads != reads {
@@ -404,13 +404,13 @@ func TestFrames(t *testing.T) {
 
 	// emit errors stop the walk.
 	stop := errors.New("stop")
-	if err := c.Frames(ctx, src, 0, -1, func(formats.Frame) error { return stop }); err != stop {
+	if err := c.Frames(ctx, src, formats.All(), func(formats.Frame) error { return stop }); err != stop {
 		t.Errorf("emit error: got %v", err)
 	}
 	// A cancelled context stops it too.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := c.Frames(cctx, src, 0, -1, func(formats.Frame) error { return nil }); !errors.Is(err, context.Canceled) {
+	if err := c.Frames(cctx, src, formats.All(), func(formats.Frame) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v", err)
 	}
 }
@@ -466,7 +466,7 @@ func TestNearestProtocol(t *testing.T) {
 		}
 	}
 	leaves := 0
-	err = c.Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error {
+	err = c.Frames(context.Background(), rec.Source(), formats.All(), func(f formats.Frame) error {
 		if f.Type == "GameUserLeave" {
 			leaves++
 		}
@@ -502,7 +502,7 @@ func TestClipUnsupported(t *testing.T) {
 	c := New()
 	rec := formatstest.Split(t, c, files["wol-1.0.0.16117-froadac-vs-jdorty.SC2Replay"])
 	var buf bytes.Buffer
-	err := c.Clip(context.Background(), rec.Source(), 0, 100, &buf)
+	err := c.Clip(context.Background(), rec.Source(), formats.Ticks(0, 100), &buf)
 	if !errors.Is(err, formats.ErrClipUnsupported) || buf.Len() != 0 {
 		t.Errorf("Clip: %v (%d bytes written)", err, buf.Len())
 	}

@@ -172,20 +172,20 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		ctx := context.Background()
-		if err := codec.Frames(ctx, rec.Source(), 0, -1, func(formats.Frame) error { return nil }); err != nil {
+		if err := codec.Frames(ctx, rec.Source(), formats.All(), func(formats.Frame) error { return nil }); err != nil {
 			t.Fatalf("frames of a file that split: %v", err)
 		}
 		last := rec.Metadata.Ticks - 1
 		if last >= 0 {
 			var out bytes.Buffer
-			if err := codec.Clip(ctx, rec.Source(), last/2, -1, &out); err != nil {
+			if err := codec.Clip(ctx, rec.Source(), formats.Ticks(last/2, -1), &out); err != nil {
 				t.Fatalf("clip of a file that split: %v", err)
 			}
 			if _, err := formatstest.TrySplit(codec, out.Bytes()); err != nil {
 				t.Fatalf("clip does not split: %v", err)
 			}
 			out.Reset()
-			if err := codec.Redact(ctx, rec.Source(), last/2, -1, &out); err != nil {
+			if err := codec.Redact(ctx, rec.Source(), formats.Ticks(last/2, -1), &out); err != nil {
 				t.Fatalf("redacted clip of a file that split: %v", err)
 			}
 			if _, err := formatstest.TrySplit(codec, out.Bytes()); err != nil {
@@ -194,7 +194,7 @@ func FuzzReader(f *testing.F) {
 		}
 		// The whole file redacted splits again with the same ticks.
 		var red bytes.Buffer
-		if err := codec.Redact(ctx, rec.Source(), 0, -1, &red); err != nil {
+		if err := codec.Redact(ctx, rec.Source(), formats.All(), &red); err != nil {
 			t.Fatalf("redact a file that split: %v", err)
 		}
 		rrec, err := formatstest.TrySplit(codec, red.Bytes())

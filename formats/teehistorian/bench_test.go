@@ -105,7 +105,7 @@ func BenchmarkFramesOneChunk(b *testing.B) {
 	frames := 0
 	for b.Loop() {
 		rec.Reads, frames = 0, 0
-		err := New().Frames(context.Background(), rec.Source(), c.StartTick, c.EndTick()-1, func(formats.Frame) error { frames++; return nil })
+		err := New().Frames(context.Background(), rec.Source(), formats.Ticks(c.StartTick, c.EndTick()-1), func(formats.Frame) error { frames++; return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func BenchmarkClip(b *testing.B) {
 	from := rec.Metadata.Ticks / 2
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := New().Clip(context.Background(), rec.Source(), from, from+50*60, io.Discard); err != nil {
+		if err := New().Clip(context.Background(), rec.Source(), formats.Ticks(from, from+50*60), io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

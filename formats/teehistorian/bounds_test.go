@@ -218,7 +218,7 @@ func TestRecordLimit(t *testing.T) {
 	}
 	r := formatstest.Split(t, New(), buf.Bytes())
 	for _, from := range []int64{0, 1} {
-		err := New().Redact(t.Context(), r.Source(), from, -1, io.Discard)
+		err := New().Redact(t.Context(), r.Source(), formats.Ticks(from, -1), io.Discard)
 		var fe *formats.Error
 		if !errors.As(err, &fe) || !strings.Contains(fe.What, "redacted console command") {
 			t.Errorf("redact from %d: %v, want a *formats.Error about the redacted command", from, err)

@@ -67,7 +67,7 @@ func New() *Codec { return &Codec{ChunkSize: DefaultChunkSize} }
 var _ formats.Codec = (*Codec)(nil)
 
 // Name implements formats.Codec.
-func (*Codec) Name() string { return FormatName }
+func (*Codec) Name() string { return Name }
 
 // Detect implements formats.Codec: the file starts with the teehistorian
 // magic UUID.
@@ -136,7 +136,7 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 			resume = appendResume(resume[:0:0], &rd.st)
 		}
 		if rd.pos+it.Size-rd.keep > MaxChunkBytes {
-			return nil, formats.Errorf(FormatName, it.Offset, "expected a tick boundary within %d bytes (tick %d is longer)", MaxChunkBytes, it.Tick)
+			return nil, formats.Errorf(Name, it.Offset, "expected a tick boundary within %d bytes (tick %d is longer)", MaxChunkBytes, it.Tick)
 		}
 		mb.observe(it, &rd.st)
 		rd.commit()

@@ -160,7 +160,7 @@ func TestCorpusSplit(t *testing.T) {
 				// Frames over everything, chunk by chunk from resume states,
 				// gives the same records as one sequential decode.
 				var got []string
-				err := New().Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error {
+				err := New().Frames(context.Background(), rec.Source(), formats.All(), func(f formats.Frame) error {
 					got = append(got, fmt.Sprintf("%d %s", f.Tick, f.Type))
 					return nil
 				})
@@ -352,7 +352,7 @@ func TestSecretsRedacted(t *testing.T) {
 		mj, _ := json.Marshal(rec.Metadata)
 		var fj bytes.Buffer
 		enc := json.NewEncoder(&fj)
-		if err := New().Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error { return enc.Encode(f) }); err != nil {
+		if err := New().Frames(context.Background(), rec.Source(), formats.All(), func(f formats.Frame) error { return enc.Encode(f) }); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range secrets {
@@ -375,7 +375,7 @@ func checkClip(t *testing.T, codec *Codec, file []byte, from, to int64) {
 	rec := formatstest.Split(t, codec, file)
 	var out bytes.Buffer
 	rec.Reads = 0
-	if err := codec.Clip(context.Background(), rec.Source(), from, to, &out); err != nil {
+	if err := codec.Clip(context.Background(), rec.Source(), formats.Ticks(from, to), &out); err != nil {
 		t.Fatalf("clip %d..%d: %v", from, to, err)
 	}
 	covering := 0
@@ -438,7 +438,7 @@ func TestClipGenerated(t *testing.T) {
 	}
 	if _, err := (func() (int, error) {
 		rec := formatstest.Split(t, codec, file)
-		return 0, codec.Clip(context.Background(), rec.Source(), 1e6, -1, io.Discard)
+		return 0, codec.Clip(context.Background(), rec.Source(), formats.Ticks(1e6, -1), io.Discard)
 	})(); err == nil {
 		t.Errorf("clip after the end: expected an error")
 	}
@@ -481,7 +481,7 @@ func TestFramesReadsOneChunk(t *testing.T) {
 		rec.Reads = 0
 		var n int
 		var positions int
-		err := codec.Frames(context.Background(), rec.Source(), from, to, func(f formats.Frame) error {
+		err := codec.Frames(context.Background(), rec.Source(), formats.Ticks(from, to), func(f formats.Frame) error {
 			if f.Tick < from || f.Tick > to {
 				t.Fatalf("frame at tick %d outside %d..%d", f.Tick, from, to)
 			}
@@ -558,14 +558,14 @@ func TestHeaderOnly(t *testing.T) {
 	if len(rec.ChunkIndex) != 0 || rec.Metadata.Ticks != 0 || rec.Metadata.Attrs["finished"] != "false" {
 		t.Fatalf("chunks %d ticks %d attrs %v", len(rec.ChunkIndex), rec.Metadata.Ticks, rec.Metadata.Attrs)
 	}
-	if err := New().Frames(context.Background(), rec.Source(), 0, -1, func(formats.Frame) error {
+	if err := New().Frames(context.Background(), rec.Source(), formats.All(), func(formats.Frame) error {
 		t.Fatal("frame from an empty recording")
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := New().Clip(context.Background(), rec.Source(), 0, -1, &out); err != nil {
+	if err := New().Clip(context.Background(), rec.Source(), formats.All(), &out); err != nil {
 		t.Fatal(err)
 	}
 	if want := append(bytes.Clone(file), 0x40); !bytes.Equal(out.Bytes(), want) {

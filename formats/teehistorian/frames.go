@@ -19,17 +19,17 @@ import (
 // archive.
 func parseStoredHeader(raw []byte) (*Header, error) {
 	if len(raw) < len(Magic)+1 || !bytes.Equal(raw[:len(Magic)], Magic[:]) || raw[len(raw)-1] != 0 {
-		return nil, formats.Errorf(FormatName, 0, "expected a stored header block (magic, JSON, NUL)")
+		return nil, formats.Errorf(Name, 0, "expected a stored header block (magic, JSON, NUL)")
 	}
 	h := &Header{Raw: raw, JSON: raw[len(Magic) : len(raw)-1]}
 	if err := parseHeaderJSON(h, h.JSON); err != nil {
-		return nil, &formats.Error{Format: FormatName, Offset: int64(len(Magic)), What: "bad JSON header", Err: err}
+		return nil, &formats.Error{Format: Name, Offset: int64(len(Magic)), What: "bad JSON header", Err: err}
 	}
 	return h, nil
 }
 
 // chunkWalker decodes the records of consecutive chunks of a source, starting
-// at the chunk that holds tick from.
+// at the chunk that holds the first tick of its range.
 type chunkWalker struct {
 	src    formats.Source
 	hdr    *Header
@@ -37,16 +37,16 @@ type chunkWalker struct {
 	i      int
 	rd     *Reader
 	st     State
-	to     int64 // last tick wanted, < 0 for the end: later chunks are not read
+	r      formats.Range // the ticks wanted: chunks past it are not read
 }
 
-func newChunkWalker(src formats.Source, from, to int64) (*chunkWalker, error) {
+func newChunkWalker(src formats.Source, r formats.Range) (*chunkWalker, error) {
 	hdr, err := parseStoredHeader(src.Header())
 	if err != nil {
 		return nil, err
 	}
 	chunks := src.Chunks()
-	return &chunkWalker{src: src, hdr: hdr, chunks: chunks, i: formats.FindChunk(chunks, from), to: to}, nil
+	return &chunkWalker{src: src, hdr: hdr, chunks: chunks, i: formats.FindChunk(chunks, max(r.From, 0)), r: r}, nil
 }
 
 // peek returns the next record (not yet applied; call commit), or io.EOF
@@ -65,7 +65,7 @@ func (w *chunkWalker) peek(ctx context.Context) (*Item, error) {
 				return nil, io.EOF
 			}
 		}
-		if w.i >= len(w.chunks) || w.to >= 0 && w.chunks[w.i].StartTick > w.to {
+		if w.i >= len(w.chunks) || w.r.Past(w.chunks[w.i].StartTick) {
 			return nil, io.EOF
 		}
 		native, resume, err := w.src.ReadChunk(ctx, w.i)
@@ -87,15 +87,12 @@ func (w *chunkWalker) peek(ctx context.Context) (*Item, error) {
 
 func (w *chunkWalker) commit() { w.rd.commit() }
 
-// Frames implements formats.Codec. Each record in [from, to] becomes one
+// Frames implements formats.Codec. Each record in r becomes one
 // Frame whose Type is the record's name ("player_diff", "ex", ...) and
 // whose Data holds absolute positions and inputs; console command secrets
 // are redacted.
-func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
-	if from < 0 {
-		from = 0
-	}
-	w, err := newChunkWalker(src, from, to)
+func (c *Codec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
+	w, err := newChunkWalker(src, r)
 	if err != nil {
 		return err
 	}
@@ -112,10 +109,10 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, from, to int64, 
 		if err != nil {
 			return err
 		}
-		if to >= 0 && it.Tick > to {
+		if r.Past(it.Tick) {
 			return nil
 		}
-		if it.Tick >= from {
+		if r.Contains(it.Tick) {
 			if err := emit(formats.Frame{Tick: it.Tick, Type: it.Type.String(), Data: frameData(it, w.rd.State())}); err != nil {
 				return err
 			}
@@ -259,26 +256,24 @@ func exFrame(it *Item) ExFrame {
 }
 
 // Clip implements formats.Codec. The clip has the original header bytes.
-// When from > 0 it starts with tick from-1 holding the synthesized state at
+// When r starts after tick 0 it starts with the tick before holding the synthesized state at
 // the end of that tick: JOINVER/JOIN, PLAYER_NAME, PLAYER_TEAM and
 // TEAM_PRACTICE for connected clients, PLAYER_NEW for present characters,
-// INPUT_NEW with the last inputs. The records of ticks from..to follow,
+// INPUT_NEW with the last inputs. The records of the ticks of r follow,
 // re-encoded (so implicit ticks stay valid), and FINISH ends it. Positions
 // and inputs at every tick of the range equal the original's.
-func (c *Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
-	return c.clip(ctx, src, from, to, w, false)
+func (c *Codec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
+	return c.clip(ctx, src, r, w, false)
 }
 
-// clip writes the clip of [from, to]; with redact, the header and console
-// commands have their secrets replaced (see secrets.go).
-func (c *Codec) clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer, redact bool) error {
-	if from < 0 {
-		from = 0
+// clip writes the clip of r; with redact, the header and console commands
+// have their secrets replaced (see secrets.go).
+func (c *Codec) clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer, redact bool) error {
+	if r.Empty() {
+		return fmt.Errorf("%s: clip range %v is empty", Name, r)
 	}
-	if to >= 0 && to < from {
-		return fmt.Errorf("teehistorian: clip range %d..%d is empty", from, to)
-	}
-	wk, err := newChunkWalker(src, from, to)
+	from := max(r.From, 0)
+	wk, err := newChunkWalker(src, r)
 	if err != nil {
 		return err
 	}
@@ -348,7 +343,7 @@ func (c *Codec) clip(ctx context.Context, src formats.Source, from, to int64, w 
 		if err != nil {
 			return err
 		}
-		if to >= 0 && it.Tick > to || it.Type == ItemFinish {
+		if r.Past(it.Tick) || it.Type == ItemFinish {
 			break
 		}
 		if it.Tick < from {

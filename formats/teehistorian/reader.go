@@ -13,8 +13,8 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
-// FormatName is the codec's name.
-const FormatName = "teehistorian"
+// Name is the format's name as stored in manifests and used in errors.
+const Name = "teehistorian"
 
 // maxHeader bounds the JSON header. Real headers are about 3.5 KB.
 const maxHeader = 4 << 20
@@ -77,7 +77,7 @@ func newChunkReader(native []byte, base int64, hdr *Header, st *State) *Reader {
 }
 
 func (r *Reader) errorf(off int64, what string, args ...any) error {
-	return formats.Errorf(FormatName, off, what, args...)
+	return formats.Errorf(Name, off, what, args...)
 }
 
 func (r *Reader) readHeader() error {
@@ -96,7 +96,7 @@ func (r *Reader) readHeader() error {
 			r.hdr.Raw = bytes.Clone(r.buf[:nul+1])
 			r.hdr.JSON = r.hdr.Raw[len(Magic):nul]
 			if err := parseHeaderJSON(&r.hdr, r.hdr.JSON); err != nil {
-				return &formats.Error{Format: FormatName, Offset: int64(len(Magic)), What: "bad JSON header", Err: err}
+				return &formats.Error{Format: Name, Offset: int64(len(Magic)), What: "bad JSON header", Err: err}
 			}
 			r.pos = nul + 1
 			r.st.Reset()

@@ -18,16 +18,16 @@ var _ formats.Redactor = (*Codec)(nil)
 // become "[redacted]" and so do the secret arguments of console commands;
 // everything else is kept.
 //
-// For the whole recording (from <= 0, to < 0) every other record is copied
+// For the whole recording (r.IsAll()) every other record is copied
 // byte for byte, so the file differs from the original only where a secret
 // was; a file without FINISH stays without it, and bytes after FINISH (which
 // no reader looks at, and which could hold anything) are left out. For a
 // tick range it writes what Clip writes, with the same replacements.
-func (c *Codec) Redact(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
-	if from > 0 || to >= 0 {
-		return c.clip(ctx, src, from, to, w, true)
+func (c *Codec) Redact(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
+	if !r.IsAll() {
+		return c.clip(ctx, src, r, w, true)
 	}
-	wk, err := newChunkWalker(src, 0, -1)
+	wk, err := newChunkWalker(src, formats.All())
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (c *Codec) Redact(ctx context.Context, src formats.Source, from, to int64, 
 func redactedHeader(h *Header) ([]byte, error) {
 	text, err := redactHeaderJSON(h.JSON)
 	if err != nil {
-		return nil, &formats.Error{Format: FormatName, Offset: int64(len(Magic)), What: "bad JSON header", Err: err}
+		return nil, &formats.Error{Format: Name, Offset: int64(len(Magic)), What: "bad JSON header", Err: err}
 	}
 	raw := make([]byte, 0, len(Magic)+len(text)+1)
 	return append(append(append(raw, Magic[:]...), text...), 0), nil
@@ -99,7 +99,7 @@ func redactedCommand(b []byte, it *Item) ([]byte, error) {
 	}
 	b = appendConsoleCommand(b, it.Cid, it.Flags, it.Cmd, args)
 	if len(b) > MaxRecordBytes {
-		return nil, formats.Errorf(FormatName, it.Offset, "expected a redacted console command of at most %d bytes, got %d", MaxRecordBytes, len(b))
+		return nil, formats.Errorf(Name, it.Offset, "expected a redacted console command of at most %d bytes, got %d", MaxRecordBytes, len(b))
 	}
 	return b, nil
 }

@@ -110,7 +110,7 @@ func framesJSON(t testing.TB, rec *formatstest.Recording) []byte {
 	t.Helper()
 	var fj bytes.Buffer
 	enc := json.NewEncoder(&fj)
-	if err := New().Frames(context.Background(), rec.Source(), 0, -1, func(f formats.Frame) error { return enc.Encode(f) }); err != nil {
+	if err := New().Frames(context.Background(), rec.Source(), formats.All(), func(f formats.Frame) error { return enc.Encode(f) }); err != nil {
 		t.Fatal(err)
 	}
 	return fj.Bytes()
@@ -119,7 +119,7 @@ func framesJSON(t testing.TB, rec *formatstest.Recording) []byte {
 func redact(t testing.TB, rec *formatstest.Recording, from, to int64) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	if err := New().Redact(context.Background(), rec.Source(), from, to, &out); err != nil {
+	if err := New().Redact(context.Background(), rec.Source(), formats.Ticks(from, to), &out); err != nil {
 		t.Fatalf("redact %d..%d: %v", from, to, err)
 	}
 	return out.Bytes()
@@ -149,7 +149,7 @@ func TestSecretsFile(t *testing.T) {
 	}
 	// A plain clip is a native copy: the secrets are still there.
 	var clip bytes.Buffer
-	if err := New().Clip(context.Background(), rec.Source(), 0, -1, &clip); err != nil {
+	if err := New().Clip(context.Background(), rec.Source(), formats.All(), &clip); err != nil {
 		t.Fatal(err)
 	}
 	if len(leaks(clip.Bytes(), secrets)) == 0 {
@@ -261,7 +261,7 @@ func TestRedactCorpus(t *testing.T) {
 					t.Fatalf("redacted %v leaks %q", r, l)
 				}
 				var clip bytes.Buffer
-				if err := New().Clip(context.Background(), rec.Source(), r[0], r[1], &clip); err != nil {
+				if err := New().Clip(context.Background(), rec.Source(), formats.Ticks(r[0], r[1]), &clip); err != nil {
 					t.Fatal(err)
 				}
 				want, got := decodeAll(t, clip.Bytes()), decodeAll(t, red)

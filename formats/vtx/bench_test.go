@@ -66,7 +66,7 @@ func BenchmarkFrames(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				n = 0
-				if err := (Codec{}).Frames(context.Background(), rec.Source(), 0, -1, func(formats.Frame) error { n++; return nil }); err != nil {
+				if err := (Codec{}).Frames(context.Background(), rec.Source(), formats.All(), func(formats.Frame) error { n++; return nil }); err != nil {
 					b.Fatal(err)
 				}
 			}

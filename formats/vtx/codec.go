@@ -27,7 +27,11 @@ const DefaultMaxPlayers = 1024
 // has no footer.
 const defaultFPS = 60
 
-// Codec implements formats.Codec for VTX. The zero value is ready to use.
+// Name is the format's name as stored in manifests.
+const Name = "vtx"
+
+// Codec implements formats.Codec for VTX. The zero value is ready to use;
+// New returns one like every codec package does.
 type Codec struct {
 	// MaxBlobSize bounds every header, chunk and footer blob, compressed
 	// and decompressed (DefaultMaxBlobSize when 0). Split holds one chunk
@@ -40,8 +44,11 @@ type Codec struct {
 
 var _ formats.Codec = Codec{}
 
+// New returns a VTX codec with the default bounds.
+func New() *Codec { return &Codec{} }
+
 // Name implements formats.Codec.
-func (Codec) Name() string { return "vtx" }
+func (Codec) Name() string { return Name }
 
 // Detect implements formats.Codec: the file starts with "VTXP" or "VTXF".
 func (Codec) Detect(head []byte) bool {
@@ -331,21 +338,21 @@ func (c Codec) open(src formats.Source) (*source, error) {
 	return &source{src: src, dec: dec, backend: b, header: h, schema: schema, footer: ft}, nil
 }
 
-// each decodes the chunks covering [from, to] and calls fn for each frame
-// in the range with its index.
-func (s *source) each(ctx context.Context, from, to int64, fn func(tick int64, f *Frame) error) error {
-	return formats.EachChunk(ctx, s.src, from, to, func(_ int, ch formats.Chunk, native, _ []byte) error {
+// each decodes the chunks covering r and calls fn for each frame in the
+// range with its index.
+func (s *source) each(ctx context.Context, r formats.Range, fn func(tick int64, f *Frame) error) error {
+	return formats.EachChunk(ctx, s.src, r, func(_ int, ch formats.Chunk, native, _ []byte) error {
 		c, err := decodeChunkPiece(s.dec, s.backend, native, ch.Offset)
 		if err != nil {
 			return err
 		}
 		for j := range c.Frames {
 			tick := ch.StartTick + int64(j)
-			if tick < from {
-				continue
+			if r.Past(tick) {
+				return formats.ErrStop
 			}
-			if to >= 0 && tick > to {
-				break
+			if !r.Contains(tick) {
+				continue
 			}
 			if err := ctx.Err(); err != nil {
 				return err
@@ -372,15 +379,15 @@ func (s *source) times(i int64) (game, created uint64, ok bool) {
 	return game, created, ok
 }
 
-// Frames implements formats.Codec: each frame in [from, to] is emitted as
+// Frames implements formats.Codec: each frame in r is emitted as
 // Frame{Tick: frame index, Type: "frame", Data: FrameData}.
-func (c Codec) Frames(ctx context.Context, src formats.Source, from, to int64, emit func(formats.Frame) error) error {
+func (c Codec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
 	s, err := c.open(src)
 	if err != nil {
 		return err
 	}
 	defer s.dec.Close()
-	return s.each(ctx, from, to, func(tick int64, f *Frame) error {
+	return s.each(ctx, r, func(tick int64, f *Frame) error {
 		fd := s.schema.FrameJSON(f)
 		if gt, cu, ok := s.times(tick); ok {
 			n := Num(float64(gt) / TicksPerSecond)
@@ -393,18 +400,18 @@ func (c Codec) Frames(ctx context.Context, src formats.Source, from, to int64, e
 // ErrEmptyRange is returned by Clip when no frame falls in the range.
 var ErrEmptyRange = errors.New("vtx: no frames in the requested range")
 
-// Clip implements formats.Codec: the frames in [from, to] are written as a
+// Clip implements formats.Codec: the frames in r are written as a
 // new file of the same backend with the source's header, re-chunked at
 // DefaultChunkFrames, with their original game and creation times and a
 // rebuilt footer.
-func (c Codec) Clip(ctx context.Context, src formats.Source, from, to int64, w io.Writer) error {
+func (c Codec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
 	s, err := c.open(src)
 	if err != nil {
 		return err
 	}
 	defer s.dec.Close()
 	var wr *Writer
-	err = s.each(ctx, from, to, func(tick int64, f *Frame) error {
+	err = s.each(ctx, r, func(tick int64, f *Frame) error {
 		if wr == nil {
 			if wr, err = newWriterPiece(w, s.backend, src.Header(), nil); err != nil {
 				return err

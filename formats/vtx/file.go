@@ -22,17 +22,14 @@ import (
 	"github.com/replayarchive/replay/internal/bounded"
 )
 
-// formatName is the codec's name, used in errors.
-const formatName = "vtx"
-
 func errAt(off int64, msg string, args ...any) *formats.Error {
-	return formats.Errorf(formatName, off, msg, args...)
+	return formats.Errorf(Name, off, msg, args...)
 }
 
 // blobError turns a decode error inside a blob at file offset off into a
 // *formats.Error.
 func blobError(off int64, what string, err error) *formats.Error {
-	return &formats.Error{Format: formatName, Offset: off, What: what, Err: err}
+	return &formats.Error{Format: Name, Offset: off, What: what, Err: err}
 }
 
 // backendOf returns the backend named by a four-byte magic.
@@ -327,7 +324,7 @@ func (s *scanner) scan(ctx context.Context, chunk func(*scanned) error) ([]byte,
 func notFooter(terr error, what string) error {
 	var fe *formats.Error
 	if errors.As(terr, &fe) {
-		return &formats.Error{Format: formatName, Offset: fe.Offset, What: what + ": " + fe.What, Err: fe.Err}
+		return &formats.Error{Format: Name, Offset: fe.Offset, What: what + ": " + fe.What, Err: fe.Err}
 	}
 	return fmt.Errorf("vtx: %s: %w", what, terr)
 }

@@ -216,7 +216,7 @@ func TestFrameJSONNames(t *testing.T) {
 		data, _ := genFile(t, b, 3, nil)
 		rec := formatstest.Split(t, Codec{}, data)
 		var fd FrameData
-		if err := (Codec{}).Frames(context.Background(), rec.Source(), 2, 2, func(f formats.Frame) error {
+		if err := (Codec{}).Frames(context.Background(), rec.Source(), formats.Ticks(2, 2), func(f formats.Frame) error {
 			fd = f.Data.(FrameData)
 			return nil
 		}); err != nil {
@@ -409,7 +409,7 @@ func FuzzReader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = c.Frames(context.Background(), rec.Source(), 0, -1, func(fr formats.Frame) error {
+		_ = c.Frames(context.Background(), rec.Source(), formats.All(), func(fr formats.Frame) error {
 			_, err := json.Marshal(fr)
 			if err != nil {
 				t.Fatalf("frame %d does not marshal: %v", fr.Tick, err)
@@ -433,7 +433,7 @@ func TestEmptyRecording(t *testing.T) {
 		if len(rec.ChunkIndex) != 0 || len(rec.TrailerData) == 0 || rec.Metadata.Ticks != 0 || len(rec.Metadata.Warnings) != 0 {
 			t.Errorf("%v: %d chunks, trailer %d, %+v", b, len(rec.ChunkIndex), len(rec.TrailerData), rec.Metadata)
 		}
-		if err := (Codec{}).Clip(context.Background(), rec.Source(), 0, -1, &bytes.Buffer{}); !errors.Is(err, ErrEmptyRange) {
+		if err := (Codec{}).Clip(context.Background(), rec.Source(), formats.All(), &bytes.Buffer{}); !errors.Is(err, ErrEmptyRange) {
 			t.Errorf("%v: clip of an empty recording: %v", b, err)
 		}
 	}

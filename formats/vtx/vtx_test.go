@@ -197,7 +197,7 @@ func TestCorpusFrames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := formatstest.Split(t, Codec{}, readCorpus(t, name))
 			var got []formats.Frame
-			err := (Codec{}).Frames(context.Background(), rec.Source(), 495, 504, func(f formats.Frame) error {
+			err := (Codec{}).Frames(context.Background(), rec.Source(), formats.Ticks(495, 504), func(f formats.Frame) error {
 				got = append(got, f)
 				return nil
 			})
@@ -236,7 +236,7 @@ func TestCorpusFrames(t *testing.T) {
 			// One chunk for a range inside it.
 			rec.Reads = 0
 			n := 0
-			if err := (Codec{}).Frames(context.Background(), rec.Source(), 3550, -1, func(formats.Frame) error { n++; return nil }); err != nil {
+			if err := (Codec{}).Frames(context.Background(), rec.Source(), formats.Ticks(3550, -1), func(formats.Frame) error { n++; return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if rec.Reads != 1 || n != 50 {
@@ -272,7 +272,7 @@ func TestCorpusClip(t *testing.T) {
 			}
 			rec := formatstest.Split(t, Codec{}, data)
 			var out bytes.Buffer
-			if err := (Codec{}).Clip(ctx, rec.Source(), from, to, &out); err != nil {
+			if err := (Codec{}).Clip(ctx, rec.Source(), formats.Ticks(from, to), &out); err != nil {
 				t.Fatal(err)
 			}
 			clip, err := ReadFile(ctx, bytes.NewReader(out.Bytes()), 0)
@@ -302,7 +302,7 @@ func TestCorpusClip(t *testing.T) {
 			if crec.Metadata.Ticks != n || len(crec.Metadata.Warnings) != 0 {
 				t.Errorf("clip metadata %+v", crec.Metadata)
 			}
-			if err := (Codec{}).Clip(ctx, rec.Source(), cf.frames+10, -1, io.Discard); !errors.Is(err, ErrEmptyRange) {
+			if err := (Codec{}).Clip(ctx, rec.Source(), formats.Ticks(cf.frames+10, -1), io.Discard); !errors.Is(err, ErrEmptyRange) {
 				t.Errorf("clip past the end: %v", err)
 			}
 		})
@@ -327,11 +327,11 @@ func TestCorpusMissingFooter(t *testing.T) {
 				t.Errorf("chunk 1 time %v", c.Time)
 			}
 			n := 0
-			if err := (Codec{}).Frames(context.Background(), rec.Source(), 0, -1, func(formats.Frame) error { n++; return nil }); err != nil || int64(n) != cf.frames {
+			if err := (Codec{}).Frames(context.Background(), rec.Source(), formats.All(), func(formats.Frame) error { n++; return nil }); err != nil || int64(n) != cf.frames {
 				t.Errorf("frames %d: %v", n, err)
 			}
 			var out bytes.Buffer
-			if err := (Codec{}).Clip(context.Background(), rec.Source(), 0, 9, &out); err != nil {
+			if err := (Codec{}).Clip(context.Background(), rec.Source(), formats.Ticks(0, 9), &out); err != nil {
 				t.Fatal(err)
 			}
 			if clip := formatstest.Split(t, Codec{}, out.Bytes()); clip.Metadata.Ticks != 10 || len(clip.Metadata.Warnings) != 0 {
