@@ -87,7 +87,29 @@ func (x *Archive) LiftTakedown(ctx context.Context, by Actor, ref, reason string
 	if x.opts.ReadOnly {
 		return nil, ErrReadOnly
 	}
-	t, err := x.a.LiftTakedown(ref)
+	sha := strings.ToLower(strings.TrimSpace(ref))
+	if len(sha) != 64 {
+		// A recording id or prefix: find its takedown.
+		ts, err := x.a.Takedowns()
+		if err != nil {
+			return nil, err
+		}
+		var found []archive.Takedown
+		for _, t := range ts {
+			if strings.HasPrefix(t.ID.String(), sha) || strings.HasPrefix(strings.ReplaceAll(t.ID.String(), "-", ""), sha) {
+				found = append(found, t)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, fmt.Errorf("no takedown of a recording %q: %w", ref, archive.ErrNotFound)
+		case 1:
+			sha = found[0].SHA256
+		default:
+			return nil, fmt.Errorf("%q names %d taken-down recordings: give more of the id, or the sha256", ref, len(found))
+		}
+	}
+	t, err := x.a.LiftTakedown(sha)
 	if err != nil {
 		return nil, err
 	}

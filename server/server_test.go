@@ -40,7 +40,9 @@ func start(t *testing.T, cfg server.Config) *testServer {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	s := server.New(x, cfg)
-	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", "", "", 5*time.Second, func(u string) { ready <- u }) }()
+	go func() {
+		done <- s.ListenAndServe(ctx, "127.0.0.1:0", "", "", 5*time.Second, func(u string) { ready <- u })
+	}()
 	var url string
 	select {
 	case url = <-ready:

@@ -21,15 +21,19 @@ import (
 func cmdDemo() *command {
 	return &command{
 		name:    "demo",
-		args:    "[--keep]",
+		args:    "[--keep] [--serve [--listen ADDR]]",
 		summary: "run the whole job on embedded recordings in a throwaway archive",
 		access:  noAccess,
 		help: `Builds an archive in a temporary directory from recordings shipped inside the
 binary (made by our own writers), then ingests, lists, shows, searches,
 seeks, clips, exports byte for byte, flags, holds and checks, printing every
-command it runs. --keep leaves the archive and files behind to explore.`,
+command it runs. --keep leaves the archive and files behind to explore.
+--serve then keeps the demo archive running behind 'archivectl serve' and
+prints the URL of the moderators' page (Ctrl-C stops it).`,
 		flags: func(fs *flag.FlagSet, o *opts) {
 			fs.BoolVar(&o.dryRun, "keep", false, "keep the demo directory afterwards")
+			fs.BoolVar(&o.serve, "serve", false, "serve the demo archive afterwards (the web page at the printed URL)")
+			fs.StringVar(&o.listen, "listen", "127.0.0.1:8480", "with --serve: listen on `ADDR`")
 		},
 		run: runDemo,
 	}
@@ -167,6 +171,14 @@ func runDemo(ctx context.Context, e *env, o *opts, args []string) error {
 	}
 	if _, err := step("Totals", 0, "stats"); err != nil {
 		return err
+	}
+	if o.serve {
+		fmt.Fprintf(w, "\nServing the demo archive; open the URL below in a browser (Ctrl-C stops it).\n")
+		code := run(ctx, []string{"--archive", archiveDir, "serve", "--listen", o.listen}, e.stdin, e.stdout, e.stderr)
+		if code != 0 {
+			return errSilent
+		}
+		return nil
 	}
 	if o.dryRun {
 		fmt.Fprintf(w, "\nThe archive is kept in %s: try\n  archivectl --archive %s search player:Pulsar\n", archiveDir, archiveDir)

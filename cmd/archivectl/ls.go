@@ -13,6 +13,7 @@ import (
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/internal/textsafe"
 )
 
 func cmdLs() *command {
@@ -62,7 +63,7 @@ func runLs(ctx context.Context, e *env, o *opts, args []string) error {
 	fmt.Fprintln(tw, "ID\tFORMAT\tSTART\tDURATION\tPLAYERS\tMAP\tSIZE\tMARKS")
 	for _, m := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", m.ID, m.Format, fmtTime(m.Meta.Start),
-			fmtDuration(m.Meta.Duration), len(m.Meta.Players), trunc(m.Meta.Map, 24), humanBytes(m.NativeBytes), marks(m))
+			fmtDuration(m.Meta.Duration), len(m.Meta.Players), trunc(textsafe.Line(m.Meta.Map), 24), humanBytes(m.NativeBytes), textsafe.Line(marks(m)))
 	}
 	tw.Flush()
 	if len(rows) == 0 {

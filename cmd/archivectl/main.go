@@ -66,7 +66,7 @@ type opts struct {
 	out, format, note, reason, olderThan, maxBytes, maxAge string
 	listen, pruneEvery, tlsCert, tlsKey, grace, name, role string
 	at, around                                             string
-	redact                                                 bool
+	redact, serve                                          bool
 	limit                                                  int
 	formats                                                stringList
 	exportOpts                                             stringList
@@ -111,7 +111,7 @@ var errSilent = errors.New("")
 func commands() []*command {
 	cmds := []*command{
 		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdSearch(), cmdReindex(),
-		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(),
+		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(), cmdTakedowns(),
 		cmdRetention(), cmdPrune(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(),
 		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/server"
 )
 
@@ -90,4 +91,55 @@ func anyStrings(v any) []string {
 		}
 	}
 	return out
+}
+
+// TestTakedownsThroughCLI takes a recording down, sees its bytes refused
+// with who and why, lifts the takedown and ingests them again.
+func TestTakedownsThroughCLI(t *testing.T) {
+	corpus := formatstest.CorpusDir(t, "teehistorian")
+	c := newCLI(t)
+	tut := filepath.Join(corpus, "Tutorial.teehistorian")
+	c.ok("ingest", tut)
+	c.ok("delete", "7199", "--reason", "DMCA 118")
+	out, errs, code := c.run("ingest", tut)
+	if code != exitPartial || !strings.Contains(out, "taken down") || !strings.Contains(out, "DMCA 118") {
+		t.Fatalf("re-ingest of taken-down bytes: exit %d\n%s%s", code, out, errs)
+	}
+	if out := c.ok("takedowns"); !strings.Contains(out, "DMCA 118") || !strings.Contains(out, "71995651") {
+		t.Errorf("takedowns:\n%s", out)
+	}
+	c.ok("takedowns", "lift", "7199", "--reason", "appeal granted")
+	if out := c.ok("ingest", tut); !strings.Contains(out, "ingested 71995651") {
+		t.Errorf("ingest after lift:\n%s", out)
+	}
+	audit := c.ok("audit")
+	for _, want := range []string{"takedown", "lift-takedown", "appeal granted", "ingest"} {
+		if !strings.Contains(audit, want) {
+			t.Errorf("audit lacks %q:\n%s", want, audit)
+		}
+	}
+}
+
+// TestTextOutputEscapesFileContent: a player name carrying terminal escape
+// sequences is printed visibly, never raw.
+func TestTextOutputEscapesFileContent(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "evil.teehistorian")
+	var buf bytes.Buffer
+	if err := teehistorian.Generate(&buf, teehistorian.GenOptions{Players: 2, Seed: 3, MapName: "map\x1b]0;pwned\x07\x1b[2J"}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, buf.Bytes(), 0o600)
+	c.ok("ingest", p)
+	for _, args := range [][]string{{"ls"}, {"search", "format:teehistorian"}} {
+		out := c.ok(args...)
+		if strings.Contains(out, "\x1b") || strings.Contains(out, "\x07") {
+			t.Errorf("%v prints raw escape sequences: %q", args, out)
+		}
+	}
+	id := strings.Fields(c.ok("ls"))[8] // the first row's id, after the header
+	if out := c.ok("show", id[:8]); strings.Contains(out, "\x1b") || !strings.Contains(out, `\x1b]0;pwned`) {
+		t.Errorf("show: %q", out)
+	}
 }

@@ -10,7 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/internal/textsafe"
 	"github.com/replayarchive/replay/formats"
 )
 
@@ -96,6 +98,24 @@ func runShow(ctx context.Context, e *env, o *opts, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(j)
 	}
+	// Text taken from the file is printed with its control characters
+	// escaped: a crafted name must not drive the moderator's terminal.
+	safe := textsafe.Line
+	j.Session, j.Map, j.Server, j.Source = safe(j.Session), safe(j.Map), safe(j.Server), safe(j.Source)
+	for i := range j.Flags {
+		j.Flags[i] = safe(j.Flags[i])
+	}
+	for i, p := range j.Players {
+		j.Players[i] = formats.Player{Name: safe(p.Name), ID: safe(p.ID), Team: safe(p.Team)}
+	}
+	for i := range j.Warnings {
+		j.Warnings[i] = safe(j.Warnings[i])
+	}
+	attrs := make(map[string]string, len(j.Attrs))
+	for k, v := range j.Attrs {
+		attrs[safe(k)] = safe(v)
+	}
+	j.Attrs = attrs
 	w := e.stdout
 	fmt.Fprintf(w, "id:        %s\nformat:    %s\nsession:   %s\n", j.ID, j.Format, orDash(j.Session))
 	fmt.Fprintf(w, "start:     %s\nduration:  %s (%d ticks", orDash(j.Start), fmtDuration(m.Meta.Duration), j.Ticks)
@@ -107,13 +127,13 @@ func runShow(ctx context.Context, e *env, o *opts, args []string) error {
 		100*float64(j.StoredBytes)/float64(max(j.NativeBytes, 1)), j.Chunks)
 	fmt.Fprintf(w, "sha256:    %s\ningested:  %s from %s\n", j.SHA256, j.Ingested, orDash(j.Source))
 	if m.Hold != nil {
-		fmt.Fprintf(w, "hold:      %s (since %s)\n", m.Hold.Reason, fmtTime(m.Hold.At))
+		fmt.Fprintf(w, "hold:      %s (since %s)\n", safe(m.Hold.Reason), fmtTime(m.Hold.At))
 	}
 	if len(j.Flags) > 0 {
 		fmt.Fprintf(w, "flags:     %s\n", strings.Join(j.Flags, ", "))
 		for _, f := range m.Flags {
 			if f.Note != "" {
-				fmt.Fprintf(w, "           %s: %s\n", f.Name, f.Note)
+				fmt.Fprintf(w, "           %s: %s\n", safe(f.Name), safe(f.Note))
 			}
 		}
 	}
@@ -147,6 +167,15 @@ func runShow(ctx context.Context, e *env, o *opts, args []string) error {
 	}
 	for _, warn := range j.Warnings {
 		fmt.Fprintf(w, "warning:   %s\n", warn)
+	}
+	// Offer only what works: a clip where the format can clip, else the
+	// whole file and the frames.
+	short, ext := j.ID[:8], replay.Extension(j.Format)
+	fmt.Fprintf(w, "get it:    archivectl export %s -o %s%s\n", short, short, ext)
+	if x, err := e.lib(); err == nil && x.CanClip(j.Format) {
+		fmt.Fprintf(w, "clip:      archivectl export %s --from 1m --to 1m30s -o clip-%s%s\n", short, short, ext)
+	} else {
+		fmt.Fprintf(w, "frames:    archivectl frames %s --from 0 --to 100   (%s recordings cannot be clipped)\n", short, j.Format)
 	}
 	return nil
 }
