@@ -12,8 +12,8 @@ import (
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
-	"github.com/replayarchive/replay/internal/textsafe"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/textsafe"
 )
 
 func cmdShow() *command {
