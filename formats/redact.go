@@ -15,9 +15,9 @@ import (
 // learn those secrets (a viewer's clip, `export --redact`) is written through
 // Redact instead of Clip or a byte copy of the original.
 type Redactor interface {
-	// Redact writes the ticks in r (r.IsAll() for the whole recording) of
-	// an archived recording to w as a valid native file of the format, in which every
-	// secret the codec knows of is replaced by a fixed placeholder. Apart
+	// Redact writes the ticks in r (r.IsAll() for the whole recording) of an
+	// archived recording to w as a valid native file of the format, in which
+	// every secret the codec knows of is replaced by a fixed placeholder. Apart
 	// from the replaced secrets the file holds what Clip would give for the
 	// same range: the same ticks, players and positions, readable by this
 	// codec and by the format's own tools. The codec documents its list of

@@ -2,12 +2,12 @@
 // one formats.Codec each, in one package because they share one data model
 // (Frame, the session API JSON) and convert into each other:
 //
-//   - .butter (New, name "butter"): the binary format of
+//   - .butter (New, Name = "butter"): the binary format of
 //     NtsFranz/Butter-Replays, versions 1-3 read, version 3 written byte
 //     for byte like the reference C# writer;
-//   - .echoreplay (NewEchoReplay, name "echoreplay"): Spark's text format,
+//   - .echoreplay (NewEchoReplay, EchoReplayName = "echoreplay"): Spark's text format,
 //     one API fetch per line, plain or zipped;
-//   - .milk (NewMilk, name "milk"): Exhibit's older binary format, read
+//   - .milk (NewMilk, MilkName = "milk"): Exhibit's older binary format, read
 //     only.
 //
 // Each codec is also a formats.Exporter for the formats "butter" and

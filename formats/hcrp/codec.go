@@ -158,7 +158,7 @@ func newMetadata(h *Header, metaRaw []byte) (*formats.Metadata, *collector) {
 	col := &collector{players: map[int32]formats.Player{}, seen: map[int32]bool{}}
 	m, err := DecodeMeta(metaRaw)
 	if err != nil {
-		md.Warnings = append(md.Warnings, "hcrp: "+err.Error())
+		md.Warnings = append(md.Warnings, Name+": "+err.Error())
 	}
 	if m == nil {
 		return md, col
@@ -256,7 +256,7 @@ func (c *collector) event(tick int64, e *Event) {
 
 func (c *collector) finish(md *formats.Metadata) {
 	if c.dropped > 0 {
-		md.Warnings = append(md.Warnings, fmt.Sprintf("hcrp: %d run and join events past the first %d were not indexed", c.dropped, maxIndexedEvents))
+		md.Warnings = append(md.Warnings, fmt.Sprintf("%s: %d run and join events past the first %d were not indexed", Name, c.dropped, maxIndexedEvents))
 	}
 	sort.SliceStable(c.events, func(i, j int) bool { return c.events[i].Tick < c.events[j].Tick })
 	md.Events = c.events
