@@ -95,3 +95,35 @@ func TestCheckChunk(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRange checks the Range methods against their definition on any
+// range, recording length and tick: Contains is "From <= tick <= To, or no
+// To", Past and Contains never both hold, and Clamp keeps exactly the ticks
+// of [0, last] that the range holds.
+func FuzzRange(f *testing.F) {
+	f.Add(int64(0), int64(-1), int64(99), int64(5))
+	f.Add(int64(10), int64(20), int64(15), int64(16))
+	f.Add(int64(5), int64(2), int64(99), int64(3))
+	f.Add(int64(-3), int64(-1), int64(-1), int64(0))
+	f.Fuzz(func(t *testing.T, from, to, last, tick int64) {
+		r := Ticks(from, to)
+		want := tick >= from && (to < 0 || tick <= to)
+		if r.Contains(tick) != want {
+			t.Fatalf("%v.Contains(%d) = %v, want %v", r, tick, !want, want)
+		}
+		if r.Past(tick) && r.Contains(tick) {
+			t.Fatalf("%v: tick %d both past and inside", r, tick)
+		}
+		if r.Empty() && r.Contains(tick) {
+			t.Fatalf("empty %v contains %d", r, tick)
+		}
+		c := r.Clamp(last)
+		if c.Open() {
+			t.Fatalf("%v.Clamp(%d) = %v is open", r, last, c)
+		}
+		inRec := tick >= 0 && tick <= last
+		if c.Contains(tick) != (want && inRec) {
+			t.Fatalf("%v.Clamp(%d) = %v: Contains(%d) = %v, want %v", r, last, c, tick, c.Contains(tick), want && inRec)
+		}
+	})
+}

@@ -380,7 +380,7 @@ func checkClip(t *testing.T, codec *Codec, file []byte, from, to int64) {
 	}
 	covering := 0
 	for _, c := range rec.ChunkIndex {
-		if c.EndTick() > from && (to < 0 || c.StartTick <= to) {
+		if c.EndTick() > from && !formats.Ticks(from, to).Past(c.StartTick) {
 			covering++
 		}
 	}
