@@ -367,7 +367,7 @@
         const when = e.at ? wall(e.at) : offset(e.time_ms);
         const open = el('a', { href: `/r/${h.id}?t=${e.tick}`, 'data-nav': true, text: 'Open', 'aria-label': `Open the recording at tick ${e.tick}` });
         const cells = [el('td', { class: 'num', text: when }), el('td', { class: 'num', text: String(e.tick) }),
-          el('td', { text: e.player || '' }), el('td', { text: `${e.kind}${e.text ? ': ' + e.text : ''}` })];
+          el('td', { text: e.player || '' }), el('td', { class: 'text', text: `${e.kind}${e.text ? ': ' + e.text : ''}` })];
         const act = el('td', {}, open);
         if (e.clip_url) {
           act.append(' ', el('button', { type: 'button', text: 'Clip', 'aria-label': `Download a clip around tick ${e.tick}`, onclick: () => download(e.clip_url, $('summary')) }));
@@ -646,10 +646,11 @@
     tb.replaceChildren();
     const list = entries.slice().sort((a, b) => (b.seq || 0) - (a.seq || 0));
     for (const a of list) {
-      tb.append(el('tr', { dataset: { action: a.action } }, el('td', { class: 'num', text: a.at ? wall(a.at) : '' }), el('td', { text: a.who || '' }),
-        el('td', { text: [a.action, a.detail].filter(Boolean).join(': ') }), el('td', { text: a.reason || '' })));
+      const what = el('td', { class: 'text' }, [a.action, a.detail].filter(Boolean).join(': '));
+      if (a.reason) what.append(el('br'), el('span', { class: 'muted', text: a.reason }));
+      tb.append(el('tr', { dataset: { action: a.action } }, el('td', { class: 'num', text: a.at ? wall(a.at) : '' }), el('td', { text: a.who || '' }), what));
     }
-    if (!list.length) tb.append(el('tr', {}, el('td', { colspan: 4, class: 'muted', text: 'No history yet' })));
+    if (!list.length) tb.append(el('tr', {}, el('td', { colspan: 3, class: 'muted', text: 'No history yet' })));
   }
 
   async function refreshAudit() {
@@ -849,7 +850,7 @@
       const w = e.at ? wall(e.at) : offset(e.time_ms !== undefined ? e.time_ms : timeAt(e.tick));
       tb.append(el('tr', { dataset: { tick: e.tick } },
         el('td', { class: 'num', text: w }), el('td', { class: 'num', text: String(e.tick) }),
-        el('td', { text: e.player || '' }), el('td', { text: `${e.kind}${e.text ? ': ' + e.text : ''}` }),
+        el('td', { text: e.player || '' }), el('td', { class: 'text', text: `${e.kind}${e.text ? ': ' + e.text : ''}` }),
         el('td', {}, el('button', { type: 'button', text: 'Go', 'aria-label': `Go to tick ${e.tick}`, onclick: () => { stop(); select(e.tick); } }))));
     }
     $('ev-more').textContent = total > n ? `${total - n} more events in view: zoom in to list them` : (total ? '' : 'No events in view');
@@ -932,6 +933,11 @@
       if (label) t.label = label;
       t.pts.push([tick, x, y]);
     };
+    // A gap is a point without a position: no line is drawn across it.
+    const gap = (id, tick) => {
+      const t = tracks.get(id);
+      if (t) t.pts.push([tick, NaN, NaN]);
+    };
     let lines = 0;
     for (const line of text.split('\n')) {
       if (!line) continue;
@@ -943,6 +949,10 @@
       switch (f.type) {
         case 'player_new': case 'player_diff':
           push('c' + d.cid, null, f.tick, d.x, d.y);
+          break;
+        case 'player_old': // the character died or left: the trail breaks
+          push('c' + d.cid, null, f.tick, d.x, d.y);
+          gap('c' + d.cid, f.tick);
           break;
         case 'message':
           if (d.name && d.cid !== undefined) names.set(String(d.cid), d.name);
@@ -961,6 +971,7 @@
         }
         case 'destroy_entity':
           abs.delete(d.entity);
+          gap('e' + d.entity, f.tick);
           break;
         case 'frame':
           if (Array.isArray(d.teams)) {
@@ -994,7 +1005,8 @@
   function colorFor(id) {
     let h = 0;
     for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
-    return `hsl(${h % 360}, 80%, 62%)`;
+    // The golden angle spreads ids that differ by one character apart.
+    return `hsl(${Math.round((h * 137.508) % 360)}, 80%, 62%)`;
   }
 
   function labelFor(id, track, tick, pieceNames) {
@@ -1054,11 +1066,12 @@
         if (!m) { m = { label: t.label, pts: [] }; tracks.set(id, m); }
         if (t.label) m.label = t.label;
         for (const pt of t.pts) {
+          if (pt[0] >= sel - trail && pt[0] <= sel) m.pts.push(pt);
+          if (isNaN(pt[1])) continue;
           // The bounds cover the whole pieces, so the picture holds still
           // while the selection moves inside them.
           minX = Math.min(minX, pt[1]); maxX = Math.max(maxX, pt[1]);
           minY = Math.min(minY, pt[2]); maxY = Math.max(maxY, pt[2]);
-          if (pt[0] >= sel - trail && pt[0] <= sel) m.pts.push(pt);
         }
       }
     }
@@ -1086,12 +1099,13 @@
         g.lineJoin = 'round';
         for (let i = 1; i < t.pts.length; i++) {
           const p = t.pts[i - 1], q = t.pts[i];
-          if (q[0] - p[0] > trail / 3) continue; // a gap: the player was away
+          if (isNaN(p[1]) || isNaN(q[1]) || q[0] - p[0] > trail / 3) continue; // a gap: dead or away
           g.globalAlpha = 0.25 + 0.75 * ((q[0] - (sel - trail)) / trail);
           g.beginPath(); g.moveTo(X(p[1]), Y(p[2])); g.lineTo(X(q[1]), Y(q[2])); g.stroke();
         }
         g.globalAlpha = 1;
         const h = t.pts[t.pts.length - 1];
+        if (isNaN(h[1])) continue; // not in the game at the selected moment
         g.fillStyle = col;
         g.beginPath(); g.arc(X(h[1]), Y(h[2]), 5, 0, Math.PI * 2); g.fill();
         const label = labelFor(id, t, sel, names);
