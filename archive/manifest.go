@@ -204,23 +204,34 @@ func (m *Manifest) UnmarshalJSON(b []byte) error {
 // so the table is found from the end without a scan. A value of another
 // shape goes through json.Unmarshal.
 func decodeManifest(v []byte) (*Manifest, error) {
-	m := new(Manifest)
-	head, enc, ok := splitTable(v)
-	if !ok {
-		return m, json.Unmarshal(v, m)
+	m, table, err := decodeManifestLazy(v)
+	if err != nil || table == nil {
+		return m, err
 	}
-	if err := json.Unmarshal(head, m); err != nil {
-		return nil, err
-	}
-	table := make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
-	n, err := base64.StdEncoding.Decode(table, enc)
-	if err != nil {
-		return nil, fmt.Errorf("archive: chunk table: %w", err)
-	}
-	if m.Chunks, err = decodeChunkTable(table[:n]); err != nil {
+	if m.Chunks, err = decodeChunkTable(table); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// decodeManifestLazy is decodeManifest leaving the binary chunk table
+// undecoded: it returns the table, with m.Chunks nil, when v holds one at
+// its end, else m as json.Unmarshal reads it and a nil table.
+func decodeManifestLazy(v []byte) (m *Manifest, table []byte, err error) {
+	m = new(Manifest)
+	head, enc, ok := splitTable(v)
+	if !ok {
+		return m, nil, json.Unmarshal(v, m)
+	}
+	if err := json.Unmarshal(head, m); err != nil {
+		return nil, nil, err
+	}
+	table = make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
+	n, err := base64.StdEncoding.Decode(table, enc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("archive: chunk table: %w", err)
+	}
+	return m, table[:n], nil
 }
 
 // splitTable cuts v into the manifest without its table (a JSON object)
@@ -273,21 +284,33 @@ func appendChunkTable(b []byte, chunks []ChunkEntry) []byte {
 	return b
 }
 
-// decodeChunkTable reads a table written by appendChunkTable. The count is
-// checked against the table's size before anything is allocated.
+// decodeChunkTable reads a table written by appendChunkTable.
 func decodeChunkTable(b []byte) ([]ChunkEntry, error) {
+	var out []ChunkEntry
+	err := eachChunkEntry(b, func(n int) { out = make([]ChunkEntry, 0, n) }, func(c *ChunkEntry) { out = append(out, *c) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachChunkEntry decodes table b, calling count with the number of entries
+// (checked against the table's size before anything is allocated) and then
+// fn with each entry.
+func eachChunkEntry(b []byte, count func(n int), fn func(c *ChunkEntry)) error {
 	if len(b) == 0 || b[0] != chunkTableVersion {
-		return nil, fmt.Errorf("archive: chunk table: want version %d at offset 0", chunkTableVersion)
+		return fmt.Errorf("archive: chunk table: want version %d at offset 0", chunkTableVersion)
 	}
 	r := tableReader{b: b, off: 1}
 	n := r.uvarint("count")
 	if r.err == nil && n > uint64(len(b)-r.off)/minChunkEntry {
-		return nil, fmt.Errorf("archive: chunk table claims %d chunks in %d bytes", n, len(b))
+		return fmt.Errorf("archive: chunk table claims %d chunks in %d bytes", n, len(b))
 	}
-	out := make([]ChunkEntry, 0, n)
+	count(int(n))
 	var endTick, endOff int64
 	var prevTime time.Duration
-	for i := uint64(0); i < n && r.err == nil; i++ {
+	i := uint64(0)
+	for ; i < n && r.err == nil; i++ {
 		var c ChunkEntry
 		c.StartTick = endTick + r.varint("start tick")
 		ticks := r.uvarint("ticks")
@@ -298,15 +321,17 @@ func decodeChunkTable(b []byte) ([]ChunkEntry, error) {
 		c.Stored = r.size("stored size")
 		c.CRC = r.uint32()
 		endTick, endOff, prevTime = c.StartTick+c.Ticks, c.Offset+c.Length, c.Time
-		out = append(out, c)
+		if r.err == nil {
+			fn(&c)
+		}
 	}
 	if r.err == nil && r.off != len(b) {
 		r.err = fmt.Errorf("%d bytes after the last chunk", len(b)-r.off)
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("archive: chunk table entry %d (offset %d): %w", len(out), r.off, r.err)
+		return fmt.Errorf("archive: chunk table entry %d (offset %d): %w", max(i, 1)-1, r.off, r.err)
 	}
-	return out, nil
+	return nil
 }
 
 // tableReader reads varints, keeping the first error.

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats"
@@ -28,6 +29,11 @@ type Recording struct {
 	header  []byte
 	trailer []byte
 	chunks  []formats.Chunk
+	crcs    []uint32 // CRC-32C of each chunk's native bytes
+	// table is the manifest's binary chunk table, decoded into m.Chunks
+	// only when Manifest is called (see Open).
+	table     []byte
+	tableOnce sync.Once
 	// reads counts chunk reads (for tests and `frames --stats`).
 	reads int
 }
@@ -35,13 +41,13 @@ type Recording struct {
 // Open opens recording id for reading.
 func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 	var m *Manifest
-	var heads []byte
+	var heads, table []byte
 	err := a.catalog.View(func(tx *bolt.Tx) (err error) {
 		v := tx.Bucket(bucketRecordings).Get(id[:])
 		if v == nil {
 			return fmt.Errorf("%s: %w", id, ErrNotFound)
 		}
-		if m, err = decodeManifest(v); err != nil {
+		if m, table, err = decodeManifestLazy(v); err != nil {
 			return fmt.Errorf("archive: manifest %s: %w", id, err)
 		}
 		heads = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
@@ -57,7 +63,29 @@ func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 	if err != nil {
 		return nil, fmt.Errorf("archive: recording %s: %w", id, err)
 	}
-	r := &Recording{a: a, m: m, meta: m.Meta, header: h, trailer: t, chunks: m.formatChunks()}
+	r := &Recording{a: a, m: m, meta: m.Meta, header: h, trailer: t, table: table}
+	// Opening must not cost more for a long recording than for a short
+	// one (issue 15): the table is decoded once, straight into the codec's
+	// view and the CRCs; m.Chunks waits until someone asks for it.
+	if table == nil {
+		r.chunks, r.crcs = m.formatChunks(), make([]uint32, len(m.Chunks))
+		for i, c := range m.Chunks {
+			r.crcs[i] = c.CRC
+		}
+	} else {
+		err := eachChunkEntry(table, func(n int) {
+			r.chunks, r.crcs = make([]formats.Chunk, 0, n), make([]uint32, 0, n)
+		}, func(c *ChunkEntry) {
+			r.chunks = append(r.chunks, formats.Chunk{
+				StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
+				Offset: c.Offset, Length: c.Length, Precompressed: c.Precompressed,
+			})
+			r.crcs = append(r.crcs, c.CRC)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("archive: manifest %s: %w", id, err)
+		}
+	}
 	r.meta.ID = m.ID
 	if len(r.meta.Flags) != len(m.AllFlags()) {
 		r.meta.Flags = m.AllFlags()
@@ -65,8 +93,20 @@ func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 	return r, nil
 }
 
-// Manifest returns the recording's manifest.
-func (r *Recording) Manifest() *Manifest { return r.m }
+// Manifest returns the recording's manifest, its chunk table included.
+func (r *Recording) Manifest() *Manifest {
+	r.tableOnce.Do(func() {
+		if r.table != nil {
+			// Open decoded the same bytes already: no error is left.
+			r.m.Chunks, _ = decodeChunkTable(r.table)
+		}
+	})
+	return r.m
+}
+
+// Format returns the recording's format name, without decoding the chunk
+// table into the manifest as Manifest does.
+func (r *Recording) Format() string { return r.m.Format }
 
 // Meta implements formats.Source. Events are not loaded (see Archive.Events).
 func (r *Recording) Meta() *formats.Metadata { return &r.meta }
@@ -86,13 +126,14 @@ func (r *Recording) Reads() int { return r.reads }
 // ReadChunk implements formats.Source: it reads chunk i from the shard in
 // one short transaction, then decompresses and verifies it outside it.
 func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte, err error) {
-	if i < 0 || i >= len(r.m.Chunks) {
+	if i < 0 || i >= len(r.chunks) {
 		return nil, nil, fmt.Errorf("archive: recording %s has no chunk %d", r.m.ID, i)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	e := r.m.Chunks[i]
+	c := r.chunks[i]
+	e := ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}
 	blob, err := r.a.readBlob(r.m.Shard, r.m.owner(), e.StartTick)
 	if err != nil {
 		return nil, nil, fmt.Errorf("archive: recording %s chunk %d (tick %d): %w", r.m.ID, i, e.StartTick, err)
@@ -184,7 +225,7 @@ type exportPiece struct {
 // stops at the first error (sent as the last piece) or when ctx ends.
 func (r *Recording) readAhead(ctx context.Context, pieces chan<- exportPiece) {
 	defer close(pieces)
-	for i := range r.m.Chunks {
+	for i := range r.chunks {
 		native, _, err := r.ReadChunk(ctx, i)
 		select {
 		case pieces <- exportPiece{native, err}:
