@@ -10,7 +10,8 @@
 // chunk covers a contiguous range of ticks (frames, game loops: whatever the
 // format counts in), starts on a tick boundary, and carries a small resume
 // state: what a decoder must know to start decoding at that chunk without
-// reading the ones before it. Chunk start ticks strictly increase.
+// reading the ones before it. Chunk start ticks strictly increase; CheckChunk
+// holds every rule a chunk must pass.
 //
 // The codec also reports metadata (players, map, server, searchable events)
 // and, given random access to an archived recording through a Source, decodes
@@ -19,9 +20,11 @@
 // Codecs never import the archive; the archive and the ingest pipeline import
 // codecs through this package.
 //
-// Every codec package has the same shape: a `const Name` holding the format's
-// name as stored in manifests (Codec.Name returns it, errors and docs use it),
-// and a constructor `New() *Codec` returning the codec with its defaults
+// Every codec package has the same shape: a constant Name holding the
+// format's name as stored in manifests (Codec.Name returns it; Error.Format,
+// warnings and the format lists of exporters use it; error strings keep Go's
+// literal package prefix, as in "hcrp: ..."), and a constructor
+// New() *Codec returning the codec with its defaults
 // (formats/butter, which holds three formats, also has NewMilk and
 // NewEchoReplay, and a name constant per format). Pointers, because several
 // codecs carry settings a caller may change (teehistorian's ChunkSize,
