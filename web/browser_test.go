@@ -641,3 +641,123 @@ func TestRecordingPageTimeToInteractive(t *testing.T) {
 		t.Errorf("the recording page takes %.0f ms to become usable (median), far above the 300 ms goal", warm[len(warm)/2])
 	}
 }
+
+// TestTrailsEveryFormat opens a recording of each format that carries
+// positions (teehistorian, HCRP, VTX, .butter, .milk) and checks that the
+// picture draws named trails; an SC2 replay says it has none.
+func TestTrailsEveryFormat(t *testing.T) {
+	corpus := filepath.Dir(formatstest.CorpusDir(t, "teehistorian"))
+	root := formatstest.ModuleRoot(t)
+	files := map[string]string{
+		"teehistorian": filepath.Join(corpus, "teehistorian", samiiID+".teehistorian"),
+		"hcrp":         filepath.Join(root, "cmd", "archivectl", "demodata", "parkour-fast.hcrp"),
+		"vtx":          filepath.Join(corpus, "vtx", "arena_from_fbs_ds.vtx"),
+		"butter":       filepath.Join(corpus, "butter", "reference", "butter", "milk_2020-09-07.zstd_22.k300.butter"),
+		"milk":         filepath.Join(corpus, "butter", "example.milk"),
+		"sc2replay":    filepath.Join(corpus, "sc2replay", "wol-1.0.0.16117-froadac-vs-jdorty.SC2Replay"),
+	}
+	var paths []string
+	for _, p := range files {
+		paths = append(paths, p)
+	}
+	s := startServer(t, paths...)
+	ids := map[string]string{}
+	err := s.x.List(context.Background(), func(m *archive.Manifest) error { ids[m.Format] = m.ID.String(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, 1280, 800)
+	for format := range files {
+		t.Run(format, func(t *testing.T) {
+			b.t = t
+			id := ids[format]
+			if id == "" {
+				t.Fatalf("no %s recording in the archive (%v)", format, ids)
+			}
+			rec, err := s.x.Recording(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mid := rec.LastTick() / 2
+			b.do("open", chromedp.Navigate(fmt.Sprintf("%s/r/%s?t=%d", s.url, id, mid)))
+			b.waitFor("the recording page", `document.body.dataset.ready === 'recording'`)
+			tracks := eval[int](b, `+document.getElementById('trails').dataset.tracks`)
+			labels := eval[string](b, `document.getElementById('trails').dataset.labels`)
+			if format == "sc2replay" {
+				if tracks != 0 {
+					t.Errorf("%d trails drawn from an SC2 replay", tracks)
+				}
+				if note := eval[string](b, `document.getElementById('trail-note').textContent`); !strings.Contains(note, "No positions") {
+					t.Errorf("the picture's note says %q", note)
+				}
+				return
+			}
+			if tracks == 0 {
+				t.Fatalf("no trails drawn at tick %d", mid)
+			}
+			for _, l := range strings.Split(labels, "\n") {
+				if l == "" || strings.HasPrefix(l, "#") {
+					t.Errorf("a trail without a name: %q in %q", l, labels)
+				}
+			}
+			t.Logf("%s at tick %d: %d trails: %s", format, mid, tracks, strings.ReplaceAll(labels, "\n", ", "))
+		})
+	}
+}
+
+// TestAdminActions: with no tokens a loopback caller is an admin. The
+// original download is the ingested file byte for byte; hold and release
+// and a takedown go through their dialogs into the archive and the
+// history.
+func TestAdminActions(t *testing.T) {
+	corpus := formatstest.CorpusDir(t, "teehistorian")
+	s := startServer(t, corpus)
+	b := newBrowser(t, 1280, 800)
+	b.do("open", chromedp.Navigate(s.url+"/r/"+samiiID))
+	b.waitFor("the recording page", `document.body.dataset.ready === 'recording'`)
+	if who := eval[string](b, `document.getElementById('who').textContent`); !strings.HasSuffix(who, "(admin)") {
+		t.Fatalf("signed in as %q, want a loopback admin", who)
+	}
+	b.do("download the original", chromedp.Click(chromedp.ID("dl-original")))
+	name, data := b.download(".teehistorian")
+	original, err := os.ReadFile(filepath.Join(corpus, samiiID+".teehistorian"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, original) {
+		t.Errorf("the original download %s (%d bytes) differs from the ingested file (%d bytes)", name, len(data), len(original))
+	}
+
+	// An empty reason is refused by the form: the hold needs one.
+	b.do("hold", chromedp.Click(chromedp.ID("do-hold")))
+	b.waitFor("the hold dialog", `document.getElementById('act-dlg').open`)
+	b.do("confirm without a reason", chromedp.Click(chromedp.ID("act-ok")))
+	if m, _ := s.x.Manifest(samiiID); m.Hold != nil {
+		t.Fatal("held without a reason")
+	}
+	b.do("give a reason", chromedp.SendKeys(chromedp.ID("act-note"), "evidence for ticket 7"), chromedp.Click(chromedp.ID("act-ok")))
+	b.waitFor("held", `document.getElementById('hold').textContent.startsWith('Held: evidence for ticket 7') && !document.getElementById('do-release').hidden`)
+	if m, _ := s.x.Manifest(samiiID); m.Hold == nil || m.Hold.Reason != "evidence for ticket 7" {
+		t.Errorf("the archive's hold: %+v", m.Hold)
+	}
+	// A held recording cannot be taken down: the dialog shows the
+	// server's refusal and stays open.
+	b.do("take down", chromedp.Click(chromedp.ID("do-delete")))
+	b.waitFor("the takedown dialog", `document.getElementById('act-dlg').open`)
+	b.do("reason", chromedp.SendKeys(chromedp.ID("act-note"), "DMCA"), chromedp.Click(chromedp.ID("act-ok")))
+	b.waitFor("the refusal", `!document.getElementById('act-err').hidden`)
+	b.do("cancel", chromedp.Click(chromedp.ID("act-cancel")))
+	b.do("release", chromedp.Click(chromedp.ID("do-release")))
+	b.waitFor("the release dialog", `document.getElementById('act-dlg').open`)
+	b.do("confirm", chromedp.SendKeys(chromedp.ID("act-note"), "ticket closed"), chromedp.Click(chromedp.ID("act-ok")))
+	b.waitFor("released", `document.getElementById('hold').textContent === 'Not held'`)
+	b.waitFor("hold and release in the history", `document.querySelector('#audit tr[data-action=hold]') && document.querySelector('#audit tr[data-action=release]')`)
+
+	b.do("take down", chromedp.Click(chromedp.ID("do-delete")))
+	b.waitFor("the takedown dialog", `document.getElementById('act-dlg').open`)
+	b.do("reason", chromedp.SendKeys(chromedp.ID("act-note"), "DMCA notice 42"), chromedp.Click(chromedp.ID("act-ok")))
+	b.waitFor("back at the search with a notice", `location.pathname === '/' && document.getElementById('notice').textContent.includes('DMCA notice 42')`)
+	if _, err := s.x.Manifest(samiiID); !errors.Is(err, archive.ErrNotFound) {
+		t.Errorf("the recording is still there after the takedown: %v", err)
+	}
+}

@@ -107,3 +107,29 @@ func TestNoExternalResources(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHandler: any path and method gets the page, an asset, 404 or 405,
+// never a panic or a server error.
+func FuzzHandler(f *testing.F) {
+	for _, s := range []string{"/", "/r/abc", "/r/", "/static/app.js", "/static/app.js?v=1", "/static/../../etc/passwd", "/%2e%2e/", "/r/a%2Fb", "//r//x", "/static//app.css"} {
+		f.Add("GET", s)
+	}
+	f.Add("POST", "/")
+	h := web.Handler()
+	f.Fuzz(func(t *testing.T, method, target string) {
+		if !strings.HasPrefix(target, "/") {
+			target = "/" + target
+		}
+		req, err := http.NewRequest(method, "http://example.test"+target, nil)
+		if err != nil {
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 304, 404, 405:
+		default:
+			t.Fatalf("%s %s: status %d", method, target, rec.Code)
+		}
+	})
+}

@@ -917,8 +917,9 @@
   /**
    * Turns NDJSON frames into tracks: id -> {label, pts: [[tick, x, y]]}.
    * It knows where each codec puts positions: teehistorian player_new and
-   * player_diff (cid, x, y), HCRP spawn_entity/absolute_move/delta_move
-   * (entity, x, z seen from above), .butter frames (teams[].players[] with
+   * player_diff (cid, x, y), HCRP state (at the start of a range),
+   * spawn_entity, absolute_move and delta_move (entity, x, z seen from
+   * above), .butter frames (teams[].players[] with
    * body or head position, and the disc), VTX frames (buckets[].entities[]
    * with props.Position).
    */
@@ -956,6 +957,13 @@
           break;
         case 'message':
           if (d.name && d.cid !== undefined) names.set(String(d.cid), d.name);
+          break;
+        case 'state': // HCRP: where every entity is when a range starts mid-chunk
+          for (const en of Array.isArray(d.entities) ? d.entities : []) {
+            if (typeof en.x !== 'number' || typeof en.z !== 'number') continue;
+            abs.set(en.entity, [en.x, en.z]);
+            push('e' + en.entity, null, f.tick, en.x, en.z);
+          }
           break;
         case 'spawn_entity': case 'absolute_move':
           abs.set(d.entity, [d.x, d.z]);
