@@ -132,14 +132,29 @@ func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	return r.readChunk(i, nil, nil)
+}
+
+// readChunk is ReadChunk copying the blob into *blobBuf (kept for the next
+// call) and decoding into dst, when they are large enough. With blobBuf nil
+// both are allocated; with blobBuf given, dst must not be nil (the native
+// bytes of a precompressed chunk must not alias the reused blob buffer).
+func (r *Recording) readChunk(i int, blobBuf *[]byte, dst []byte) (native, resume []byte, err error) {
 	c := r.chunks[i]
 	e := ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}
-	blob, err := r.a.readBlob(r.m.Shard, r.m.owner(), e.StartTick)
+	var buf []byte
+	if blobBuf != nil {
+		buf = *blobBuf
+	}
+	blob, err := r.a.readBlobInto(r.m.Shard, r.m.owner(), e.StartTick, buf)
+	if blobBuf != nil {
+		*blobBuf = blob
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("archive: recording %s chunk %d (tick %d): %w", r.m.ID, i, e.StartTick, err)
 	}
 	r.reads++
-	native, resume, err = r.a.decodeBlob(blob, e)
+	native, resume, err = r.a.decodeBlobInto(blob, e, dst)
 	if err != nil {
 		return nil, nil, fmt.Errorf("archive: recording %s chunk %d (tick %d): %w", r.m.ID, i, e.StartTick, err)
 	}
@@ -148,13 +163,18 @@ func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte
 
 // readBlob copies one chunk blob out of its shard.
 func (a *Archive) readBlob(shard string, owner uuid.UUID, tick int64) ([]byte, error) {
+	return a.readBlobInto(shard, owner, tick, nil)
+}
+
+// readBlobInto is readBlob copying into buf's storage (grown if needed).
+func (a *Archive) readBlobInto(shard string, owner uuid.UUID, tick int64, buf []byte) ([]byte, error) {
 	var blob []byte
 	err := a.viewShard(shard, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketChunks).Get(chunkKey(owner, tick))
 		if v == nil {
 			return fmt.Errorf("chunk missing from shard %s", shard)
 		}
-		blob = bytes.Clone(v)
+		blob = append(buf[:0], v...)
 		return nil
 	})
 	return blob, err
@@ -186,7 +206,8 @@ func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	pieces := make(chan exportPiece, exportAhead)
-	go r.readAhead(ctx, pieces)
+	free := make(chan []byte, exportAhead+2)
+	go r.readAhead(ctx, pieces, free)
 	defer func() {
 		cancel()
 		for range pieces { // let the reader finish before returning
@@ -198,6 +219,10 @@ func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 		}
 		if err := write(p.native); err != nil {
 			return n, err
+		}
+		select {
+		case free <- p.native:
+		default:
 		}
 	}
 	if err := write(r.trailer); err != nil {
@@ -223,10 +248,22 @@ type exportPiece struct {
 
 // readAhead reads every chunk in order into pieces, then closes it. It
 // stops at the first error (sent as the last piece) or when ctx ends.
-func (r *Recording) readAhead(ctx context.Context, pieces chan<- exportPiece) {
+// Buffers the writer is done with come back through free: a whole export
+// allocates a handful of chunk buffers, not one per chunk.
+func (r *Recording) readAhead(ctx context.Context, pieces chan<- exportPiece, free <-chan []byte) {
 	defer close(pieces)
+	var blobBuf []byte
 	for i := range r.chunks {
-		native, _, err := r.ReadChunk(ctx, i)
+		dst := []byte{} // never nil: see readChunk
+		select {
+		case dst = <-free:
+		default:
+		}
+		var native []byte
+		err := ctx.Err()
+		if err == nil {
+			native, _, err = r.readChunk(i, &blobBuf, dst)
+		}
 		select {
 		case pieces <- exportPiece{native, err}:
 		case <-ctx.Done():

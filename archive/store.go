@@ -345,6 +345,13 @@ func encodeBlobWith(enc *zstd.Encoder, scratch *[]byte, resume, native []byte, p
 
 // decodeBlob reverses encodeBlob, checking the native length and CRC.
 func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, err error) {
+	return a.decodeBlobInto(blob, e, nil)
+}
+
+// decodeBlobInto is decodeBlob decoding into dst when it is large enough
+// (whole exports cycle a few buffers instead of allocating one per chunk).
+// The native bytes never alias blob when dst is given.
+func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native, resume []byte, err error) {
 	if len(blob) < 2 {
 		return nil, nil, errors.New("blob too short")
 	}
@@ -355,12 +362,15 @@ func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, 
 	}
 	resume = blob[1+k : 1+k+int(n)]
 	payload := blob[1+k+int(n):]
-	if flags&1 != 0 {
-		native, err = a.decodeChunk(payload, e.Length)
+	switch {
+	case flags&1 != 0:
+		native, err = a.decodeChunk(payload, e.Length, dst)
 		if err != nil {
 			return nil, nil, err
 		}
-	} else {
+	case dst != nil:
+		native = append(dst[:0], payload...)
+	default:
 		native = payload
 	}
 	if int64(len(native)) != e.Length {
@@ -376,13 +386,16 @@ func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, 
 // zstd's fast decoding loops write up to 16 bytes past what they decode,
 // and on a buffer without that room it falls back to a careful loop that
 // took twice the time of a whole export (issue 15).
-func (a *Archive) decodeChunk(blob []byte, want int64) ([]byte, error) {
+func (a *Archive) decodeChunk(blob []byte, want int64, dst []byte) ([]byte, error) {
 	if want < 0 || want > MaxChunkBytes {
 		return nil, fmt.Errorf("recorded size %d is out of range (corrupt manifest?)", want)
 	}
 	// Pre-size for the recorded length, but not beyond 16 MiB: a corrupt
 	// length must not buy a large allocation with a tiny blob.
-	out, err := a.dec.DecodeAll(blob, make([]byte, 0, min(want, 16<<20)+decodeSlack))
+	if int64(cap(dst)) < min(want, 16<<20)+decodeSlack {
+		dst = make([]byte, 0, min(want, 16<<20)+decodeSlack)
+	}
+	out, err := a.dec.DecodeAll(blob, dst[:0])
 	if err != nil {
 		return nil, err
 	}
