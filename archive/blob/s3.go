@@ -23,11 +23,11 @@ import (
 // second "If-None-Match: *" PUT of an existing key, or refuses the header:
 // PutIfAbsent could not guarantee a single winner there, and a silent race
 // on a manifest would lose a recording, so the store is refused up front.
-var ErrNoConditionalWrites = errors.New("blob: the S3 server does not honour conditional writes (PUT with If-None-Match: *)")
+var ErrNoConditionalWrites = errors.New("the S3 server does not honour conditional writes (PUT with If-None-Match: *)")
 
 // ErrReadOnly is returned by the writing methods of an S3 store opened
 // with S3Options.ReadOnly.
-var ErrReadOnly = errors.New("blob: store is read-only")
+var ErrReadOnly = errors.New("the store is read-only")
 
 // partSize is the multipart part size of Put: the memory one upload holds
 // per part in flight, and with S3's 10000-part limit the largest streamed
@@ -242,9 +242,12 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error
 	if size < -1 {
 		return fmt.Errorf("blob: put %s: size %d", key, size)
 	}
-	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", PartSize: partSize, NumThreads: 1}
+	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", PartSize: partSize, NumThreads: 1,
+		DisableContentSha256: size == 0}
 	if size >= 0 {
-		r = &exactReader{r: r, left: size}
+		if r, err = exactBody(r, size); err != nil {
+			return fmt.Errorf("blob: put %s: %w", key, err)
+		}
 	}
 	if _, err := s.client.PutObject(ctx, s.bucket, name, r, size, opts); err != nil {
 		return fmt.Errorf("blob: put %s: %w", key, err)
@@ -285,9 +288,14 @@ func (s *S3) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int6
 func (s *S3) putConditional(ctx context.Context, name string, r io.Reader, size int64) (bool, error) {
 	seeker, _ := r.(io.Seeker)
 	for attempt := 0; ; attempt++ {
-		opts := minio.PutObjectOptions{ContentType: "application/octet-stream", DisableMultipart: true}
+		body, err := exactBody(r, size)
+		if err != nil {
+			return false, err
+		}
+		opts := minio.PutObjectOptions{ContentType: "application/octet-stream", DisableMultipart: true,
+			DisableContentSha256: size == 0}
 		opts.SetMatchETagExcept("*")
-		_, err := s.client.PutObject(ctx, s.bucket, name, r, size, opts)
+		_, err = s.client.PutObject(ctx, s.bucket, name, body, size, opts)
 		if err == nil {
 			return true, nil
 		}
@@ -442,9 +450,27 @@ func spool(r io.Reader) (*os.File, int64, error) {
 	return f, n, nil
 }
 
+// exactBody returns the request body for size bytes of r, checked by
+// exactReader. An empty body must go out with "Content-Length: 0": the
+// client's streaming signature (plain HTTP) sends a zero-length body
+// chunked instead, which servers refuse, so callers turn it off for size 0
+// (DisableContentSha256: there is no payload to sign).
+func exactBody(r io.Reader, size int64) (io.Reader, error) {
+	if size > 0 {
+		return &exactReader{r: r, left: size}, nil
+	}
+	var b [1]byte
+	if n, _ := io.ReadFull(r, b[:]); n > 0 {
+		return nil, errors.New("the reader holds more bytes than the size given (0)")
+	}
+	return bytes.NewReader(nil), nil
+}
+
 // exactReader reads exactly left bytes from r and fails the upload when r
 // is shorter or longer: the client stops reading at the declared size, so
-// without it a longer body would be stored cut.
+// without it a longer body would be stored cut. The last bytes are only
+// handed over once r is known to end there, because the client's full
+// reads drop an error that comes with the final bytes.
 type exactReader struct {
 	r    io.Reader
 	left int64
@@ -459,14 +485,15 @@ func (e *exactReader) Read(p []byte) (int, error) {
 		p = p[:e.left]
 	}
 	n, err := e.r.Read(p)
-	e.left -= int64(n)
-	if e.left == 0 {
+	if int64(n) == e.left {
 		var b [1]byte
 		if m, _ := io.ReadFull(e.r, b[:]); m > 0 {
-			return n, errors.New("the reader holds more bytes than the size given")
+			return 0, errors.New("the reader holds more bytes than the size given")
 		}
+		e.left = 0
 		return n, io.EOF
 	}
+	e.left -= int64(n)
 	if err == io.EOF {
 		return n, fmt.Errorf("the reader ended %d bytes before the size given: %w", e.left, io.ErrUnexpectedEOF)
 	}
