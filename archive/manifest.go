@@ -296,7 +296,7 @@ func decodeChunkTable(b []byte) ([]ChunkEntry, error) {
 
 // eachChunkEntry decodes table b, calling count with the number of entries
 // (checked against the table's size before anything is allocated) and then
-// fn with each entry.
+// fn with each entry, which it must copy to keep.
 func eachChunkEntry(b []byte, count func(n int), fn func(c *ChunkEntry)) error {
 	if len(b) == 0 || b[0] != chunkTableVersion {
 		return fmt.Errorf("archive: chunk table: want version %d at offset 0", chunkTableVersion)
@@ -310,8 +310,9 @@ func eachChunkEntry(b []byte, count func(n int), fn func(c *ChunkEntry)) error {
 	var endTick, endOff int64
 	var prevTime time.Duration
 	i := uint64(0)
+	var c ChunkEntry // one for all: fn must copy it
 	for ; i < n && r.err == nil; i++ {
-		var c ChunkEntry
+		c = ChunkEntry{}
 		c.StartTick = endTick + r.varint("start tick")
 		ticks := r.uvarint("ticks")
 		c.Ticks, c.Precompressed = int64(ticks>>1), ticks&1 != 0
