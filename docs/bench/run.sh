@@ -1,0 +1,98 @@
+#!/bin/sh
+# Whole-process figures of issue 15, each with a baseline measured in the
+# same run (docs/PERFORMANCE.md records the results).
+#
+#   docs/bench/run.sh [WORKDIR] [STEP...]     from the repository root
+#
+# STEP is any of gen rss frames export stored (default: all). Generated data
+# (about 1.7 GB) and archives go to WORKDIR (default /tmp/replay-bench).
+# Needs /usr/bin/time (GNU), zstd and xz. The machine is shared: every
+# command runs under nice -n 19, and times are medians of several runs.
+set -eu
+W=${1:-/tmp/replay-bench}
+[ $# -gt 0 ] && shift
+STEPS=${*:-gen rss frames export stored}
+mkdir -p "$W"
+go build -o "$W/archivectl" ./cmd/archivectl
+go build -o "$W/thgen" ./internal/cmd/thgen
+A="nice -n 19 $W/archivectl"
+ID=1dd452f5 # the generator's game id (seed 1)
+
+has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+kib() { grep 'Maximum resident' "$1" | awk '{print $6}'; }
+secs() { grep 'Elapsed' "$1" | awk '{print $8}'; }
+
+if has gen; then
+	# One hour of DDNet play, one 1 GB file (67 hours), a day of 24 one-hour
+	# files, 200 five-minute games: seeds differ, so every file is unique.
+	[ -f "$W/hour.th" ] || "$W/thgen" -dur 1h -o "$W/hour.th"
+	[ -f "$W/big.th" ] || "$W/thgen" -dur 67h -o "$W/big.th"
+	[ -d "$W/day" ] || "$W/thgen" -dur 1h -n 24 -seed 100 -o "$W/day"
+	[ -d "$W/games" ] || "$W/thgen" -dur 5m -n 200 -seed 1000 -o "$W/games"
+fi
+
+if has rss; then
+	# Peak RSS of `ingest` (index update included) over the RSS of the same
+	# binary doing nothing (`--help`), and its time against zstd -3 -T1.
+	/usr/bin/time -v "$W/archivectl" --help >/dev/null 2>"$W/base.time" || true
+	base=$(kib "$W/base.time")
+	echo "baseline RSS ${base} KiB"
+	for c in hour big day games; do
+		rm -rf "$W/a-$c"
+		/usr/bin/time -v $A --archive "$W/a-$c" ingest "$W/$c"* >/dev/null 2>"$W/ingest-$c.time"
+		if [ -d "$W/$c" ]; then
+			/usr/bin/time -v sh -c "cat $W/$c/* | nice -n 19 zstd -3 -T1 -q -c >/dev/null" 2>"$W/zstd-$c.time"
+		else
+			/usr/bin/time -v nice -n 19 zstd -3 -T1 -q -c "$W/$c.th" >/dev/null 2>"$W/zstd-$c.time"
+		fi
+		echo "ingest $c: peak RSS over baseline $(( ($(kib "$W/ingest-$c.time") - base) / 1024 )) MiB; $(secs "$W/ingest-$c.time") vs zstd -3 -T1 $(secs "$W/zstd-$c.time")"
+	done
+fi
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+if has frames; then
+	# `frames` at one tick in the middle, 21 runs each: CPU (user+sys) and
+	# wall medians, the 1 GB recording against the one-hour one.
+	for c in hour:90000 big:6000000; do
+		name=${c%%:*} tick=${c#*:}
+		for i in $(seq 21); do
+			/usr/bin/time -f "%e %U %S" $A --archive "$W/a-$name" frames $ID --from $tick --to $tick 2>&1 >/dev/null | tail -1
+		done >"$W/frames-$name.txt"
+		echo "frames $name: wall $(awk '{print $1}' "$W/frames-$name.txt" | median) s, cpu $(awk '{print $2+$3}' "$W/frames-$name.txt" | median) s"
+	done
+fi
+
+if has export; then
+	# Whole export to a file against zstd -dc of the same bytes (compressed
+	# with zstd -3) to a file, 5 runs each.
+	nice -n 19 zstd -3 -T1 -q -f "$W/hour.th" -o "$W/hour.th.zst"
+	for i in 1 2 3 4 5; do
+		/usr/bin/time -f "%e" $A --archive "$W/a-hour" export $ID -o "$W/out.th" 2>&1 >/dev/null | tail -1
+	done | median >"$W/export.txt"
+	for i in 1 2 3 4 5; do
+		/usr/bin/time -f "%e" sh -c "nice -n 19 zstd -dc -q $W/hour.th.zst > $W/out.zstd" 2>&1 | tail -1
+	done | median >"$W/zstd-dc.txt"
+	cmp "$W/out.th" "$W/hour.th"
+	echo "export hour: $(cat "$W/export.txt") s vs zstd -dc $(cat "$W/zstd-dc.txt") s"
+fi
+
+if has stored; then
+	# Stored bytes (archivectl stats) against the sum of per-file xz -9e,
+	# and allocated (du) against stored, for the 200 games and the corpus.
+	corpus=${CORPUS:-../shared/corpus}
+	rm -rf "$W/a-corpus"
+	$A --archive "$W/a-corpus" ingest "$corpus" >/dev/null 2>&1 || true
+	for c in games corpus; do
+		src="$W/games"
+		[ $c = corpus ] && src=$corpus
+		xz=0
+		for f in $(find "$src" -type f); do
+			xz=$((xz + $(nice -n 19 xz -9e -c "$f" | wc -c)))
+		done
+		stored=$($A --archive "$W/a-$c" stats --json | awk -F'[:,]' '/"stored_bytes"/ {print $2; exit}')
+		alloc=$(du -s --block-size=1 "$W/a-$c" | awk '{print $1}')
+		apparent=$(du -sb "$W/a-$c" | awk '{print $1}')
+		echo "stored $c: $stored B vs per-file xz -9e $xz B ($(echo "scale=3; $stored/$xz" | bc)×); allocated $alloc B ($(echo "scale=3; $alloc/$stored" | bc)× stored), apparent $apparent B"
+	done
+fi
