@@ -21,8 +21,8 @@ func Codecs() []formats.Codec {
 	return []formats.Codec{
 		teehistorian.New(),
 		sc2replay.New(),
-		vtx.Codec{},
-		hcrp.Codec{},
+		vtx.New(),
+		hcrp.New(),
 		butter.New(),
 		butter.NewMilk(),
 		butter.NewEchoReplay(),
