@@ -444,10 +444,29 @@ func eventDocID(rec string, n int) string {
 // eventText collects, while a recording's event documents are built, what
 // its recording document carries about them: the kinds present and the text
 // of commands, chat and other events.
+//
+// Each distinct text is kept once per class: searches never score, so a
+// repeated value adds nothing a query can see, and a long recording repeats
+// its commands and chat lines thousands of times (issue 15: the analysed
+// text of one recording of 100,000 events was the largest thing in memory
+// while it was indexed).
 type eventText struct {
 	kinds          []string
 	seen           map[string]bool
 	cmd, chat, etc []byte
+	texts          [3]map[string]bool // seen values of cmd, chat, etc
+}
+
+// add appends text to the values of class i (0 cmd, 1 chat, 2 other)
+// unless it is there already.
+func (t *eventText) add(i int, v *[]byte, text string) {
+	if t.texts[i] == nil {
+		t.texts[i] = map[string]bool{}
+	}
+	if !t.texts[i][text] {
+		t.texts[i][text] = true
+		*v = appendValue(*v, text)
+	}
 }
 
 // eventDoc builds the document of event n of recording rec and notes its
@@ -464,11 +483,11 @@ func (ix *Index) eventDoc(rec string, n int, e *formats.Event, t *eventText) *do
 	if e.Text != "" {
 		switch kind {
 		case formats.EventCommand:
-			t.cmd = appendValue(t.cmd, e.Text)
+			t.add(0, &t.cmd, e.Text)
 		case formats.EventChat:
-			t.chat = appendValue(t.chat, e.Text)
+			t.add(1, &t.chat, e.Text)
 		default:
-			t.etc = appendValue(t.etc, e.Text)
+			t.add(2, &t.etc, e.Text)
 		}
 	}
 	ed := document.NewDocument(eventDocID(rec, n))

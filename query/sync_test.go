@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 )
 
@@ -268,4 +269,22 @@ func TestSyncSmallBatches(t *testing.T) {
 		t.Fatalf("rebuild = %d, %v", n, err)
 	}
 	check(rb, "flag:griefing", "session:beta", `cmd:"kick 20"`)
+}
+
+// TestEventTextOnce checks a recording document carries each distinct
+// event text once per class, in first-seen order.
+func TestEventTextOnce(t *testing.T) {
+	ix := &Index{}
+	var et eventText
+	for n, e := range []formats.Event{
+		{Kind: formats.EventCommand, Text: "kill"}, {Kind: formats.EventChat, Text: "kill"},
+		{Kind: formats.EventCommand, Text: "kill"}, {Kind: formats.EventCommand, Text: "spec"},
+		{Kind: "vote", Text: "kick x"}, {Kind: "vote", Text: "kick x"},
+	} {
+		ix.eventDoc("r", n, &e, &et)
+	}
+	sep := string(rune(valueSep))
+	if string(et.cmd) != "kill"+sep+"spec" || string(et.chat) != "kill" || string(et.etc) != "kick x" {
+		t.Errorf("cmd %q chat %q etc %q", et.cmd, et.chat, et.etc)
+	}
 }
