@@ -4,7 +4,8 @@
 // Layout of an archive directory:
 //
 //	catalog.db         manifests, by-session, sources (sha256 → id), heads
-//	                   (native header and trailer), events, change log, policy
+//	                   (native header and trailer), events, change log, policy,
+//	                   takedowns (sha256 → who, when, why)
 //	shards/YYYY-MM.db  chunk blobs keyed by recording id ‖ start tick (big-endian)
 //	index/             the search index, derived from the catalog (package query)
 //
