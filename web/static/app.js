@@ -942,9 +942,14 @@
     let lines = 0;
     for (const line of text.split('\n')) {
       if (!line) continue;
+      lines++;
+      // Most lines are inputs and other records without a position:
+      // read the type and skip those before parsing the JSON.
+      const at = line.indexOf('"type":"');
+      const type = at < 0 ? '' : line.slice(at + 8, line.indexOf('"', at + 8));
+      if (!POSITION_TYPES.has(type) && !line.includes('"x":')) continue;
       let f;
       try { f = JSON.parse(line); } catch (e) { continue; }
-      lines++;
       const d = f.data;
       if (!d || typeof d !== 'object') continue;
       switch (f.type) {
@@ -1008,6 +1013,10 @@
     }
     return { from, to, tracks, names, lines };
   }
+
+  /** Frame types parseFrames reads; other lines count only if they hold an x. */
+  const POSITION_TYPES = new Set(['player_new', 'player_diff', 'player_old', 'message', 'state', 'spawn_entity',
+    'absolute_move', 'delta_move', 'destroy_entity', 'frame']);
 
   /** A stable colour for a track id. */
   function colorFor(id) {
