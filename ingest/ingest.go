@@ -282,7 +282,7 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 		if in.dir != nil {
 			return in.dir.OpenDir(in.path)
 		}
-		return os.Open(in.path)
+		return openNative(in.path, in.codec) // decompressed if need be (compressed.go)
 	}
 	// A hashing pass first: re-ingesting known bytes is a read, not a parse.
 	rc, err := open()
@@ -422,6 +422,12 @@ func (p *Pipeline) Detect(path string) (formats.Codec, error) {
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, err
+	}
+	if c := SniffCompression(head[:n]); c != NotCompressed {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return detectCompressed(p.Codecs, f, c) // compressed.go
 	}
 	return DetectBytes(p.Codecs, head[:n])
 }
