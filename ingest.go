@@ -22,6 +22,11 @@ type IngestOptions struct {
 	By Actor
 	// Progress, if set, is called after each input.
 	Progress func(ingest.Progress)
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// FollowOutside follows symbolic links that lead out of the walked
+	// directories (by default they are skipped).
+	FollowOutside bool
 }
 
 // Ingest archives the files and directories at paths (directories are
@@ -33,7 +38,7 @@ func (x *Archive) Ingest(ctx context.Context, paths []string, opts IngestOptions
 	if x.opts.ReadOnly {
 		return ErrReadOnly
 	}
-	p := &ingest.Pipeline{Archive: x.a, Codecs: x.codecs, Progress: opts.Progress}
+	p := &ingest.Pipeline{Archive: x.a, Codecs: x.codecs, Progress: opts.Progress, Stdin: opts.Stdin, FollowOutside: opts.FollowOutside}
 	var audit []archive.AuditEntry
 	err := p.Run(ctx, paths, func(r ingest.FileResult) {
 		switch r.Outcome {

@@ -35,6 +35,7 @@ still ingested). Progress goes to stderr when it runs long.`,
 		access: createAccess,
 		flags: func(fs *flag.FlagSet, o *opts) {
 			fs.BoolVar(&o.json, "json", false, "print one JSON object per input")
+			fs.BoolVar(&o.followLinks, "follow-links", false, "follow symbolic links that lead out of the directories given")
 		},
 		run: runIngest,
 	}
@@ -53,7 +54,7 @@ func runIngest(ctx context.Context, e *env, o *opts, args []string) error {
 		paths[i] = e.path(a)
 	}
 	prog := newProgress(e.stderr, "ingest")
-	opts := replay.IngestOptions{By: e.who, Progress: func(pr ingest.Progress) {
+	opts := replay.IngestOptions{By: e.who, Stdin: e.stdin, FollowOutside: o.followLinks, Progress: func(pr ingest.Progress) {
 		prog.update(func() string {
 			rate := float64(pr.BytesDone) / 1e6 / max(pr.Elapsed.Seconds(), 1e-9)
 			return fmt.Sprintf("%d/%d inputs, %s/%s, %.1f MB/s", pr.Done, pr.Files, humanBytes(pr.BytesDone), humanBytes(pr.Bytes), rate)

@@ -66,7 +66,7 @@ type opts struct {
 	out, format, note, reason, olderThan, maxBytes, maxAge string
 	listen, pruneEvery, tlsCert, tlsKey, grace, name, role string
 	at, around                                             string
-	redact, serve                                          bool
+	redact, serve, followLinks                             bool
 	limit                                                  int
 	formats                                                stringList
 	exportOpts                                             stringList

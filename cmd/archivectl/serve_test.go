@@ -143,3 +143,19 @@ func TestTextOutputEscapesFileContent(t *testing.T) {
 		t.Errorf("show: %q", out)
 	}
 }
+
+// TestIngestStdin: "ingest -" reads one file from standard input, also
+// through a running server.
+func TestIngestStdin(t *testing.T) {
+	corpus := formatstest.CorpusDir(t, "teehistorian")
+	c := newCLI(t)
+	b, err := os.ReadFile(filepath.Join(corpus, "Tutorial.teehistorian"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--archive", c.dir, "ingest", "-"}, bytes.NewReader(b), &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "ingested 71995651") {
+		t.Fatalf("ingest -: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
