@@ -1,0 +1,373 @@
+// Package watch follows directories that game servers write recordings
+// into and says when each file is ready to ingest.
+//
+// A DDNet server appends to teehistorian/<game_uuid>.teehistorian for as
+// long as a game runs; a cron job that ingests the directory meanwhile
+// archives half-written copies. The watcher instead tracks every file's
+// size and modification time, from file-system events (fsnotify, each
+// directory below the roots) and from a periodic rescan, because events
+// are lost on some file systems (network mounts) and when the kernel's
+// queue overflows. A file is ready when it is complete (Options.Complete:
+// a teehistorian file that ends with FINISH, see CodecComplete) or when
+// it has not changed for Options.Settle (a server killed mid-game, or a
+// format that has no end marker). Ready files go to Options.Ready one at
+// a time, in the watcher's goroutine.
+//
+// A file that was handed over and then changes again is watched anew: if
+// it shrank or its prefix changed (a server reusing the name), a warning
+// says so, as the archive will make it a new recording. Growing a
+// recording in place while its file grows is the next step (docs/live.md);
+// Ready is where it will slot in.
+package watch
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Defaults of Options.
+const (
+	// DefaultSettle is how long a file must stay unchanged to be ready
+	// without being complete: DDNet's scripts wait 8 days; ten minutes
+	// outlasts any pause of a live server's writes.
+	DefaultSettle = 10 * time.Minute
+	// DefaultRescan is how often every directory is listed again, for the
+	// events that were lost.
+	DefaultRescan = 30 * time.Second
+	// DefaultCheck is how often files with events are looked at: writes
+	// that come in bursts are taken together.
+	DefaultCheck = 250 * time.Millisecond
+	// sampleBytes is how much of a handed-over file's start and of the
+	// end of what was handed over is kept (as a sha256) to notice a
+	// changed prefix.
+	sampleBytes = 4096
+)
+
+// File is a file that is ready.
+type File struct {
+	Path    string
+	Size    int64
+	ModTime time.Time
+	// Complete says the file was found complete; otherwise it has been
+	// idle for Options.Settle.
+	Complete bool
+}
+
+// Options configure Run.
+type Options struct {
+	// Dirs are watched recursively. Entries whose names start with "."
+	// are ignored (editors' and rsync's temporary files).
+	Dirs []string
+	// Settle, Rescan and Check default to DefaultSettle, DefaultRescan
+	// and DefaultCheck.
+	Settle, Rescan, Check time.Duration
+	// Complete, if set, reports whether the file at path is a complete
+	// recording (ready now). It is asked only when the file has changed
+	// since it was last asked. An error is reported through Warn and
+	// counts as not complete.
+	Complete func(ctx context.Context, path string) (bool, error)
+	// Ready is given each ready file, one at a time; the file is not
+	// offered again unless it changes.
+	Ready func(ctx context.Context, f File)
+	// Warn, if set, is told what the watcher cannot do or finds odd (a
+	// file that shrank, an unreadable directory, lost events).
+	Warn func(path, msg string)
+	// Status, if set, is called after every rescan with the files being
+	// watched and how many are waiting.
+	Status func(Status)
+}
+
+// Status is the watcher's state after a rescan.
+type Status struct {
+	Dirs, Files, Waiting, Handed int
+	Bytes                        int64
+}
+
+// state is what the watcher knows of one file.
+type state struct {
+	size    int64
+	mod     time.Time
+	changed time.Time // when size or mtime last changed (watcher's clock)
+	asked   int64     // size when Complete last answered; -1: not asked
+	handed  bool      // given to Ready at size/mod
+	// Samples of the handed-over bytes: the first sampleBytes and the
+	// sampleBytes before the handed size.
+	head, tail [sha256.Size]byte
+}
+
+type watcher struct {
+	o     Options
+	fsw   *fsnotify.Watcher
+	files map[string]*state
+	dirs  map[string]bool
+	dirty map[string]bool
+}
+
+// Run watches until ctx is done; it returns nil then, or an error if
+// the watch cannot start (no directory given, one cannot be read).
+func Run(ctx context.Context, o Options) error {
+	if len(o.Dirs) == 0 {
+		return errors.New("watch: no directories given")
+	}
+	if o.Ready == nil {
+		return errors.New("watch: Options.Ready is nil")
+	}
+	if o.Settle <= 0 {
+		o.Settle = DefaultSettle
+	}
+	if o.Rescan <= 0 {
+		o.Rescan = DefaultRescan
+	}
+	if o.Check <= 0 {
+		o.Check = DefaultCheck
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	defer fsw.Close()
+	w := &watcher{o: o, fsw: fsw, files: map[string]*state{}, dirs: map[string]bool{}, dirty: map[string]bool{}}
+	for _, d := range o.Dirs {
+		st, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("watch: %w", err)
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("watch: %s is not a directory", d)
+		}
+	}
+	w.rescan(ctx)
+	check := time.NewTicker(o.Check)
+	defer check.Stop()
+	rescan := time.NewTicker(o.Rescan)
+	defer rescan.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-fsw.Events:
+			if !ok {
+				return nil
+			}
+			w.event(ev)
+		case err, ok := <-fsw.Errors:
+			if !ok {
+				return nil
+			}
+			w.warn("", fmt.Sprintf("file-system events: %v; rescanning", err))
+			w.rescan(ctx)
+		case <-check.C:
+			w.step(ctx)
+		case <-rescan.C:
+			w.rescan(ctx)
+		}
+	}
+}
+
+func (w *watcher) warn(path, msg string) {
+	if w.o.Warn != nil {
+		w.o.Warn(path, msg)
+	}
+}
+
+// event notes what fsnotify saw; the file is looked at on the next check.
+func (w *watcher) event(ev fsnotify.Event) {
+	if strings.HasPrefix(filepath.Base(ev.Name), ".") {
+		return
+	}
+	switch {
+	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
+		delete(w.files, ev.Name)
+		delete(w.dirty, ev.Name)
+		if w.dirs[ev.Name] {
+			w.forgetDir(ev.Name)
+		}
+	case ev.Has(fsnotify.Create):
+		if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
+			// Files may have been written before the watch was added.
+			w.addTree(ev.Name)
+			return
+		}
+		w.dirty[ev.Name] = true
+	case ev.Has(fsnotify.Write):
+		w.dirty[ev.Name] = true
+	}
+}
+
+// forgetDir drops a removed directory and everything known below it.
+func (w *watcher) forgetDir(dir string) {
+	prefix := dir + string(filepath.Separator)
+	for d := range w.dirs {
+		if d == dir || strings.HasPrefix(d, prefix) {
+			delete(w.dirs, d)
+		}
+	}
+	for f := range w.files {
+		if strings.HasPrefix(f, prefix) {
+			delete(w.files, f)
+		}
+	}
+}
+
+// addTree watches dir and every directory below it, and marks its files
+// to be looked at.
+func (w *watcher) addTree(root string) {
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			w.warn(path, fmt.Sprintf("cannot read: %v", err))
+			return nil
+		}
+		if path != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			if !w.dirs[path] {
+				if err := w.fsw.Add(path); err != nil {
+					// Out of inotify watches: the rescan still sees it.
+					w.warn(path, fmt.Sprintf("no file-system events (%v); found by the rescan every %v", err, w.o.Rescan))
+				}
+				w.dirs[path] = true
+			}
+		case d.Type().IsRegular():
+			w.dirty[path] = true
+		}
+		return nil
+	})
+}
+
+// rescan lists every directory again and looks at every file.
+func (w *watcher) rescan(ctx context.Context) {
+	for _, d := range w.o.Dirs {
+		w.addTree(d)
+	}
+	for path := range w.files {
+		w.dirty[path] = true
+	}
+	w.step(ctx)
+	if w.o.Status != nil {
+		s := Status{Dirs: len(w.dirs), Files: len(w.files)}
+		for _, f := range w.files {
+			s.Bytes += f.size
+			if f.handed {
+				s.Handed++
+			} else {
+				s.Waiting++
+			}
+		}
+		w.o.Status(s)
+	}
+}
+
+// step looks at the files with events, then hands over those ready.
+func (w *watcher) step(ctx context.Context) {
+	now := time.Now()
+	for path := range w.dirty {
+		w.look(path, now)
+	}
+	clear(w.dirty)
+	paths := make([]string, 0, len(w.files))
+	for path, f := range w.files {
+		if !f.handed {
+			paths = append(paths, path)
+		}
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		if ctx.Err() != nil {
+			return
+		}
+		f := w.files[path]
+		if f == nil {
+			continue
+		}
+		complete := false
+		if w.o.Complete != nil && f.asked != f.size {
+			ok, err := w.o.Complete(ctx, path)
+			if err != nil && ctx.Err() == nil {
+				w.warn(path, err.Error())
+			}
+			f.asked, complete = f.size, ok && err == nil
+		}
+		if !complete && now.Sub(f.changed) < w.o.Settle {
+			continue
+		}
+		w.hand(ctx, path, f, complete)
+	}
+}
+
+// look stats one file and updates what is known of it.
+func (w *watcher) look(path string, now time.Time) {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		delete(w.files, path)
+		return
+	}
+	f := w.files[path]
+	if f == nil {
+		w.files[path] = &state{size: st.Size(), mod: st.ModTime(), changed: now, asked: -1}
+		return
+	}
+	if st.Size() == f.size && st.ModTime().Equal(f.mod) {
+		return
+	}
+	if st.Size() < f.size {
+		w.warn(path, fmt.Sprintf("shrank from %d to %d bytes: watched as a new file (a new recording once ready)", f.size, st.Size()))
+	} else if f.handed && !w.samePrefix(path, f) {
+		w.warn(path, fmt.Sprintf("the first %d bytes, already handed over, changed: watched as a new file (a new recording once ready)", f.size))
+	}
+	*f = state{size: st.Size(), mod: st.ModTime(), changed: now, asked: -1}
+}
+
+// hand gives a ready file to Ready and remembers samples of its bytes.
+func (w *watcher) hand(ctx context.Context, path string, f *state, complete bool) {
+	f.handed = true
+	f.head, f.tail = sample(path, f.size)
+	w.o.Ready(ctx, File{Path: path, Size: f.size, ModTime: f.mod, Complete: complete})
+}
+
+// samePrefix reports whether the handed-over bytes of path look unchanged
+// (the samples match).
+func (w *watcher) samePrefix(path string, f *state) bool {
+	head, tail := sample(path, f.size)
+	return bytes.Equal(head[:], f.head[:]) && bytes.Equal(tail[:], f.tail[:])
+}
+
+// sample hashes the first sampleBytes of path and the sampleBytes before
+// size. A read error gives zero sums, which never match a real sample.
+func sample(path string, size int64) (head, tail [sha256.Size]byte) {
+	file, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer file.Close()
+	buf := make([]byte, sampleBytes)
+	read := func(off int64) ([sha256.Size]byte, bool) {
+		n := min(int64(sampleBytes), size-off)
+		if _, err := file.ReadAt(buf[:n], off); err != nil && !errors.Is(err, io.EOF) {
+			return [sha256.Size]byte{}, false
+		}
+		return sha256.Sum256(buf[:n]), true
+	}
+	var ok bool
+	if head, ok = read(0); !ok {
+		return
+	}
+	tail, _ = read(max(0, size-sampleBytes))
+	return
+}
