@@ -117,6 +117,9 @@ func TestSearch(t *testing.T) {
 		{"id:" + idC, []string{idC}, nil},
 		{"held:true", []string{idC}, nil},
 		{"held:false", []string{idB, idA, idD}, nil},
+		{"flagged:true", []string{idA, idC}, nil},
+		{"flagged:false", []string{idB, idD}, nil},
+		{"-flagged:yes", []string{idB, idD}, nil},
 		{"after:2024-01-01", []string{idB, idA}, nil},
 		{"after:2024-03-01", []string{idB, idA}, nil}, // inclusive
 		{"after:2024-03-01T10:00:01Z", []string{idB}, nil},

@@ -108,6 +108,7 @@ var operators = map[string]opKind{
 	"longer":    opDuration,
 	"shorter":   opDuration,
 	"held":      opBool,
+	"flagged":   opBool,
 }
 
 // textAnalyzer splits text into lower-cased words. It is used for event text
@@ -219,6 +220,10 @@ func Parse(q string) (*Query, error) {
 		}
 		if err := t.check(a); err != nil {
 			return nil, &ParseError{Pos: start, Term: t.Raw, Msg: err.Error()}
+		}
+		if t.Op == "flagged" && !t.Bool {
+			// flagged:false is "not flagged": one query, negated.
+			t.Neg, t.Bool = !t.Neg, true
 		}
 		out.Terms = append(out.Terms, t)
 	}

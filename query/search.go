@@ -380,6 +380,11 @@ func recQuery(t *Term) query.Query {
 		return query.NewConjunctionQuery([]query.Query{termQ(fIsRec, "r"), kwQuery(fRec, t)})
 	case "held":
 		return termQ(fHeld, fmt.Sprint(t.Bool))
+	case "flagged":
+		// Any flag at all: every term of the flag field.
+		q := query.NewPrefixQuery("")
+		q.SetField(fFlag)
+		return q
 	case "after":
 		yes := true
 		q := query.NewDateRangeInclusiveQuery(t.Time, time.Time{}, &yes, nil)

@@ -32,9 +32,12 @@ func cmdSearch() *command {
   cmd:WORDS          console command text, e.g. cmd:kick or cmd:"ban 3"
   chat:WORDS         chat text
   after:DATE  before:DATE     RFC 3339 or YYYY-MM-DD
-  longer:DUR  shorter:DUR     e.g. 90s, 5m, 2h
+  longer:DUR  shorter:DUR     e.g. 90s, 5m, 2h, 2d, 2w
+  held:true  flagged:true     held, or carrying any flag (false: not)
+  id:PREFIX          a recording id or its prefix
   free words and "quoted phrases" match names, map, server, commands, chat
   -term              exclude
+OR, AND, NOT and parentheses are refused: terms always AND together.
 Each hit is a recording with the events that matched under it (tick, time,
 who, what) and a ready-to-run export command for a clip around each event.`,
 		flags: func(fs *flag.FlagSet, o *opts) {
