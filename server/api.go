@@ -571,6 +571,12 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	}
 	name := downloadName(m, rec.Extension(), "")
 	if redact {
+		release, err := s.acquireHeavy(r.Context())
+		if err != nil {
+			s.fail(w, fmt.Errorf("%w: %v", r499, err))
+			return
+		}
+		defer release()
 		name = downloadName(m, rec.Extension(), "redacted")
 		setDownload(w, name)
 		if err := rec.Export(r.Context(), w, true); err != nil {
@@ -597,6 +603,12 @@ func (s *Server) clip(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redact := actorOf(r).Role < replay.RoleModerator || (r.URL.Query().Get("redact") != "" && r.URL.Query().Get("redact") != "0")
+	release, err := s.acquireHeavy(r.Context())
+	if err != nil {
+		s.fail(w, fmt.Errorf("%w: %v", r499, err))
+		return
+	}
+	defer release()
 	// The clip is written to a private temporary file first, so a failure
 	// halfway is an error response, not a truncated download.
 	tmp, err := os.CreateTemp("", "replay-clip-*")
@@ -648,6 +660,12 @@ func (s *Server) convert(w http.ResponseWriter, r *http.Request) {
 		}
 		opts[k] = v
 	}
+	release, err := s.acquireHeavy(r.Context())
+	if err != nil {
+		s.fail(w, fmt.Errorf("%w: %v", r499, err))
+		return
+	}
+	defer release()
 	tmp, err := os.CreateTemp("", "replay-export-*")
 	if err != nil {
 		s.fail(w, err)

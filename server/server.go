@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,11 @@ type Server struct {
 
 	// uploads counts uploads in flight, so shutdown can wait for them.
 	uploads sync.WaitGroup
+	// heavy bounds the requests that decode and re-encode a recording
+	// (clips, conversions, redacted files) to one per core, so that a
+	// burst of them queues here instead of starving searches and ingest
+	// of CPU.
+	heavy chan struct{}
 }
 
 // New returns a server over x.
@@ -71,7 +77,8 @@ func New(x *replay.Archive, cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{x: x, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newMetrics(), limiter: newFailLimiter(cfg.Now)}
+	s := &Server{x: x, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newMetrics(), limiter: newFailLimiter(cfg.Now),
+		heavy: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.routes()
 	return s
 }
@@ -193,6 +200,16 @@ func writePrivate(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// acquireHeavy waits for a slot for decoding work; release it when done.
+func (s *Server) acquireHeavy(ctx context.Context) (release func(), err error) {
+	select {
+	case s.heavy <- struct{}{}:
+		return func() { <-s.heavy }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // pruneLoop applies the stored retention policy every PruneEvery.
