@@ -1,6 +1,8 @@
 package blob_test
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,4 +74,57 @@ func TestDirObjectUnderObject(t *testing.T) {
 	if err := d.Put(ctx, "a/b", strings.NewReader("y"), 1); err == nil {
 		t.Fatal("Put(a/b) over object a succeeded")
 	}
+}
+
+// FuzzDirKeys writes whatever key ValidKey accepts into a Dir: it must
+// land inside the root, read back, list under its own first segment and
+// delete; a key it refuses must be refused by Put too.
+func FuzzDirKeys(f *testing.F) {
+	for _, s := range []string{"a", "a/b", "rec/2026-01/x", "../x", "a/./b", ".hidden", "a b/ü", "a..b", "x\\y"} {
+		f.Add(s)
+	}
+	root := f.TempDir()
+	d, err := blob.NewDir(root)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		ctx := t.Context()
+		err := d.Put(ctx, key, strings.NewReader(key), int64(len(key)))
+		if blob.ValidKey(key) != nil {
+			if err == nil {
+				t.Fatalf("Put(%q) accepted a key ValidKey refuses", key)
+			}
+			return
+		}
+		if err != nil {
+			return // e.g. a name the file system refuses, or a key under an object
+		}
+		defer d.Delete(ctx, key)
+		p := filepath.Join(root, filepath.FromSlash(key))
+		if rel, err := filepath.Rel(root, p); err != nil || strings.HasPrefix(rel, "..") {
+			t.Fatalf("key %q landed outside the root at %s", key, p)
+		}
+		rc, err := d.Get(ctx, key)
+		if err != nil {
+			t.Fatalf("Get(%q): %v", key, err)
+		}
+		b := make([]byte, len(key)+1)
+		n, _ := io.ReadFull(rc, b)
+		rc.Close()
+		if string(b[:n]) != key {
+			t.Fatalf("Get(%q) = %q", key, b[:n])
+		}
+		first, _, _ := strings.Cut(key, "/")
+		found := false
+		if err := d.List(ctx, first, func(k string, _ int64) error { found = found || k == key; return nil }); err != nil || !found {
+			t.Fatalf("List(%q) did not find %q: %v", first, key, err)
+		}
+		if err := d.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Stat(ctx, key); !errors.Is(err, blob.ErrNotFound) {
+			t.Fatalf("Stat after Delete(%q) = %v", key, err)
+		}
+	})
 }
