@@ -21,7 +21,7 @@ import (
 // ErrNotFound is the error (tested with errors.Is) for a key that names no
 // object: callers tell "not there" from "could not ask" with it, which is
 // what an orphan check or a catching-up node needs.
-var ErrNotFound = errors.New("blob: no such object")
+var ErrNotFound = errors.New("no such object")
 
 // Store is an object store. Objects are written whole and read whole or by
 // range; nothing is appended in place, so an object seen by a reader is

@@ -85,7 +85,10 @@ func (d *Dir) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int
 	if err != nil {
 		return false, err
 	}
-	if _, err := os.Lstat(p); err == nil {
+	if st, err := os.Lstat(p); err == nil {
+		if st.IsDir() {
+			return false, fmt.Errorf("blob: put-if-absent %s: the key is a directory of other keys", key)
+		}
 		return false, nil // cheap early answer; the link below decides races
 	}
 	tmp, err := d.writeTemp(ctx, p, key, r, size)
@@ -95,6 +98,9 @@ func (d *Dir) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int
 	defer os.Remove(tmp)
 	if err := os.Link(tmp, p); err != nil {
 		if errors.Is(err, fs.ErrExist) {
+			if st, serr := os.Lstat(p); serr == nil && st.IsDir() {
+				return false, fmt.Errorf("blob: put-if-absent %s: the key is a directory of other keys", key)
+			}
 			return false, nil
 		}
 		return false, fmt.Errorf("blob: put-if-absent %s: %w", key, err)

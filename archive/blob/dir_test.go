@@ -74,6 +74,15 @@ func TestDirObjectUnderObject(t *testing.T) {
 	if err := d.Put(ctx, "a/b", strings.NewReader("y"), 1); err == nil {
 		t.Fatal("Put(a/b) over object a succeeded")
 	}
+	if err := d.Put(ctx, "c/d", strings.NewReader("y"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if created, err := d.PutIfAbsent(ctx, "c", strings.NewReader("x"), 1); err == nil {
+		t.Fatalf("PutIfAbsent(c) over the directory of c/d = %v, nil; want an error", created)
+	}
+	if err := d.Put(ctx, "c", strings.NewReader("x"), 1); err == nil {
+		t.Fatal("Put(c) over the directory of c/d succeeded")
+	}
 }
 
 // FuzzDirKeys writes whatever key ValidKey accepts into a Dir: it must
