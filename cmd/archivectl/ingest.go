@@ -19,7 +19,7 @@ import (
 func cmdIngest() *command {
 	return &command{
 		name:    "ingest",
-		args:    "[--json] PATH...",
+		args:    "[--json] [--follow [--settle DUR]] PATH...",
 		summary: "add recordings (files, or directories walked recursively)",
 		help: `Each file's format is detected from its content, not its name. Per input one
 line pairing it with its id: "ingested <id> <path>", "already archived <id>
@@ -31,11 +31,22 @@ retention policy's max age), "taken down <id> <path>: who, when, why",
 "failed <path>: <reason>". PATH "-" reads one file from standard input;
 a named pipe is read. Warnings (a file cut short, a missing footer) follow
 on stderr. The exit status is 5 when some inputs failed (the others are
-still ingested). Progress goes to stderr when it runs long.`,
+still ingested). Progress goes to stderr when it runs long.
+
+With --follow, the paths are directories to follow (recursively) until
+interrupted, as a game server writes into them: each file is ingested once
+it is complete (a teehistorian file ending with FINISH) or has not changed
+for --settle (a server killed mid-game, other formats); .xz, .gz and .zst
+files are looked through. One line per file as above, and a status line
+on stderr at the start and every 30 s even when it is not a terminal;
+with --json, JSON lines with "message_type" "ingest", "warning" and
+"status" on stdout. See docs/live.md.`,
 		access: createAccess,
 		flags: func(fs *flag.FlagSet, o *opts) {
 			fs.BoolVar(&o.json, "json", false, "print one JSON object per input")
 			fs.BoolVar(&o.followLinks, "follow-links", false, "follow symbolic links that lead out of the directories given")
+			fs.BoolVar(&o.follow, "follow", false, "follow the directories given: ingest each file once complete or idle for --settle, until interrupted")
+			fs.StringVar(&o.settle, "settle", "10m", "with --follow, a file unchanged for `DUR` is ready even if not complete")
 		},
 		run: runIngest,
 	}
@@ -44,6 +55,9 @@ still ingested). Progress goes to stderr when it runs long.`,
 func runIngest(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) == 0 {
 		return usagef("no paths given")
+	}
+	if o.follow {
+		return runFollow(ctx, e, o, args) // follow.go
 	}
 	x, err := e.lib()
 	if err != nil {

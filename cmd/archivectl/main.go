@@ -70,6 +70,10 @@ type opts struct {
 	limit                                                  int
 	formats                                                stringList
 	exportOpts                                             stringList
+	// follow.go: ingest --follow, serve --watch, both --settle.
+	follow bool
+	settle string
+	watch  stringList
 }
 
 // stringList is a repeatable string flag.

@@ -16,7 +16,7 @@ import (
 
 func cmdServe() *command {
 	return &command{
-		name: "serve", args: "[--listen ADDR] [--prune-every DUR] [--max-upload SIZE] [--tls-cert F --tls-key F]",
+		name: "serve", args: "[--listen ADDR] [--prune-every DUR] [--max-upload SIZE] [--tls-cert F --tls-key F] [--watch DIR]... [--settle DUR]",
 		summary: "serve the archive: the JSON API, /metrics and the moderators' web page",
 		help: `Holds the archive open and serves it over HTTP: the JSON API under
 /api/v1/ (docs/API.md), /healthz, /metrics (Prometheus) and the moderators'
@@ -35,6 +35,10 @@ download redacted clips; moderators also flag, hold and take down;
 admins also download whole original files, set retention, prune and
 manage tokens.
 
+--watch DIR (repeatable) follows a game server's directory inside the
+server, as 'archivectl ingest --follow' does: each file is ingested once
+complete or idle for --settle, and logged.
+
 SIGTERM or Ctrl-C shuts down gracefully: requests in flight get
 --grace to finish; an upload cut short leaves nothing behind.`,
 		access: noAccess,
@@ -45,6 +49,8 @@ SIGTERM or Ctrl-C shuts down gracefully: requests in flight get
 			fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE`")
 			fs.StringVar(&o.tlsKey, "tls-key", "", "and this key `FILE`")
 			fs.StringVar(&o.grace, "grace", "30s", "on shutdown, give requests in flight `DUR` to finish")
+			fs.Var(&o.watch, "watch", "follow `DIR` (repeatable): ingest each file once complete or idle for --settle")
+			fs.StringVar(&o.settle, "settle", "10m", "with --watch, a file unchanged for `DUR` is ready even if not complete")
 		},
 		run: runServe,
 	}
@@ -72,6 +78,17 @@ func runServe(ctx context.Context, e *env, o *opts, args []string) error {
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}
+	settle, err := parseSettle(o.settle)
+	if err != nil {
+		return err
+	}
+	watchDirs := make([]string, len(o.watch))
+	for i, d := range o.watch {
+		watchDirs[i] = e.path(d)
+	}
+	if err := checkDirs("--watch", watchDirs); err != nil {
+		return err
+	}
 	x, err := replay.Open(e.archiveDir, replay.Options{Create: true, Wait: e.wait, Command: "archivectl serve", Logger: cfg.Logger})
 	if err != nil {
 		return err
@@ -79,6 +96,13 @@ func runServe(ctx context.Context, e *env, o *opts, args []string) error {
 	e.x = x // closed by run
 	cfg.CLI = cliHandler(x, e.archiveDir)
 	s := server.New(x, cfg)
+	if len(watchDirs) > 0 {
+		// The watcher stops with the server, before the archive closes.
+		wctx, stop := context.WithCancel(ctx)
+		wait := startWatch(wctx, x, watchDirs, settle, cfg.Logger) // follow.go
+		defer wait()
+		defer stop()
+	}
 	return s.ListenAndServe(ctx, o.listen, o.tlsCert, o.tlsKey, grace, func(url string) {
 		fmt.Fprintf(e.stdout, "serving %s at %s (web page: %s/)\n", e.archiveDir, url, url)
 	})

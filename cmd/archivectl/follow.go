@@ -1,0 +1,250 @@
+// archivectl ingest --follow DIR... and serve --watch DIR: follow game
+// servers' directories (ingest/watch) and ingest each file once it is
+// complete or idle for --settle, through the same library call as a plain
+// ingest.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/ingest"
+	"github.com/replayarchive/replay/ingest/watch"
+	"github.com/replayarchive/replay/internal/textsafe"
+)
+
+// follower ingests the files a watcher hands over and keeps counts for
+// the status lines.
+type follower struct {
+	x      *replay.Archive
+	who    replay.Actor
+	dirs   []string
+	settle time.Duration
+	// result, warn and status report; each is called from the watcher's
+	// goroutine only.
+	result func(ingest.FileResult)
+	warn   func(path, msg string)
+	status func(followStatus)
+
+	start              time.Time
+	ingested, failed   int
+	dups, ingestedSize int64
+}
+
+// followStatus is one periodic status report: restic's "status" messages
+// are the model for its JSON.
+type followStatus struct {
+	MessageType string  `json:"message_type"` // "status"
+	Dirs        int     `json:"dirs"`
+	Files       int     `json:"files"`
+	Waiting     int     `json:"waiting"`
+	Bytes       int64   `json:"bytes"`
+	Ingested    int     `json:"ingested"`
+	Duplicates  int64   `json:"already_archived"`
+	Failed      int     `json:"failed"`
+	Elapsed     float64 `json:"seconds_elapsed"`
+}
+
+// followResult is one ingested (or failed) file as a JSON line.
+type followResult struct {
+	MessageType string `json:"message_type"` // "ingest"
+	ingest.FileResult
+}
+
+// run watches until ctx is done.
+func (f *follower) run(ctx context.Context) error {
+	f.start = time.Now()
+	return watch.Run(ctx, watch.Options{
+		Dirs:     f.dirs,
+		Settle:   f.settle,
+		Complete: watch.CodecComplete(codecsOf(f.x)),
+		Warn:     f.warn,
+		Ready: func(ctx context.Context, file watch.File) {
+			err := f.x.Ingest(ctx, []string{file.Path}, replay.IngestOptions{By: f.who}, func(r ingest.FileResult) {
+				switch r.Outcome {
+				case ingest.OutcomeIngested, ingest.OutcomeReplaced:
+					f.ingested++
+					f.ingestedSize += r.NativeBytes
+				case ingest.OutcomeDup:
+					f.dups++
+				case ingest.OutcomeFailed, ingest.OutcomeTakenDown, ingest.OutcomeRefused:
+					f.failed++
+				}
+				if !file.Complete && r.Outcome == ingest.OutcomeIngested {
+					r.Warnings = append(r.Warnings, fmt.Sprintf("not complete: ingested after %v without a change (--settle)", f.settle))
+				}
+				f.result(r)
+			})
+			if err != nil && ctx.Err() == nil {
+				f.warn(file.Path, err.Error())
+			}
+		},
+		Status: func(s watch.Status) {
+			f.status(followStatus{MessageType: "status", Dirs: s.Dirs, Files: s.Files, Waiting: s.Waiting, Bytes: s.Bytes,
+				Ingested: f.ingested, Duplicates: f.dups, Failed: f.failed, Elapsed: time.Since(f.start).Seconds()})
+		},
+	})
+}
+
+// codecsOf lists the archive's codecs in detection order.
+func codecsOf(x *replay.Archive) []formats.Codec {
+	var cs []formats.Codec
+	for _, name := range x.Formats() {
+		if c := x.Codec(name); c != nil {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// line is a status report for people.
+func (s followStatus) line() string {
+	return fmt.Sprintf("following %d directories: %d files (%s), %d waiting; %d ingested, %d already archived, %d failed; up %v",
+		s.Dirs, s.Files, humanBytes(s.Bytes), s.Waiting, s.Ingested, s.Duplicates, s.Failed, time.Duration(s.Elapsed*float64(time.Second)).Round(time.Second))
+}
+
+// parseSettle reads --settle (default watch.DefaultSettle).
+func parseSettle(v string) (time.Duration, error) {
+	if v == "" {
+		return watch.DefaultSettle, nil
+	}
+	d, err := parseDurationFlag("--settle", v)
+	if err == nil && d <= 0 {
+		err = usagef("--settle: must be positive")
+	}
+	return d, err
+}
+
+// checkDirs refuses what is not a directory before anything starts.
+func checkDirs(flag string, dirs []string) error {
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil {
+			return usagef("%s: %v", flag, err)
+		}
+		if !st.IsDir() {
+			return usagef("%s: %s is not a directory", flag, d)
+		}
+	}
+	return nil
+}
+
+// runFollow is archivectl ingest --follow DIR...: it runs until
+// interrupted, one line per file on stdout and a status line every
+// rescan on stderr (JSON lines on stdout with --json).
+func runFollow(ctx context.Context, e *env, o *opts, args []string) error {
+	settle, err := parseSettle(o.settle)
+	if err != nil {
+		return err
+	}
+	dirs := make([]string, len(args))
+	for i, a := range args {
+		dirs[i] = e.path(a)
+	}
+	if err := checkDirs("--follow", dirs); err != nil {
+		return err
+	}
+	x, err := e.lib()
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex // JSON lines and text lines are whole
+	enc := json.NewEncoder(e.stdout)
+	f := &follower{x: x, who: e.who, dirs: dirs, settle: settle}
+	f.result = func(r ingest.FileResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o.json {
+			enc.Encode(followResult{"ingest", r})
+			return
+		}
+		printResult(e.stdout, e.stderr, r)
+	}
+	f.warn = func(path, msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o.json {
+			enc.Encode(map[string]string{"message_type": "warning", "path": path, "message": msg})
+			return
+		}
+		fmt.Fprintf(e.stderr, "warning: %s\n", textsafe.Line(strings.TrimPrefix(path+": "+msg, ": ")))
+	}
+	f.status = func(s followStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o.json {
+			enc.Encode(s)
+			return
+		}
+		fmt.Fprintln(e.stderr, s.line())
+	}
+	if !o.json {
+		fmt.Fprintf(e.stderr, "following %s (ready when complete or idle for %v; Ctrl-C stops)\n", strings.Join(dirs, ", "), settle)
+	}
+	if err := f.run(ctx); err != nil {
+		return err
+	}
+	if f.failed > 0 {
+		return errPartial
+	}
+	return nil
+}
+
+// printResult prints one input's outcome as plain ingest does.
+func printResult(stdout, stderr io.Writer, r ingest.FileResult) {
+	line := r.Outcome.String()
+	if r.ID != [16]byte{} {
+		line += " " + r.ID.String()
+	}
+	line += " " + r.Path
+	if r.Err != "" {
+		line += ": " + strings.TrimPrefix(r.Err, r.Path+": ")
+	}
+	fmt.Fprintln(stdout, textsafe.Line(line))
+	if r.Note != "" {
+		fmt.Fprintf(stderr, "note: %s: %s\n", r.Path, textsafe.Line(r.Note))
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(stderr, "warning: %s: %s\n", r.Path, textsafe.Line(w))
+	}
+}
+
+// startWatch runs serve --watch's follower in the server's process until
+// ctx is done, logging to log; the returned wait blocks until it stopped.
+func startWatch(ctx context.Context, x *replay.Archive, dirs []string, settle time.Duration, log *slog.Logger) (wait func()) {
+	f := &follower{x: x, who: replay.Actor{Name: "watch"}, dirs: dirs, settle: settle}
+	f.result = func(r ingest.FileResult) {
+		attrs := []any{"path", r.Path, "outcome", r.Outcome.String(), "id", r.ID, "bytes", r.NativeBytes}
+		if r.Err != "" {
+			log.Warn("watch: ingest", append(attrs, "err", r.Err)...)
+		} else {
+			log.Info("watch: ingest", attrs...)
+		}
+		for _, w := range r.Warnings {
+			log.Warn("watch: ingest", "path", r.Path, "warning", w)
+		}
+	}
+	f.warn = func(path, msg string) { log.Warn("watch", "path", path, "msg", msg) }
+	f.status = func(s followStatus) {
+		log.Info("watch: status", "dirs", s.Dirs, "files", s.Files, "waiting", s.Waiting, "bytes", s.Bytes,
+			"ingested", s.Ingested, "already_archived", s.Duplicates, "failed", s.Failed)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := f.run(ctx); err != nil {
+			log.Error("watch", "err", err)
+		}
+	}()
+	return func() { <-done }
+}
