@@ -230,20 +230,29 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	out := SearchJSON{Query: q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Hits: []HitJSON{}}
-	if next := from + len(res.Hits); next < res.Total && len(res.Hits) > 0 {
-		out.NextCursor = encodeCursor(next)
+	next := ""
+	if n := from + len(res.Hits); n < res.Total && len(res.Hits) > 0 {
+		next = encodeCursor(n)
 	}
-	for _, h := range res.Hits {
-		out.Hits = append(out.Hits, s.hitJSON(h))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, SearchJSONOf(s.x, q, res, next))
 }
 
-func (s *Server) hitJSON(h query.Hit) HitJSON {
+// SearchJSONOf is the JSON form of search results (the API's, and
+// `archivectl search --json`'s).
+func SearchJSONOf(x *replay.Archive, q string, res *query.Results, next string) SearchJSON {
+	out := SearchJSON{Query: q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Hits: []HitJSON{}, NextCursor: next}
+	for _, h := range res.Hits {
+		out.Hits = append(out.Hits, HitJSONOf(h, x.CanClip(h.Format)))
+	}
+	return out
+}
+
+// HitJSONOf is the JSON form of one hit; canClip says whether its format
+// can clip, so that only then a clip URL is offered.
+func HitJSONOf(h query.Hit, canClip bool) HitJSON {
 	hj := HitJSON{ID: h.ID, Format: h.Format, Session: h.Session, DurationMS: h.Duration.Milliseconds(),
 		Map: h.Map, Server: h.Server, Players: nonNil(h.Players), Flags: nonNil(h.Flags),
-		CanClip: s.x.CanClip(h.Format), EventTotal: h.EventTotal, Events: []EventJSON{}}
+		CanClip: canClip, EventTotal: h.EventTotal, Events: []EventJSON{}}
 	if !h.Start.IsZero() {
 		hj.Start = h.Start.UTC().Format(time.RFC3339)
 	}
@@ -603,33 +612,46 @@ func (s *Server) clip(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redact := actorOf(r).Role < replay.RoleModerator || (r.URL.Query().Get("redact") != "" && r.URL.Query().Get("redact") != "0")
+	s.serveBuilt(w, r, func(tmp io.Writer) (string, error) {
+		f, t, err := rec.Clip(r.Context(), from, to, tmp, redact)
+		if err != nil {
+			return "", err
+		}
+		suffix := fmt.Sprintf("%d-%d", f, t)
+		if redact {
+			suffix += "-redacted"
+		}
+		w.Header().Set("X-Clip-From", strconv.FormatInt(f, 10))
+		w.Header().Set("X-Clip-To", strconv.FormatInt(t, 10))
+		return downloadName(rec.Manifest(), rec.Extension(), suffix), nil
+	})
+}
+
+// serveBuilt serves a file that build writes (a clip, a conversion): into
+// a private temporary file first, so that a failure halfway is an error
+// response and not a truncated download, then with Range support, under
+// the name build returns. Building takes one of the slots for decoding
+// work.
+func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, build func(io.Writer) (string, error)) {
 	release, err := s.acquireHeavy(r.Context())
 	if err != nil {
 		s.fail(w, fmt.Errorf("%w: %v", r499, err))
 		return
 	}
 	defer release()
-	// The clip is written to a private temporary file first, so a failure
-	// halfway is an error response, not a truncated download.
-	tmp, err := os.CreateTemp("", "replay-clip-*")
+	tmp, err := os.CreateTemp("", "replay-build-*")
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	f, t, err := rec.Clip(r.Context(), from, to, tmp, redact)
+	name, err := build(tmp)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	suffix := fmt.Sprintf("%d-%d", f, t)
-	if redact {
-		suffix += "-redacted"
-	}
-	setDownload(w, downloadName(rec.Manifest(), rec.Extension(), suffix))
-	w.Header().Set("X-Clip-From", strconv.FormatInt(f, 10))
-	w.Header().Set("X-Clip-To", strconv.FormatInt(t, 10))
+	setDownload(w, name)
 	http.ServeContent(w, r, "", time.Time{}, tmp)
 }
 
@@ -660,25 +682,12 @@ func (s *Server) convert(w http.ResponseWriter, r *http.Request) {
 		}
 		opts[k] = v
 	}
-	release, err := s.acquireHeavy(r.Context())
-	if err != nil {
-		s.fail(w, fmt.Errorf("%w: %v", r499, err))
-		return
-	}
-	defer release()
-	tmp, err := os.CreateTemp("", "replay-export-*")
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	if err := rec.Convert(r.Context(), format, from, to, opts, tmp); err != nil {
-		s.fail(w, err)
-		return
-	}
-	setDownload(w, downloadName(rec.Manifest(), replay.Extension(format), format))
-	http.ServeContent(w, r, "", time.Time{}, tmp)
+	s.serveBuilt(w, r, func(tmp io.Writer) (string, error) {
+		if err := rec.Convert(r.Context(), format, from, to, opts, tmp); err != nil {
+			return "", err
+		}
+		return downloadName(rec.Manifest(), replay.Extension(format), format), nil
+	})
 }
 
 func downloadName(m *archive.Manifest, ext, suffix string) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/ingest"
 	"github.com/replayarchive/replay/internal/textsafe"
+	"github.com/replayarchive/replay/internal/units"
 )
 
 func cmdIngest() *command {
@@ -158,15 +159,5 @@ func (p *progress) clear() {
 	}
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+// humanBytes prints n in binary units.
+func humanBytes(n int64) string { return units.FormatBytes(n) }

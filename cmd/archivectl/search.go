@@ -14,6 +14,7 @@ import (
 	"github.com/replayarchive/replay/internal/textsafe"
 	"github.com/replayarchive/replay/internal/units"
 	"github.com/replayarchive/replay/query"
+	"github.com/replayarchive/replay/server"
 )
 
 // clipMargin is how many ticks before and after an event the suggested
@@ -81,29 +82,6 @@ it again from the manifests, e.g. after the index directory was lost.`,
 	}
 }
 
-type eventJSON struct {
-	Tick   int64  `json:"tick"`
-	TimeMS int64  `json:"time_ms"`
-	Kind   string `json:"kind"`
-	Player string `json:"player,omitempty"`
-	Text   string `json:"text,omitempty"`
-	Export string `json:"export"`
-}
-
-type hitJSON struct {
-	ID         string      `json:"id"`
-	Format     string      `json:"format"`
-	Session    string      `json:"session,omitempty"`
-	Start      string      `json:"start,omitempty"`
-	DurationMS int64       `json:"duration_ms"`
-	Map        string      `json:"map,omitempty"`
-	Server     string      `json:"server,omitempty"`
-	Players    []string    `json:"players"`
-	Flags      []string    `json:"flags"`
-	Events     []eventJSON `json:"events"`
-	EventTotal int         `json:"event_total"`
-}
-
 func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 	if len(args) == 0 {
 		return usagef("no query given")
@@ -124,26 +102,13 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 	if err != nil {
 		return err
 	}
-	hits := make([]hitJSON, len(res.Hits))
-	for i, h := range res.Hits {
-		hj := hitJSON{ID: h.ID, Format: h.Format, Session: h.Session, DurationMS: h.Duration.Milliseconds(),
-			Map: h.Map, Server: h.Server, Players: nonNil(h.Players), Flags: nonNil(h.Flags),
-			Events: []eventJSON{}, EventTotal: h.EventTotal}
-		if !h.Start.IsZero() {
-			hj.Start = fmtTime(h.Start)
-		}
-		for _, ev := range h.Events {
-			hj.Events = append(hj.Events, eventJSON{Tick: ev.Tick, TimeMS: ev.Time.Milliseconds(), Kind: ev.Kind,
-				Player: ev.Player, Text: ev.Text, Export: offerCommand(x, h, ev)})
-		}
-		hits[i] = hj
-	}
 	if o.json {
-		return writeJSON(e, map[string]any{"query": q, "total": res.Total, "took_ms": float64(res.Took.Microseconds()) / 1000, "hits": hits})
+		// The same shape as the HTTP API's search.
+		return writeJSON(e, server.SearchJSONOf(x, q, res, ""))
 	}
 	w := e.stdout
-	for _, h := range hits {
-		fmt.Fprintln(w, textsafe.Line(fmt.Sprintf("%s  %s  %s  %s  %s", h.ID, h.Format, orDash(h.Start), orDash(h.Map), listHead(h.Players, 8))))
+	for _, h := range res.Hits {
+		fmt.Fprintln(w, textsafe.Line(fmt.Sprintf("%s  %s  %s  %s  %s", h.ID, h.Format, fmtTime(h.Start), orDash(h.Map), listHead(h.Players, 8))))
 		if len(h.Flags) > 0 {
 			fmt.Fprintf(w, "    flags: %s\n", textsafe.Line(strings.Join(h.Flags, ", ")))
 		}
@@ -156,8 +121,8 @@ func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
 			if who == "" {
 				who = "-"
 			}
-			fmt.Fprintln(w, textsafe.Line(fmt.Sprintf("    tick %-8d %-9s %-8s %-16s %s", ev.Tick, fmtOffset(ev.TimeMS), ev.Kind, who, ev.Text)))
-			fmt.Fprintf(w, "      %s\n", ev.Export)
+			fmt.Fprintln(w, textsafe.Line(fmt.Sprintf("    tick %-8d %-9s %-8s %-16s %s", ev.Tick, fmtOffset(ev.Time.Milliseconds()), ev.Kind, who, ev.Text)))
+			fmt.Fprintf(w, "      %s\n", offerCommand(x, h, ev))
 		}
 		if shown := min(len(h.Events), showEvents); h.EventTotal > shown {
 			fmt.Fprintf(w, "    … %d more matching events (--json lists up to %d)\n", h.EventTotal-shown, len(h.Events))
