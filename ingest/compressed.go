@@ -19,6 +19,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -347,6 +348,27 @@ func OpenNative(path string) (io.ReadCloser, Compression, error) {
 		return nil, kind, err
 	}
 	return &closeBoth{d, f}, kind, nil
+}
+
+// lookThrough returns br itself when head (its first bytes) is not
+// compressed, else a reader of the native bytes inside and their head;
+// release frees the decoder.
+func lookThrough(br *bufio.Reader, head []byte) (*bufio.Reader, []byte, func(), error) {
+	kind := SniffCompression(head)
+	if kind == NotCompressed {
+		return br, head, func() {}, nil
+	}
+	d, err := Decompress(br, kind)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	nbr := bufio.NewReaderSize(d, br.Size())
+	head, err = nbr.Peek(formats.DetectSize)
+	if err != nil && !errors.Is(err, io.EOF) {
+		d.Close()
+		return nil, nil, nil, err
+	}
+	return nbr, head, func() { d.Close() }, nil
 }
 
 // closeBoth closes the decoder, then the file.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,4 +203,54 @@ func FuzzDecompress(f *testing.F) {
 		defer d.Close()
 		io.Copy(io.Discard, io.LimitReader(d, ExpansionSlack+1<<20))
 	})
+}
+
+// Standard input is looked through too: a compressed stream is the
+// recording of the native bytes inside.
+func TestCompressedStdin(t *testing.T) {
+	file := formatstest.LinesFile("stdin-compressed", 40)
+	for _, c := range containers {
+		a := newArchive(t)
+		p := &Pipeline{Archive: a, Codecs: []formats.Codec{formatstest.Lines{}}, Stdin: bytes.NewReader(compress(t, c.kind, file))}
+		r := runAll(t, p, "-")["-"]
+		if r.Outcome != OutcomeIngested || r.NativeBytes != int64(len(file)) {
+			t.Fatalf("%s: %+v", c.kind, r)
+		}
+		p.Stdin = bytes.NewReader(file)
+		if again := runAll(t, p, "-")["-"]; again.Outcome != OutcomeDup || again.ID != r.ID {
+			t.Errorf("%s, then plain: %+v", c.kind, again)
+		}
+		p.Codecs = []formats.Codec{formatstest.Lines{}, sink{}}
+		bomb := append(compress(t, c.kind, []byte("SINK")), zeroBomb(t, c.kind, 256<<20)...)
+		p.Stdin = bytes.NewReader(bomb)
+		if bomb := runAll(t, p, "-")["-"]; bomb.Outcome != OutcomeFailed || !strings.Contains(bomb.Err, "expands to more than") {
+			t.Errorf("%s bomb: %+v", c.kind, bomb)
+		}
+	}
+}
+
+// sink is a test codec taking any input that starts with "SINK", a chunk
+// per MiB: the codec a bomb's bytes would all be handed to.
+type sink struct{ formatstest.Lines }
+
+func (sink) Name() string { return "sink" }
+
+func (sink) Detect(head []byte) bool { return bytes.HasPrefix(head, []byte("SINK")) }
+
+func (sink) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats.Metadata, error) {
+	buf := make([]byte, 1<<20)
+	for tick := int64(0); ; tick++ {
+		n, err := io.ReadFull(r, buf)
+		if n > 0 {
+			if werr := w.Chunk(formats.Chunk{StartTick: tick, Ticks: 1}, buf[:n]); werr != nil {
+				return nil, werr
+			}
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return &formats.Metadata{Attrs: map[string]string{}}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

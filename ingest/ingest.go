@@ -371,6 +371,11 @@ func (p *Pipeline) oneStream(ctx context.Context, in input) (FileResult, *archiv
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fail(err)
 	}
+	br, head, release, err := lookThrough(br, head) // compressed.go
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
 	codec, err := DetectBytes(p.Codecs, head)
 	if err != nil {
 		return fail(err)
