@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -123,6 +124,14 @@ func commands() []*command {
 }
 
 func main() {
+	// The search library reports housekeeping through the standard logger
+	// (e.g. "got err removing file: ….zap"): it is debug output, shown
+	// only with ARCHIVECTL_DEBUG=1, never mixed into a command's output.
+	log.SetFlags(log.LstdFlags)
+	log.SetPrefix("debug: ")
+	if os.Getenv("ARCHIVECTL_DEBUG") == "" {
+		log.SetOutput(io.Discard)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -311,6 +320,8 @@ old ones under a retention policy without touching held or flagged ones.
 usage: archivectl [--archive DIR] COMMAND [flags] [args]
 
 The archive directory is --archive, else $REPLAY_ARCHIVE, else ./replays.archive.
+--wait DUR waits that long for another process's lock. ARCHIVECTL_DEBUG=1
+shows the search library's debug messages on stderr.
 IDs may be given as any unique prefix. Most commands take --json for scripts.
 
 commands:
@@ -324,6 +335,11 @@ format); 'prune' applies it in two phases (mark in the catalog and index,
 then sweep chunks and give disk space back), never removing a held recording
 and removing flagged ones only with --include-flagged. 'prune --dry-run' says
 exactly what would go and how many bytes would come back.
+
+Exit codes: 0 ok, 1 failure, 2 usage error, 3 no archive at --archive
+(read commands never create one: 'archivectl init' does), 4 locked by
+another process (the error names it), 5 some inputs failed and the rest
+were done, 6 the recording does not exist.
 
 Run 'archivectl COMMAND --help' for a command's flags.
 `)
