@@ -311,7 +311,7 @@ func (a *Archive) decodeHeads(blob []byte, headerLen, trailerLen int64) (header,
 // MaxChunkBytes bounds one chunk's native size: ingest refuses larger
 // chunks, and a manifest claiming more is treated as corrupt rather than
 // trusted with an allocation.
-const MaxChunkBytes = 1 << 30
+const MaxChunkBytes = formats.MaxChunkBytes
 
 // decodeBounded decompresses a zstd blob whose decoded size must be want.
 func (a *Archive) decodeBounded(blob []byte, want int64) ([]byte, error) {

@@ -125,14 +125,12 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 	if p.trailer != nil {
 		return errors.New("archive: chunk after trailer")
 	}
-	if c.Ticks < 0 {
-		return fmt.Errorf("archive: chunk at tick %d: negative tick count", c.StartTick)
+	var prev *formats.Chunk
+	if n := len(p.chunks); n > 0 {
+		prev = &formats.Chunk{StartTick: p.chunks[n-1].StartTick}
 	}
-	if n := len(p.chunks); n > 0 && c.StartTick <= p.chunks[n-1].StartTick {
-		return fmt.Errorf("archive: chunk start tick %d does not follow %d", c.StartTick, p.chunks[n-1].StartTick)
-	}
-	if len(native) > MaxChunkBytes {
-		return fmt.Errorf("archive: chunk at tick %d holds %d bytes, more than the %d a chunk may", c.StartTick, len(native), MaxChunkBytes)
+	if err := formats.CheckChunk(prev, c, len(native)); err != nil {
+		return fmt.Errorf("archive: %w", err)
 	}
 	if err := p.compressErr(); err != nil {
 		return err
