@@ -86,13 +86,16 @@ if has stored; then
 	for c in games corpus; do
 		src="$W/games"
 		[ $c = corpus ] && src=$corpus
+		# Only the files the archive holds (the corpus also has notes and
+		# files of no known format): ingesting again lists them.
 		xz=0
-		for f in $(find "$src" -type f); do
+		for f in $($A --archive "$W/a-$c" ingest --json "$src" 2>/dev/null |
+			grep -v '"outcome":"\(skipped\|failed\)"' | sed 's/.*"path":"\([^"]*\)".*/\1/'); do
 			xz=$((xz + $(nice -n 19 xz -9e -c "$f" | wc -c)))
 		done
 		stored=$($A --archive "$W/a-$c" stats --json | awk -F'[:,]' '/"stored_bytes"/ {print $2; exit}')
-		alloc=$(du -s --block-size=1 "$W/a-$c" | awk '{print $1}')
-		apparent=$(du -sb "$W/a-$c" | awk '{print $1}')
+		alloc=$(du -sL --block-size=1 "$W/a-$c" | awk '{print $1}')
+		apparent=$(du -sbL "$W/a-$c" | awk '{print $1}')
 		echo "stored $c: $stored B vs per-file xz -9e $xz B ($(echo "scale=3; $stored/$xz" | bc)×); allocated $alloc B ($(echo "scale=3; $alloc/$stored" | bc)× stored), apparent $apparent B"
 	done
 fi
