@@ -14,7 +14,8 @@
 // far by more than MaxExpansion once past ExpansionSlack: a kilobyte that
 // claims to hold gigabytes fails after ExpansionSlack, in well under a
 // second, with an *ExpansionError. The decoders' own memory is capped too
-// (MaxDecoderWindow).
+// (MaxDecoderWindow; for xz by xzGuard, which checks every block header
+// before the decoder sees it).
 
 package ingest
 
@@ -108,6 +109,7 @@ func Decompress(r io.Reader, c Compression) (io.ReadCloser, error) {
 	var (
 		dec     io.Reader
 		release func()
+		guard   *xzGuard
 	)
 	switch c {
 	case Gzip:
@@ -125,61 +127,221 @@ func Decompress(r io.Reader, c Compression) (io.ReadCloser, error) {
 		dec, release = z, z.Close
 	case XZ:
 		// The xz decoder allocates the dictionary a block header asks
-		// for, up to 4 GiB: check the first block's before it does.
-		br := newPeekReader(in)
-		if err := checkXZDict(br); err != nil {
-			return nil, err
-		}
-		z, err := xz.NewReader(br)
+		// for, up to 4 GiB: the guard checks each before it does.
+		g := newXZGuard(in)
+		z, err := xz.NewReader(g)
 		if err != nil {
+			if g.err != nil && !errors.Is(g.err, io.EOF) {
+				err = g.err
+			}
 			return nil, fmt.Errorf("xz: %w", err)
 		}
-		dec, release = z, func() {}
+		dec, release, guard = z, func() {}, g
 	default:
 		return nil, fmt.Errorf("unknown compression %q", c)
 	}
-	return &budgetReader{dec: dec, in: in, kind: c, release: release}, nil
+	return &budgetReader{dec: dec, in: in, kind: c, release: release, guard: guard}, nil
 }
 
-// checkXZDict reads the stream header and first block header of an xz
-// stream without consuming them and refuses a dictionary over
-// MaxDecoderWindow. Later blocks and concatenated streams are not
-// checked: the xz package gives no hook between blocks (see docs/live.md).
-func checkXZDict(p *peekReader) error {
-	const streamHeader = 12
-	b, err := p.peek(streamHeader + 1)
-	if err != nil {
-		return fmt.Errorf("xz: stream header: %w", err)
+// xzGuard passes an xz file through to the decoder, parsing its structure
+// (stream headers, block headers, LZMA2 chunk headers, index, footers) as
+// the bytes go by, and stops with an error before a block header asking
+// for a dictionary over MaxDecoderWindow reaches the decoder, which would
+// allocate it (github.com/ulikunitz/xz takes up to 4 GiB from one byte).
+// Only the headers are parsed; the decoder checks everything else.
+type xzGuard struct {
+	br    *bufio.Reader
+	state int
+	free  int64 // bytes parsed and not yet passed on
+	check int64 // size of each block's check field
+	block int64 // bytes of the current block so far (header and data)
+	index int64 // bytes of the current index so far
+	recs  uint64
+	pos   int64 // bytes passed on
+	err   error
+}
+
+const (
+	xzStreamHeader = iota
+	xzBlockOrIndex
+	xzChunk
+	xzBlockPad
+	xzIndexRecord
+	xzIndexEnd
+	xzFooter
+	xzStreamPad
+)
+
+func newXZGuard(r io.Reader) *xzGuard {
+	return &xzGuard{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+func (g *xzGuard) Read(p []byte) (int, error) {
+	for g.free == 0 {
+		if g.err != nil {
+			return 0, g.err
+		}
+		if err := g.parse(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				err = fmt.Errorf("xz at byte %d: %w", g.pos, err)
+			}
+			g.err = err
+			return 0, err
+		}
 	}
-	size := (int(b[streamHeader]) + 1) * 4 // block header size; 0 → index (empty stream)
-	if b[streamHeader] == 0 {
-		return nil
+	n, err := g.br.Read(p[:min(int64(len(p)), g.free)])
+	g.free -= int64(n)
+	g.pos += int64(n)
+	return n, err
+}
+
+// peek returns the next n bytes; a stream that ends first is cut short.
+func (g *xzGuard) peek(n int) ([]byte, error) {
+	b, err := g.br.Peek(n)
+	if err != nil && len(b) < n {
+		return nil, fmt.Errorf("expected %d more bytes of structure: %w", n, io.ErrUnexpectedEOF)
 	}
-	b, err = p.peek(streamHeader + size)
-	if err != nil {
-		return fmt.Errorf("xz: first block header: %w", err)
+	return b, nil
+}
+
+// parse reads the next piece of structure and sets how many bytes may
+// pass on before the next.
+func (g *xzGuard) parse() error {
+	switch g.state {
+	case xzStreamHeader:
+		b, err := g.peek(12)
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(b, xzMagic) {
+			return errors.New("expected an xz stream header")
+		}
+		g.check = [16]int64{0, 4, 4, 4, 8, 8, 8, 16, 16, 16, 32, 32, 32, 64, 64, 64}[b[7]&0x0f]
+		g.free, g.state = 12, xzBlockOrIndex
+	case xzBlockOrIndex:
+		b, err := g.peek(1)
+		if err != nil {
+			return err
+		}
+		if b[0] == 0 { // index indicator, then the number of records
+			b, _ := g.br.Peek(11)
+			recs, n := binary.Uvarint(b[1:])
+			if n <= 0 {
+				return errors.New("bad index record count")
+			}
+			g.recs, g.index, g.free, g.state = recs, int64(1+n), int64(1+n), xzIndexRecord
+			return nil
+		}
+		size := (int(b[0]) + 1) * 4
+		if b, err = g.peek(size); err != nil {
+			return err
+		}
+		if err := checkBlockHeader(b); err != nil {
+			return err
+		}
+		g.block, g.free, g.state = int64(size), int64(size), xzChunk
+	case xzChunk:
+		b, err := g.peek(1)
+		if err != nil {
+			return err
+		}
+		var n int64
+		switch c := b[0]; {
+		case c == 0:
+			n, g.state = 1, xzBlockPad
+		case c == 1 || c == 2: // uncompressed chunk
+			if b, err = g.peek(3); err != nil {
+				return err
+			}
+			n = 3 + int64(binary.BigEndian.Uint16(b[1:])) + 1
+		case c >= 0x80: // LZMA chunk, with properties from state 2 on
+			hdr := 5
+			if (c>>5)&3 >= 2 {
+				hdr = 6
+			}
+			if b, err = g.peek(hdr); err != nil {
+				return err
+			}
+			n = int64(hdr) + int64(binary.BigEndian.Uint16(b[3:])) + 1
+		default:
+			return fmt.Errorf("bad LZMA2 control byte %#x", c)
+		}
+		g.block += n
+		g.free = n
+	case xzBlockPad:
+		g.free, g.state = (4-g.block%4)%4+g.check, xzBlockOrIndex
+	case xzIndexRecord:
+		if g.recs == 0 {
+			g.free, g.state = (4-g.index%4)%4+4, xzFooter // padding, CRC32
+			return nil
+		}
+		b, _ := g.br.Peek(20)
+		_, n1 := binary.Uvarint(b)
+		if n1 <= 0 {
+			return errors.New("bad index record")
+		}
+		_, n2 := binary.Uvarint(b[n1:])
+		if n2 <= 0 {
+			return errors.New("bad index record")
+		}
+		g.recs--
+		g.index += int64(n1 + n2)
+		g.free = int64(n1 + n2)
+	case xzFooter:
+		g.free, g.state = 12, xzStreamPad
+	case xzStreamPad:
+		b, err := g.br.Peek(4)
+		if len(b) == 0 && err != nil {
+			return err // the end
+		}
+		if bytes.HasPrefix(xzMagic, b) || bytes.HasPrefix(b, xzMagic[:4]) {
+			g.state = xzStreamHeader
+			return nil
+		}
+		if len(b) < 4 || !bytes.Equal(b, []byte{0, 0, 0, 0}) {
+			return errors.New("expected stream padding or another xz stream")
+		}
+		g.free = 4
 	}
-	h := b[streamHeader : streamHeader+size]
+	return nil
+}
+
+// checkBlockHeader refuses a block header (whole, CRC32 included) whose
+// LZMA2 filter asks for a dictionary over MaxDecoderWindow.
+func checkBlockHeader(h []byte) error {
+	size := len(h)
 	if crc32.ChecksumIEEE(h[:size-4]) != binary.LittleEndian.Uint32(h[size-4:]) {
-		return errors.New("xz: first block header: bad CRC32")
+		return errors.New("block header: bad CRC32")
 	}
 	flags, pos := h[1], 2
+	body := h[:size-4]
 	for _, present := range []bool{flags&0x40 != 0, flags&0x80 != 0} { // compressed, uncompressed size
 		if !present {
 			continue
 		}
-		_, n := binary.Uvarint(h[pos : size-4])
+		_, n := binary.Uvarint(body[pos:])
 		if n <= 0 {
-			return errors.New("xz: first block header: bad size field")
+			return errors.New("block header: bad size field")
 		}
 		pos += n
 	}
-	// One filter, LZMA2 (0x21), one property byte: the dictionary size.
-	if flags&3 != 0 || pos+3 > size-4 || h[pos] != 0x21 || h[pos+1] != 1 {
-		return errors.New("xz: first block header: only a single LZMA2 filter is supported")
-	}
-	if d := xzDictSize(h[pos+2]); d > MaxDecoderWindow {
-		return fmt.Errorf("xz: dictionary of %d bytes is over the %d-byte limit: %w", d, MaxDecoderWindow, ErrExpansion)
+	for range int(flags&3) + 1 {
+		id, n := binary.Uvarint(body[pos:])
+		if n <= 0 {
+			return errors.New("block header: bad filter id")
+		}
+		pos += n
+		props, n := binary.Uvarint(body[pos:])
+		if n <= 0 || props > uint64(len(body)-pos-n) {
+			return errors.New("block header: bad filter properties")
+		}
+		pos += n
+		if id == 0x21 && props >= 1 {
+			if d := xzDictSize(body[pos]); d > MaxDecoderWindow {
+				return fmt.Errorf("dictionary of %d bytes is over the %d-byte limit: %w", d, MaxDecoderWindow, ErrExpansion)
+			}
+		}
+		pos += int(props)
 	}
 	return nil
 }
@@ -204,37 +366,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// peekReader lets checkXZDict look ahead without consuming.
-type peekReader struct {
-	r   io.Reader
-	buf []byte
-}
-
-func newPeekReader(r io.Reader) *peekReader { return &peekReader{r: r} }
-
-// peek returns the next n bytes (n ≤ 1028, an xz block header's maximum
-// plus the stream header) without consuming them.
-func (p *peekReader) peek(n int) ([]byte, error) {
-	if len(p.buf) < n {
-		more := make([]byte, n-len(p.buf))
-		k, err := io.ReadFull(p.r, more)
-		p.buf = append(p.buf, more[:k]...)
-		if err != nil {
-			return p.buf, err
-		}
-	}
-	return p.buf[:n], nil
-}
-
-func (p *peekReader) Read(b []byte) (int, error) {
-	if len(p.buf) > 0 {
-		n := copy(b, p.buf)
-		p.buf = p.buf[n:]
-		return n, nil
-	}
-	return p.r.Read(b)
-}
-
 // budgetReader enforces the expansion budget on a decoder's output.
 type budgetReader struct {
 	dec     io.Reader
@@ -242,6 +373,7 @@ type budgetReader struct {
 	out     int64
 	kind    Compression
 	release func()
+	guard   *xzGuard // its error is the cause when the xz decoder fails
 }
 
 func (b *budgetReader) Read(p []byte) (int, error) {
@@ -254,6 +386,9 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 		return n, &ExpansionError{b.kind, b.in.n, b.out, fmt.Sprintf("more than %d× past the first %d MiB", MaxExpansion, ExpansionSlack>>20)}
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
+		if b.guard != nil && b.guard.err != nil && !errors.Is(b.guard.err, io.EOF) {
+			err = b.guard.err
+		}
 		err = fmt.Errorf("%s at compressed byte %d: %w", b.kind, b.in.n, err)
 	}
 	return n, err

@@ -162,9 +162,59 @@ func TestCompressedXZHugeDictionary(t *testing.T) {
 	}
 	h[pos+2] = 40
 	fixCRC(h)
-	_, err := Decompress(bytes.NewReader(b), XZ)
-	if !errors.Is(err, ErrExpansion) {
+	if d, err := Decompress(bytes.NewReader(b), XZ); err == nil {
+		_, err = io.ReadAll(d)
+		if !errors.Is(err, ErrExpansion) {
+			t.Fatalf("err %v, want ErrExpansion", err)
+		}
+	} else if !errors.Is(err, ErrExpansion) {
 		t.Fatalf("err %v, want ErrExpansion", err)
+	}
+	// The same block in a second stream, after a good one: the decoder
+	// must not get to allocate it either.
+	two := append(compress(t, XZ, []byte("LINES x\n")), b...)
+	d, err := Decompress(bytes.NewReader(two), XZ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := io.ReadAll(d)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrExpansion) || string(out) != "LINES x\n" {
+		t.Fatalf("second stream: %q, %v; want the first stream's bytes and ErrExpansion", out, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("allocated %d MiB", alloc>>20)
+	}
+}
+
+// Concatenated streams, stream padding and multiple blocks pass the guard
+// whole.
+func TestCompressedXZStructure(t *testing.T) {
+	var want, file bytes.Buffer
+	for i := range 3 {
+		part := bytes.Repeat([]byte{byte('a' + i)}, 100000*(i+1))
+		want.Write(part)
+		var one bytes.Buffer
+		cfg := xz.WriterConfig{BlockSize: 50000, CheckSum: []byte{xz.SHA256, xz.CRC32, xz.CRC64}[i]}
+		w, err := cfg.NewWriter(&one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(part)
+		w.Close()
+		file.Write(one.Bytes())
+		file.Write(make([]byte, 4*i)) // stream padding
+	}
+	d, err := Decompress(bytes.NewReader(file.Bytes()), XZ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(d)
+	if err != nil || !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("%d bytes, %v; want %d", len(got), err, want.Len())
 	}
 }
 
