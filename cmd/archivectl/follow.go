@@ -80,9 +80,6 @@ func (f *follower) run(ctx context.Context) error {
 				case ingest.OutcomeFailed, ingest.OutcomeTakenDown, ingest.OutcomeRefused:
 					f.failed++
 				}
-				if !file.Complete && r.Outcome == ingest.OutcomeIngested {
-					r.Warnings = append(r.Warnings, fmt.Sprintf("not complete: ingested after %v without a change (--settle)", f.settle))
-				}
 				f.result(r)
 			})
 			if err != nil && ctx.Err() == nil {

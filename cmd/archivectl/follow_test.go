@@ -143,7 +143,7 @@ func TestServeWatch(t *testing.T) {
 	if !strings.Contains(serveErr.String(), "outcome=ingested") {
 		t.Fatalf("not ingested by the server:\n%s", serveErr.String())
 	}
-	if !strings.Contains(serveErr.String(), "not complete") {
+	if !strings.Contains(serveErr.String(), "without FINISH") {
 		t.Errorf("no warning that the file was ingested without FINISH:\n%s", serveErr.String())
 	}
 	logged := serveErr.String()

@@ -61,7 +61,8 @@ type File struct {
 	Size    int64
 	ModTime time.Time
 	// Complete says the file was found complete; otherwise it has been
-	// idle for Options.Settle.
+	// idle for Options.Settle (since its mtime, for a file met for the
+	// first time: old files are ready at once, without asking the codec).
 	Complete bool
 }
 
@@ -296,15 +297,18 @@ func (w *watcher) step(ctx context.Context) {
 		if f == nil {
 			continue
 		}
+		// An idle file is ready whatever it holds: the codec is not asked
+		// (a history of a thousand finished games is not parsed twice).
+		idle := now.Sub(f.changed) >= w.o.Settle
 		complete := false
-		if w.o.Complete != nil && f.asked != f.size {
+		if !idle && w.o.Complete != nil && f.asked != f.size {
 			ok, err := w.o.Complete(ctx, path)
 			if err != nil && ctx.Err() == nil {
 				w.warn(path, err.Error())
 			}
 			f.asked, complete = f.size, ok && err == nil
 		}
-		if !complete && now.Sub(f.changed) < w.o.Settle {
+		if !complete && !idle {
 			continue
 		}
 		w.hand(ctx, path, f, complete)
@@ -320,7 +324,13 @@ func (w *watcher) look(path string, now time.Time) {
 	}
 	f := w.files[path]
 	if f == nil {
-		w.files[path] = &state{size: st.Size(), mod: st.ModTime(), changed: now, asked: -1}
+		// A file met for the first time has been unchanged since its
+		// mtime (unless that is in the future: a skewed clock).
+		changed := now
+		if st.ModTime().Before(now) {
+			changed = st.ModTime()
+		}
+		w.files[path] = &state{size: st.Size(), mod: st.ModTime(), changed: changed, asked: -1}
 		return
 	}
 	if st.Size() == f.size && st.ModTime().Equal(f.mod) {

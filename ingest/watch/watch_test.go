@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
@@ -263,5 +264,39 @@ func TestRunErrors(t *testing.T) {
 	}
 	if Run(ctx, Options{Dirs: []string{t.TempDir()}}) == nil {
 		t.Error("nil Ready accepted")
+	}
+}
+
+// Files already idle when the watch starts (a server's history) are
+// ready at once, without asking the codec; the rescan finds files whose
+// events were lost.
+func TestOldFilesReadyAtOnceAndRescan(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.teehistorian")
+	b, _ := game(t, 9, false)
+	os.WriteFile(old, b, 0o644)
+	hour := time.Now().Add(-time.Hour)
+	os.Chtimes(old, hour, hour)
+	var asked []string
+	var ready []File
+	w := &watcher{o: Options{Dirs: []string{dir}, Settle: time.Minute, Rescan: time.Hour,
+		Complete: func(_ context.Context, path string) (bool, error) { asked = append(asked, path); return false, nil },
+		Ready:    func(_ context.Context, f File) { ready = append(ready, f) }},
+		files: map[string]*state{}, dirs: map[string]bool{}, dirty: map[string]bool{}}
+	var err error
+	if w.fsw, err = fsnotify.NewWatcher(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.fsw.Close()
+	w.rescan(context.Background())
+	if len(ready) != 1 || ready[0].Path != old || ready[0].Complete || len(asked) != 0 {
+		t.Fatalf("ready %+v, asked %q; want old.teehistorian at once, codec not asked", ready, asked)
+	}
+	// No event is read in this test: only the rescan can find this one.
+	fresh := filepath.Join(dir, "fresh.teehistorian")
+	os.WriteFile(fresh, b[:len(b)/2], 0o644)
+	w.rescan(context.Background())
+	if len(asked) != 1 || asked[0] != fresh || len(ready) != 1 {
+		t.Fatalf("after rescan: asked %q, ready %+v; want fresh.teehistorian asked, not ready", asked, ready)
 	}
 }
