@@ -106,8 +106,12 @@ func codecsOf(x *replay.Archive) []formats.Codec {
 
 // line is a status report for people.
 func (s followStatus) line() string {
-	return fmt.Sprintf("following %d directories: %d files (%s), %d waiting; %d ingested, %d already archived, %d failed; up %v",
-		s.Dirs, s.Files, humanBytes(s.Bytes), s.Waiting, s.Ingested, s.Duplicates, s.Failed, time.Duration(s.Elapsed*float64(time.Second)).Round(time.Second))
+	dirs := "directories"
+	if s.Dirs == 1 {
+		dirs = "directory"
+	}
+	return fmt.Sprintf("following %d %s: %d files (%s), %d waiting; %d ingested, %d already archived, %d failed; up %v",
+		s.Dirs, dirs, s.Files, humanBytes(s.Bytes), s.Waiting, s.Ingested, s.Duplicates, s.Failed, time.Duration(s.Elapsed*float64(time.Second)).Round(time.Second))
 }
 
 // parseSettle reads --settle (default watch.DefaultSettle).
