@@ -35,9 +35,9 @@ func (x *Archive) Recording(ref string) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := x.Codec(r.Manifest().Format)
+	c := x.Codec(r.Format())
 	if c == nil {
-		return nil, fmt.Errorf("recording %s: no codec for format %q in this build", id, r.Manifest().Format)
+		return nil, fmt.Errorf("recording %s: no codec for format %q in this build", id, r.Format())
 	}
 	return &Recording{Recording: r, codec: c}, nil
 }
@@ -107,7 +107,7 @@ func (r *Recording) Export(ctx context.Context, w io.Writer, redact bool) error 
 // returns an error wrapping formats.ErrClipUnsupported.
 func (r *Recording) Clip(ctx context.Context, from, to int64, w io.Writer, redact bool) (int64, int64, error) {
 	if !r.CanClip() {
-		return 0, 0, fmt.Errorf("%s: %w; export the whole recording instead", r.Manifest().Format, formats.ErrClipUnsupported)
+		return 0, 0, fmt.Errorf("%s: %w; export the whole recording instead", r.Format(), formats.ErrClipUnsupported)
 	}
 	from, to, err := r.checkRange(from, to)
 	if err != nil {
@@ -134,8 +134,8 @@ func (r *Recording) ConvertFormats() []string {
 func (r *Recording) Convert(ctx context.Context, format string, from, to int64, opts map[string]string, w io.Writer) error {
 	ex, ok := r.codec.(formats.Exporter)
 	if !ok || !slices.Contains(ex.ExportFormats(), format) {
-		can := append([]string{r.Manifest().Format}, r.ConvertFormats()...)
-		return fmt.Errorf("cannot convert %s to %q (can write: %s)", r.Manifest().Format, format, strings.Join(can, ", "))
+		can := append([]string{r.Format()}, r.ConvertFormats()...)
+		return fmt.Errorf("cannot convert %s to %q (can write: %s)", r.Format(), format, strings.Join(can, ", "))
 	}
 	from, to, err := r.checkRange(from, to)
 	if err != nil {
@@ -187,7 +187,7 @@ func (r *Recording) TimeAt(tick int64) time.Duration {
 }
 
 // Extension returns the file name extension of the recording's format.
-func (r *Recording) Extension() string { return Extension(r.Manifest().Format) }
+func (r *Recording) Extension() string { return Extension(r.Format()) }
 
 // Extension returns the usual file name extension of format name.
 func Extension(format string) string {

@@ -69,7 +69,7 @@ type Options struct {
 	ShardPeriod func(time.Time) string
 	// SpillBytes is how many compressed bytes a recording being ingested
 	// buffers before its chunks are written to the shard ahead of the
-	// commit, bounding memory for very large files (default 16 MiB).
+	// commit, bounding memory for very large files (default 4 MiB).
 	// Chunks written early stay invisible until the manifest commits, and
 	// are removed by Check with Repair after a crash.
 	SpillBytes int64

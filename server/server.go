@@ -160,11 +160,13 @@ func (s *Server) ListenAndServe(ctx context.Context, addr, certFile, keyFile str
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	err = hs.Shutdown(sctx)
-	s.uploads.Wait()
-	if errors.Is(err, context.DeadlineExceeded) {
+	if err := hs.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
+		// Past the grace period: cut the connections still open. An
+		// upload among them fails its read, and its spool is removed
+		// before anything of it is committed.
 		hs.Close()
 	}
+	s.uploads.Wait()
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -361,5 +362,64 @@ func TestFailedTokensAreLimited(t *testing.T) {
 	}
 	if codes[http.StatusUnauthorized] != 10 || codes[http.StatusTooManyRequests] != 5 {
 		t.Errorf("15 bad tokens: %v; want 10×401 then 429", codes)
+	}
+}
+
+// TestShutdownRollsBackAnUnfinishedUpload: an upload still streaming when
+// the server is told to stop, past the grace period, leaves nothing behind:
+// no recording, no spool file.
+func TestShutdownRollsBackAnUnfinishedUpload(t *testing.T) {
+	x, err := replay.Open(filepath.Join(t.TempDir(), "archive"), replay.Options{Create: true, Archive: archive.Options{NoSync: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	tutorial := corpusFile(t, "Tutorial.teehistorian")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- server.New(x, server.Config{}).ListenAndServe(ctx, "127.0.0.1:0", "", "", 200*time.Millisecond, func(u string) { ready <- u })
+	}()
+	url := <-ready
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write(tutorial[:len(tutorial)/2]) // half the file, then silence
+	}()
+	upload := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(url+"/api/v1/recordings?name=half.teehistorian", "application/octet-stream", pr)
+		if err == nil {
+			resp.Body.Close()
+		}
+		upload <- err
+	}()
+	// Wait until the upload is being spooled, then stop the server.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if ents, _ := os.ReadDir(filepath.Join(x.Dir(), "tmp")); len(ents) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the upload never started spooling")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	pw.CloseWithError(errors.New("client gave up"))
+	<-upload
+	st, err := x.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Recordings != 0 {
+		t.Errorf("%d recordings after an upload cut short by shutdown", st.Recordings)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(x.Dir(), "tmp")); len(ents) != 0 {
+		t.Errorf("spool left behind: %v", ents)
+	}
+	if _, err := os.Stat(filepath.Join(x.Dir(), server.EndpointFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("endpoint file left behind after shutdown: %v", err)
 	}
 }
