@@ -60,9 +60,9 @@ type Server struct {
 	// uploads counts uploads in flight, so shutdown can wait for them.
 	uploads sync.WaitGroup
 	// heavy bounds the requests that decode and re-encode a recording
-	// (clips, conversions, redacted files) to one per core, so that a
-	// burst of them queues here instead of starving searches and ingest
-	// of CPU.
+	// (clips, conversions, redacted files) to half the cores (at least
+	// one), so that a burst of them queues here and leaves CPU to searches
+	// and ingest.
 	heavy chan struct{}
 }
 
@@ -78,7 +78,7 @@ func New(x *replay.Archive, cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{x: x, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newMetrics(), limiter: newFailLimiter(cfg.Now),
-		heavy: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	s.routes()
 	return s
 }
