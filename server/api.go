@@ -44,10 +44,10 @@ func (s *Server) routes() {
 	h("GET /api/v1/recordings/{id}/clip", v, "clip", s.clip)
 	h("GET /api/v1/recordings/{id}/export", v, "export", s.convert)
 	h("GET /api/v1/recordings/{id}/audit", v, "audit", s.recordingAudit)
-	h("PUT /api/v1/recordings/{id}/flags/{name}", m, "flag", s.flag)
-	h("DELETE /api/v1/recordings/{id}/flags/{name}", m, "unflag", s.unflag)
-	h("PUT /api/v1/recordings/{id}/hold", m, "hold", s.hold)
-	h("DELETE /api/v1/recordings/{id}/hold", m, "release", s.release)
+	h("PUT /api/v1/recordings/{id}/flags/{name}", m, "flag", s.mark(s.flag))
+	h("DELETE /api/v1/recordings/{id}/flags/{name}", m, "unflag", s.mark(s.unflag))
+	h("PUT /api/v1/recordings/{id}/hold", m, "hold", s.mark(s.hold))
+	h("DELETE /api/v1/recordings/{id}/hold", m, "release", s.mark(s.release))
 	h("DELETE /api/v1/recordings/{id}", m, "takedown", s.takedown)
 	h("GET /api/v1/takedowns", m, "takedowns", s.takedowns)
 	h("DELETE /api/v1/takedowns/{sha256}", a, "lift-takedown", s.liftTakedown)
@@ -443,17 +443,7 @@ func (s *Server) open(r *http.Request) (*replay.Recording, error) {
 }
 
 func (s *Server) show(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.open(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	audit, err := s.x.Audit(rec.Manifest().ID.String(), 0, 100)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, RecordingJSONOf(rec, audit))
+	s.writeRecording(w, r.PathValue("id"))
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -722,17 +712,32 @@ func (s *Server) markBody(r *http.Request) (noteBody, error) {
 	return b, err
 }
 
-func (s *Server) answerMark(w http.ResponseWriter, r *http.Request, m *archive.Manifest, err error) {
+// mark wraps a moderator's mark: do gets the body's note or reason, and
+// the answer is the recording as it is afterwards, with its history.
+func (s *Server) mark(do func(r *http.Request, b noteBody) (*archive.Manifest, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := s.markBody(r)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		m, err := do(r, b)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		s.writeRecording(w, m.ID.String())
+	}
+}
+
+// writeRecording answers with everything about recording ref.
+func (s *Server) writeRecording(w http.ResponseWriter, ref string) {
+	rec, err := s.x.Recording(ref)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	rec, err := s.x.Recording(m.ID.String())
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	audit, err := s.x.Audit(m.ID.String(), 0, 100)
+	audit, err := s.x.Audit(rec.Manifest().ID.String(), 0, 100)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -740,48 +745,23 @@ func (s *Server) answerMark(w http.ResponseWriter, r *http.Request, m *archive.M
 	writeJSON(w, http.StatusOK, RecordingJSONOf(rec, audit))
 }
 
-func (s *Server) flag(w http.ResponseWriter, r *http.Request) {
-	b, err := s.markBody(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	m, err := s.x.Flag(r.Context(), actorOf(r), r.PathValue("id"), r.PathValue("name"), b.Note)
-	s.answerMark(w, r, m, err)
+func (s *Server) flag(r *http.Request, b noteBody) (*archive.Manifest, error) {
+	return s.x.Flag(r.Context(), actorOf(r), r.PathValue("id"), r.PathValue("name"), b.Note)
 }
 
-func (s *Server) unflag(w http.ResponseWriter, r *http.Request) {
-	b, err := s.markBody(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	m, err := s.x.Unflag(r.Context(), actorOf(r), r.PathValue("id"), r.PathValue("name"), b.Reason)
-	s.answerMark(w, r, m, err)
+func (s *Server) unflag(r *http.Request, b noteBody) (*archive.Manifest, error) {
+	return s.x.Unflag(r.Context(), actorOf(r), r.PathValue("id"), r.PathValue("name"), b.Reason)
 }
 
-func (s *Server) hold(w http.ResponseWriter, r *http.Request) {
-	b, err := s.markBody(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
+func (s *Server) hold(r *http.Request, b noteBody) (*archive.Manifest, error) {
 	if strings.TrimSpace(b.Reason) == "" {
-		s.fail(w, badRequest("a hold needs a reason"))
-		return
+		return nil, badRequest("a hold needs a reason")
 	}
-	m, err := s.x.Hold(r.Context(), actorOf(r), r.PathValue("id"), b.Reason)
-	s.answerMark(w, r, m, err)
+	return s.x.Hold(r.Context(), actorOf(r), r.PathValue("id"), b.Reason)
 }
 
-func (s *Server) release(w http.ResponseWriter, r *http.Request) {
-	b, err := s.markBody(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	m, err := s.x.Release(r.Context(), actorOf(r), r.PathValue("id"), b.Reason)
-	s.answerMark(w, r, m, err)
+func (s *Server) release(r *http.Request, b noteBody) (*archive.Manifest, error) {
+	return s.x.Release(r.Context(), actorOf(r), r.PathValue("id"), b.Reason)
 }
 
 func (s *Server) takedown(w http.ResponseWriter, r *http.Request) {
