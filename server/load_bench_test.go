@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -96,6 +97,23 @@ func BenchmarkServeUnderUpload(b *testing.B) {
 	for range b.N {
 		var uploadErr error
 		uploadDone := make(chan struct{})
+		// The process's peak heap while the upload and the clients run:
+		// the upload must stream, whatever its size.
+		var peakHeap atomic.Uint64
+		go func() {
+			var ms runtime.MemStats
+			for {
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peakHeap.Load() {
+					peakHeap.Store(ms.HeapInuse)
+				}
+				select {
+				case <-uploadDone:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
 		upStart := time.Now()
 		go func() {
 			defer close(uploadDone)
@@ -170,6 +188,7 @@ func BenchmarkServeUnderUpload(b *testing.B) {
 		b.ReportMetric(float64(len(searchLat)), "searches")
 		b.ReportMetric(float64(errs.Load()), "errors")
 		b.ReportMetric(float64(st.Size())/1e6/upTook.Seconds(), "upload-MB/s")
+		b.ReportMetric(float64(peakHeap.Load())/(1<<20), "peak-heap-MiB")
 		b.Logf("uploaded %d MB in %s while 32 clients made %d searches and %d clips", st.Size()>>20, upTook.Round(time.Millisecond), len(searchLat), len(clipLat))
 	}
 }
