@@ -5,9 +5,11 @@
 //
 //	catalog.db         manifests, by-session, sources (sha256 → id), heads
 //	                   (native header and trailer), events, change log, policy,
-//	                   takedowns (sha256 → who, when, why)
+//	                   takedowns (sha256 → who, when, why), audit log, tokens
 //	shards/YYYY-MM.db  chunk blobs keyed by recording id ‖ start tick (big-endian)
 //	index/             the search index, derived from the catalog (package query)
+//
+// layout.go has every bucket and the encoding of its keys and values.
 //
 // Chunks are written before the manifest and deleted after it, so a crash
 // leaves at worst chunks without a manifest: invisible to readers and removed
@@ -24,28 +26,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 )
-
-// Catalog bucket names.
-var (
-	bucketRecordings = []byte("recordings") // id (16 B) → manifest JSON
-	bucketSessions   = []byte("sessions")   // session ‖ 0 ‖ id (16 B) → nil
-	bucketSources    = []byte("sources")    // sha256 (32 B) → id (16 B)
-	bucketHeads      = []byte("heads")      // id → zstd(header) ‖ zstd(trailer), see heads.go
-	bucketEvents     = []byte("events")     // id → zstd(JSON events)
-	bucketChanges    = []byte("changes")    // seq (8 B BE) → change JSON
-	bucketSettings   = []byte("settings")   // name → JSON (retention policy, ...)
-)
-
-// Shard bucket name.
-var bucketChunks = []byte("chunks") // id (16 B) ‖ start tick (8 B BE) → blob
 
 // ErrNotFound is returned for a recording id or prefix that names nothing.
 var ErrNotFound = errors.New("recording not found")
@@ -114,10 +100,10 @@ type Archive struct {
 
 	mu     sync.Mutex
 	shards map[string]*bolt.DB
-	gates  map[string]*shardGate // per-shard locks against compaction (compact.go)
+	gates  map[string]*shardGate // per-shard locks against compaction (shard.go)
 	closed bool
 
-	// pruneMu lets one Prune run at a time (compact.go).
+	// pruneMu lets one Prune run at a time (retention.go).
 	pruneMu sync.Mutex
 }
 
@@ -246,76 +232,4 @@ func (a *Archive) Close() error {
 	a.enc.Close()
 	a.dec.Close()
 	return errors.Join(errs...)
-}
-
-func (a *Archive) shardPath(name string) string {
-	return filepath.Join(a.dir, "shards", name+".db")
-}
-
-// shard returns the open shard name, opening (and with create, creating) it.
-func (a *Archive) shard(name string, create bool) (*bolt.DB, error) {
-	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
-		return nil, fmt.Errorf("archive: bad shard name %q", name)
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return nil, errors.New("archive: closed")
-	}
-	if db := a.shards[name]; db != nil {
-		return db, nil
-	}
-	path := a.shardPath(name)
-	if create && a.opts.ReadOnly {
-		return nil, fmt.Errorf("archive: shard %s: opened read-only", name)
-	}
-	if !create {
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("archive: shard %s: %w", name, err)
-		}
-	}
-	db, err := openBolt(path, a.opts)
-	if err != nil {
-		return nil, err
-	}
-	if create {
-		if err := db.Update(func(tx *bolt.Tx) error {
-			_, err := tx.CreateBucketIfNotExists(bucketChunks)
-			return err
-		}); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("archive: shard %s: %w", name, err)
-		}
-	}
-	a.shards[name] = db
-	return db, nil
-}
-
-// closeShard closes a shard if it is open, so its file can be removed or
-// replaced.
-func (a *Archive) closeShard(name string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	db := a.shards[name]
-	if db == nil {
-		return nil
-	}
-	delete(a.shards, name)
-	return db.Close()
-}
-
-// Shards lists the shard names on disk, sorted.
-func (a *Archive) Shards() ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(a.dir, "shards"))
-	if err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
-	}
-	var names []string
-	for _, e := range ents {
-		if n, ok := strings.CutSuffix(e.Name(), ".db"); ok && !e.IsDir() {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names, nil
 }

@@ -4,19 +4,12 @@ package archive
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
-)
-
-// Audit buckets in the catalog.
-var (
-	bucketAudit    = []byte("audit")     // seq (8 B BE) → AuditEntry JSON
-	bucketAuditRec = []byte("audit_rec") // recording id (16 B) ‖ seq (8 B BE) → nil
 )
 
 // Audit actions.
@@ -99,12 +92,6 @@ func (a *Archive) AppendAudit(entries ...AuditEntry) error {
 		return fmt.Errorf("archive: audit log: %w", err)
 	}
 	return nil
-}
-
-func auditRecKey(id uuid.UUID, seq uint64) []byte {
-	k := make([]byte, 0, 24)
-	k = append(k, id[:]...)
-	return binary.BigEndian.AppendUint64(k, seq)
 }
 
 // Audit returns audit entries newest first: those about recording id, or

@@ -45,12 +45,6 @@ func appendChange(tx *bolt.Tx, op string, id uuid.UUID) error {
 	return b.Put(seqKey(seq), v)
 }
 
-func seqKey(seq uint64) []byte {
-	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], seq)
-	return k[:]
-}
-
 // ChangesSince returns up to limit change log entries with a sequence number
 // greater than seq, in order.
 func (a *Archive) ChangesSince(seq uint64, limit int) ([]Change, error) {
@@ -115,13 +109,6 @@ func putManifest(tx *bolt.Tx, m *Manifest) error {
 		return err
 	}
 	return tx.Bucket(bucketRecordings).Put(m.ID[:], v)
-}
-
-func sessionKey(session string, id uuid.UUID) []byte {
-	k := make([]byte, 0, len(session)+1+16)
-	k = append(k, session...)
-	k = append(k, 0)
-	return append(k, id[:]...)
 }
 
 // Manifest returns the manifest of recording id.
@@ -269,43 +256,6 @@ func (a *Archive) Events(id uuid.UUID) ([]formats.Event, error) {
 		return nil, fmt.Errorf("archive: events of %s: %w", id, err)
 	}
 	return evs, nil
-}
-
-// heads blob: uvarint len(zstd header) ‖ zstd header ‖ zstd trailer; an
-// empty piece is stored as zero bytes.
-func (a *Archive) encodeHeads(header, trailer []byte) []byte {
-	var h, t []byte
-	if len(header) > 0 {
-		h = a.enc.EncodeAll(header, nil)
-	}
-	if len(trailer) > 0 {
-		t = a.enc.EncodeAll(trailer, nil)
-	}
-	out := binary.AppendUvarint(nil, uint64(len(h)))
-	out = append(out, h...)
-	return append(out, t...)
-}
-
-func (a *Archive) decodeHeads(blob []byte, headerLen, trailerLen int64) (header, trailer []byte, err error) {
-	n, k := binary.Uvarint(blob)
-	if k <= 0 || n > uint64(len(blob)-k) {
-		return nil, nil, fmt.Errorf("corrupt heads record")
-	}
-	h, t := blob[k:k+int(n)], blob[k+int(n):]
-	if len(h) > 0 {
-		if header, err = a.decodeBounded(h, headerLen); err != nil {
-			return nil, nil, fmt.Errorf("header: %w", err)
-		}
-	}
-	if len(t) > 0 {
-		if trailer, err = a.decodeBounded(t, trailerLen); err != nil {
-			return nil, nil, fmt.Errorf("trailer: %w", err)
-		}
-	}
-	if int64(len(header)) != headerLen || int64(len(trailer)) != trailerLen {
-		return nil, nil, fmt.Errorf("heads record holds %d+%d bytes, manifest says %d+%d", len(header), len(trailer), headerLen, trailerLen)
-	}
-	return header, trailer, nil
 }
 
 // MaxChunkBytes bounds one chunk's native size: ingest refuses larger

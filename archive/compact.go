@@ -1,19 +1,13 @@
-// Giving disk space back: per-shard locks, unlinking shards left empty and
-// compacting sparse ones by copy-and-rename.
+// Giving disk space back: unlinking shards left empty and compacting sparse
+// shards and the catalog by copy-and-rename.
 //
 // bbolt never shrinks its file; deleted pages only go to its free list. A
 // shard whose recordings are all gone is closed and unlinked. A shard whose
 // live pages fell below compactLiveRatio of its file is copied with
 // bolt.Compact into shards/NAME.db.compacting, synced, and renamed over the
 // original, so a crash leaves either the old or the new file intact; a stale
-// temporary file is removed by the next Open.
-//
-// Each shard has a gate. Writers (commits, spills, deletes) hold its write
-// lock for their transaction, and everyone who uses the open handle holds
-// its use lock for reading. Compacting shard X holds X's write lock for the
-// whole copy (commits into X wait; readers of X go on) and X's use lock only
-// to close, rename and forget the handle. Other shards are not touched, so
-// commits into the current shard go on while an old one is compacted.
+// temporary file is removed by the next Open. The shard's gate (shard.go)
+// keeps its writers out during the copy and everyone out during the swap.
 
 package archive
 
@@ -40,66 +34,6 @@ const (
 	// tempSuffix names a shard copy being written by a compaction.
 	tempSuffix = ".compacting"
 )
-
-// errNoShard is returned by updateShard and viewShard for a shard that has
-// no file (and was not to be created).
-var errNoShard = errors.New("no such shard")
-
-// shardGate serialises the writers of one shard and lets a compaction swap
-// its file under them.
-type shardGate struct {
-	write sync.Mutex   // held by each writer's transaction, and by a compaction
-	use   sync.RWMutex // read-held while the open handle is used; held to swap it
-}
-
-// gate returns the gate of shard name.
-func (a *Archive) gate(name string) *shardGate {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	g := a.gates[name]
-	if g == nil {
-		g = &shardGate{}
-		a.gates[name] = g
-	}
-	return g
-}
-
-// updateShard runs fn in a write transaction on shard name, creating the
-// shard if create is set. Without create, a missing shard gives errNoShard.
-func (a *Archive) updateShard(name string, create bool, fn func(*bolt.Tx) error) error {
-	g := a.gate(name)
-	g.write.Lock()
-	defer g.write.Unlock()
-	g.use.RLock()
-	defer g.use.RUnlock()
-	db, err := a.openShard(name, create)
-	if err != nil {
-		return err
-	}
-	return db.Update(fn)
-}
-
-// viewShard runs fn in a read transaction on shard name; a missing shard
-// gives errNoShard.
-func (a *Archive) viewShard(name string, fn func(*bolt.Tx) error) error {
-	g := a.gate(name)
-	g.use.RLock()
-	defer g.use.RUnlock()
-	db, err := a.openShard(name, false)
-	if err != nil {
-		return err
-	}
-	return db.View(fn)
-}
-
-// openShard is shard, with errNoShard for a missing file.
-func (a *Archive) openShard(name string, create bool) (*bolt.DB, error) {
-	db, err := a.shard(name, create)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("archive: shard %s: %w", name, errNoShard)
-	}
-	return db, err
-}
 
 // removeStaleTemps deletes compaction copies left by a process that died
 // during a compaction. The original shard files are intact.

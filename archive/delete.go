@@ -21,15 +21,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bucketTombstones: owner id (16 B) → tombstone JSON.
-var bucketTombstones = []byte("tombstones")
-
-type tombstone struct {
-	Shard  string    `json:"shard"`
-	Owner  uuid.UUID `json:"owner"`
-	Stored int64     `json:"stored"`
-}
-
 // ErrHeld is returned when deleting a held recording.
 var ErrHeld = errors.New("recording is held")
 

@@ -11,9 +11,7 @@ package archive
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -136,28 +134,6 @@ func (m *Manifest) formatChunks() []formats.Chunk {
 	return out
 }
 
-// The chunk table is stored in binary, not as a JSON list: decoding 15,843
-// JSON entries was 56% of the CPU time of opening a 1 GB recording (issue
-// 15); the binary table decodes in well under a millisecond.
-//
-// A manifest's JSON holds it as "ct", base64 by encoding/json:
-//
-//	version(1) uvarint(count) then per chunk:
-//	  varint  StartTick − end of the previous chunk (StartTick+Ticks; 0 first)
-//	  uvarint Ticks<<1 | Precompressed
-//	  varint  Time − previous Time
-//	  varint  Offset − end of the previous chunk (Offset+Length; 0 first)
-//	  uvarint Length
-//	  uvarint Stored
-//	  uint32  CRC, little-endian
-//
-// Manifests written before it hold "chunks" as a JSON list; both are read.
-const chunkTableVersion = 1
-
-// minChunkEntry is the smallest encoded chunk entry, which bounds the count
-// a table of a given size can claim.
-const minChunkEntry = 6 + 4
-
 // manifestFields is Manifest without its JSON methods.
 type manifestFields Manifest
 
@@ -259,134 +235,4 @@ func splitTable(v []byte) (head, enc []byte, ok bool) {
 	}
 	head = append(bytes.Clone(head), '}')
 	return head, enc, true
-}
-
-// appendChunkTable appends the binary form of chunks to b.
-func appendChunkTable(b []byte, chunks []ChunkEntry) []byte {
-	b = append(b, chunkTableVersion)
-	b = binary.AppendUvarint(b, uint64(len(chunks)))
-	var endTick, endOff int64
-	var prevTime time.Duration
-	for _, c := range chunks {
-		b = binary.AppendVarint(b, c.StartTick-endTick)
-		ticks := uint64(c.Ticks) << 1
-		if c.Precompressed {
-			ticks |= 1
-		}
-		b = binary.AppendUvarint(b, ticks)
-		b = binary.AppendVarint(b, int64(c.Time-prevTime))
-		b = binary.AppendVarint(b, c.Offset-endOff)
-		b = binary.AppendUvarint(b, uint64(c.Length))
-		b = binary.AppendUvarint(b, uint64(c.Stored))
-		b = binary.LittleEndian.AppendUint32(b, c.CRC)
-		endTick, endOff, prevTime = c.StartTick+c.Ticks, c.Offset+c.Length, c.Time
-	}
-	return b
-}
-
-// decodeChunkTable reads a table written by appendChunkTable.
-func decodeChunkTable(b []byte) ([]ChunkEntry, error) {
-	var out []ChunkEntry
-	err := eachChunkEntry(b, func(n int) { out = make([]ChunkEntry, 0, n) }, func(c *ChunkEntry) { out = append(out, *c) })
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// eachChunkEntry decodes table b, calling count with the number of entries
-// (checked against the table's size before anything is allocated) and then
-// fn with each entry, which it must copy to keep.
-func eachChunkEntry(b []byte, count func(n int), fn func(c *ChunkEntry)) error {
-	if len(b) == 0 || b[0] != chunkTableVersion {
-		return fmt.Errorf("archive: chunk table: want version %d at offset 0", chunkTableVersion)
-	}
-	r := tableReader{b: b, off: 1}
-	n := r.uvarint("count")
-	if r.err == nil && n > uint64(len(b)-r.off)/minChunkEntry {
-		return fmt.Errorf("archive: chunk table claims %d chunks in %d bytes", n, len(b))
-	}
-	count(int(n))
-	var endTick, endOff int64
-	var prevTime time.Duration
-	i := uint64(0)
-	var c ChunkEntry // one for all: fn must copy it
-	for ; i < n && r.err == nil; i++ {
-		c = ChunkEntry{}
-		c.StartTick = endTick + r.varint("start tick")
-		ticks := r.uvarint("ticks")
-		c.Ticks, c.Precompressed = int64(ticks>>1), ticks&1 != 0
-		c.Time = prevTime + time.Duration(r.varint("time"))
-		c.Offset = endOff + r.varint("offset")
-		c.Length = r.size("length")
-		c.Stored = r.size("stored size")
-		c.CRC = r.uint32()
-		endTick, endOff, prevTime = c.StartTick+c.Ticks, c.Offset+c.Length, c.Time
-		if r.err == nil {
-			fn(&c)
-		}
-	}
-	if r.err == nil && r.off != len(b) {
-		r.err = fmt.Errorf("%d bytes after the last chunk", len(b)-r.off)
-	}
-	if r.err != nil {
-		return fmt.Errorf("archive: chunk table entry %d (offset %d): %w", max(i, 1)-1, r.off, r.err)
-	}
-	return nil
-}
-
-// tableReader reads varints, keeping the first error.
-type tableReader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *tableReader) uvarint(what string) uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, k := binary.Uvarint(r.b[r.off:])
-	if k <= 0 {
-		r.err = fmt.Errorf("want a uvarint %s", what)
-		return 0
-	}
-	r.off += k
-	return v
-}
-
-func (r *tableReader) varint(what string) int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, k := binary.Varint(r.b[r.off:])
-	if k <= 0 {
-		r.err = fmt.Errorf("want a varint %s", what)
-		return 0
-	}
-	r.off += k
-	return v
-}
-
-// size reads a byte count, which no chunk may have above MaxChunkBytes (a
-// stored blob may exceed its native size a little).
-func (r *tableReader) size(what string) int64 {
-	v := r.uvarint(what)
-	if r.err == nil && v > 2*MaxChunkBytes {
-		r.err = fmt.Errorf("%s %d is more than a chunk may hold", what, v)
-	}
-	return int64(v)
-}
-
-func (r *tableReader) uint32() uint32 {
-	if r.err != nil {
-		return 0
-	}
-	if len(r.b)-r.off < 4 {
-		r.err = errors.New("want a 4-byte CRC")
-		return 0
-	}
-	v := binary.LittleEndian.Uint32(r.b[r.off:])
-	r.off += 4
-	return v
 }

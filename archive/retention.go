@@ -25,9 +25,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// settingPolicy is the policy's key in the catalog's settings bucket.
-var settingPolicy = []byte("retention")
-
 // Policy is a retention policy. A zero limit is no limit.
 type Policy struct {
 	// MaxAge removes recordings older than this (Manifest.Age).

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,8 +25,6 @@ import (
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
-
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // idNamespace is the UUIDv5 namespace of recording ids derived from the
 // sha256 of their native bytes.
@@ -291,15 +288,6 @@ func (p *Pending) Discard() error {
 	return p.a.deleteChunks(p.shard, p.id)
 }
 
-// encodeBlob lays out a shard value: flags (bit 0: zstd) ‖ uvarint
-// len(resume) ‖ resume ‖ payload.
-//
-// scratch is reused between calls to compress into; the returned blob is a
-// fresh slice of exactly its size, since it is kept until the commit.
-func (a *Archive) encodeBlob(scratch *[]byte, resume, native []byte, precompressed bool) []byte {
-	return encodeBlobWith(a.enc, scratch, resume, native, precompressed)
-}
-
 // chunkWindow is the zstd window of chunk compression. A chunk is
 // compressed on its own (EncodeAll), so a window larger than the chunk buys
 // nothing, while the encoder keeps a history buffer of twice the window:
@@ -324,66 +312,6 @@ func getChunkEncoder() (*zstd.Encoder, error) {
 	}
 	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
 		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true))
-}
-
-// encodeBlobWith is encodeBlob with a given encoder.
-func encodeBlobWith(enc *zstd.Encoder, scratch *[]byte, resume, native []byte, precompressed bool) []byte {
-	flags := byte(0)
-	if !precompressed {
-		flags = 1
-	}
-	head := make([]byte, 0, 1+binary.MaxVarintLen64+len(resume))
-	head = append(head, flags)
-	head = binary.AppendUvarint(head, uint64(len(resume)))
-	head = append(head, resume...)
-	payload := native
-	if !precompressed {
-		*scratch = enc.EncodeAll(native, (*scratch)[:0])
-		payload = *scratch
-	}
-	out := make([]byte, len(head)+len(payload))
-	copy(out, head)
-	copy(out[len(head):], payload)
-	return out
-}
-
-// decodeBlob reverses encodeBlob, checking the native length and CRC.
-func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, err error) {
-	return a.decodeBlobInto(blob, e, nil)
-}
-
-// decodeBlobInto is decodeBlob decoding into dst when it is large enough
-// (whole exports cycle a few buffers instead of allocating one per chunk).
-// The native bytes never alias blob when dst is given.
-func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native, resume []byte, err error) {
-	if len(blob) < 2 {
-		return nil, nil, errors.New("blob too short")
-	}
-	flags := blob[0]
-	n, k := binary.Uvarint(blob[1:])
-	if k <= 0 || n > uint64(len(blob)-1-k) {
-		return nil, nil, errors.New("blob resume length out of range")
-	}
-	resume = blob[1+k : 1+k+int(n)]
-	payload := blob[1+k+int(n):]
-	switch {
-	case flags&1 != 0:
-		native, err = a.decodeChunk(payload, e.Length, dst)
-		if err != nil {
-			return nil, nil, err
-		}
-	case dst != nil:
-		native = append(dst[:0], payload...)
-	default:
-		native = payload
-	}
-	if int64(len(native)) != e.Length {
-		return nil, nil, fmt.Errorf("chunk holds %d bytes, index says %d", len(native), e.Length)
-	}
-	if crc32.Checksum(native, crcTable) != e.CRC {
-		return nil, nil, errors.New("chunk checksum mismatch")
-	}
-	return native, resume, nil
 }
 
 // decodeChunk is decodeBounded with room to spare in the output buffer:
@@ -412,13 +340,6 @@ func (a *Archive) decodeChunk(blob []byte, want int64, dst []byte) ([]byte, erro
 // decodeSlack is the spare capacity zstd's fast decoding loops need
 // (compressedBlockOverAlloc in klauspost/compress), with a margin.
 const decodeSlack = 64
-
-func chunkKey(id uuid.UUID, tick int64) []byte {
-	k := make([]byte, 24)
-	copy(k, id[:])
-	binary.BigEndian.PutUint64(k[16:], uint64(tick))
-	return k
-}
 
 // writeBlobs puts blobs, whose chunks start at ticks, into shard under id
 // in one transaction.

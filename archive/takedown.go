@@ -19,9 +19,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bucketTakedowns: sha256 (32 B) → takedown JSON.
-var bucketTakedowns = []byte("takedowns")
-
 // DeleteOptions say who takes a recording down, and why; both are kept
 // with the takedown and given to whoever tries to ingest the file again.
 type DeleteOptions struct {

@@ -12,8 +12,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-var bucketTokens = []byte("tokens") // name → Token JSON
-
 // ErrTokenExists is returned when creating a token under a name in use.
 var ErrTokenExists = errors.New("a token with that name exists")
 
