@@ -11,21 +11,31 @@ import (
 	"github.com/replayarchive/replay/internal/textsafe"
 )
 
+// auditOptions are the flags of archivectl audit.
+type auditOptions struct {
+	limit int
+	json  bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *auditOptions) AddFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.limit, "limit", 50, "at most `N` entries")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+}
+
 func cmdAudit() *command {
+	o := new(auditOptions)
 	return &command{
 		name: "audit", args: "[ID] [--limit N] [--json]",
 		summary: "show the audit log: every ingest, flag, hold, takedown, prune, policy and token change",
 		help: `Newest first. With a recording ID (or prefix), only that recording's
 history. Entries are never rewritten: a flag given a new note shows both.`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.IntVar(&o.limit, "limit", 50, "at most `N` entries")
-			fs.BoolVar(&o.json, "json", false, "print JSON")
-		},
-		run: runAudit,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runAudit(ctx, e, o, args) },
 	}
 }
 
-func runAudit(ctx context.Context, e *env, o *opts, args []string) error {
+func runAudit(ctx context.Context, e *env, o *auditOptions, args []string) error {
 	if len(args) > 1 {
 		return usagef("audit takes at most one recording ID")
 	}

@@ -11,7 +11,22 @@ import (
 	"github.com/replayarchive/replay/archive"
 )
 
+// checkOptions are the flags of archivectl check.
+type checkOptions struct {
+	readData bool
+	repair   bool
+	json     bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *checkOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.readData, "read-data", false, "decompress and verify every chunk and sha256")
+	fs.BoolVar(&o.repair, "repair", false, "remove orphans and dangling entries, finish interrupted deletes")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+}
+
 func cmdCheck() *command {
+	o := new(checkOptions)
 	return &command{
 		name:    "check",
 		args:    "[--read-data] [--repair] [--json]",
@@ -23,16 +38,12 @@ decompresses every chunk, checks its CRC-32C and each recording's sha256.
 --repair finishes interrupted deletes, removes orphaned chunks (left by a
 crash during ingest or prune) and dangling catalog entries, then checks
 again. Exit status 1 when problems remain.`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.readData, "read-data", false, "decompress and verify every chunk and sha256")
-			fs.BoolVar(&o.repair, "repair", false, "remove orphans and dangling entries, finish interrupted deletes")
-			fs.BoolVar(&o.json, "json", false, "print the report as JSON")
-		},
-		run: runCheck,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runCheck(ctx, e, o, args) },
 	}
 }
 
-func runCheck(ctx context.Context, e *env, o *opts, args []string) error {
+func runCheck(ctx context.Context, e *env, o *checkOptions, args []string) error {
 	if len(args) > 0 {
 		return usagef("check takes no arguments")
 	}

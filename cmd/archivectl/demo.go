@@ -18,7 +18,22 @@ import (
 	"strings"
 )
 
+// demoOptions are the flags of archivectl demo.
+type demoOptions struct {
+	keep   bool
+	serve  bool
+	listen string
+}
+
+// AddFlags declares the flags on fs.
+func (o *demoOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.keep, "keep", false, "keep the demo directory afterwards")
+	fs.BoolVar(&o.serve, "serve", false, "serve the demo archive afterwards (the web page at the printed URL)")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8480", "with --serve: listen on `ADDR`")
+}
+
 func cmdDemo() *command {
+	o := new(demoOptions)
 	return &command{
 		name:    "demo",
 		args:    "[--keep] [--serve [--listen ADDR]]",
@@ -30,16 +45,12 @@ seeks, clips, exports byte for byte, flags, holds and checks, printing every
 command it runs. --keep leaves the archive and files behind to explore.
 --serve then keeps the demo archive running behind 'archivectl serve' and
 prints the URL of the moderators' page (Ctrl-C stops it).`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.dryRun, "keep", false, "keep the demo directory afterwards")
-			fs.BoolVar(&o.serve, "serve", false, "serve the demo archive afterwards (the web page at the printed URL)")
-			fs.StringVar(&o.listen, "listen", "127.0.0.1:8480", "with --serve: listen on `ADDR`")
-		},
-		run: runDemo,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runDemo(ctx, e, o, args) },
 	}
 }
 
-func runDemo(ctx context.Context, e *env, o *opts, args []string) error {
+func runDemo(ctx context.Context, e *env, o *demoOptions, args []string) error {
 	if len(args) > 0 {
 		return usagef("demo takes no arguments")
 	}
@@ -47,7 +58,7 @@ func runDemo(ctx context.Context, e *env, o *opts, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !o.dryRun {
+	if !o.keep {
 		defer os.RemoveAll(dir)
 	}
 	w := e.stdout
@@ -180,7 +191,7 @@ func runDemo(ctx context.Context, e *env, o *opts, args []string) error {
 		}
 		return nil
 	}
-	if o.dryRun {
+	if o.keep {
 		fmt.Fprintf(w, "\nThe archive is kept in %s: try\n  archivectl --archive %s search player:Pulsar\n", archiveDir, archiveDir)
 	} else {
 		fmt.Fprintf(w, "\nDone; the demo directory was removed (use demo --keep to explore it).\n")

@@ -22,7 +22,32 @@ import (
 	"github.com/replayarchive/replay/server"
 )
 
+// exportOptions are the flags of archivectl export.
+type exportOptions struct {
+	out        string
+	from       string
+	to         string
+	at         string
+	around     string
+	redact     bool
+	format     string
+	exportOpts stringList
+}
+
+// AddFlags declares the flags on fs.
+func (o *exportOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.out, "o", "", "output `FILE` (- for stdout)")
+	fs.StringVar(&o.from, "from", "", "first `TICK` (or offset like 1m04s) of a clip")
+	fs.StringVar(&o.to, "to", "", "last `TICK` (or offset) of a clip, inclusive")
+	fs.StringVar(&o.at, "at", "", "clip around this wall-clock `TIME` (RFC 3339), with --around")
+	fs.StringVar(&o.around, "around", "30s", "with --at: `DUR` before and after")
+	fs.BoolVar(&o.redact, "redact", false, "replace secrets (passwords, timeout codes) in the written file")
+	fs.StringVar(&o.format, "format", "", "convert to this `format` instead of the native one")
+	fs.Var(&o.exportOpts, "opt", "format setting `KEY=VALUE` for --format (repeatable)")
+}
+
 func cmdExport() *command {
+	o := new(exportOptions)
 	return &command{
 		name:    "export",
 		args:    "ID -o FILE [--from T] [--to T | --at TIME --around DUR] [--redact] [--format F] [--opt KEY=VALUE]...",
@@ -46,21 +71,12 @@ format the codec can write (an .echoreplay session to butter), with --opt
 settings such as --opt keyframe-interval=300 --opt compression=zstd.
 
 The file is created with the mode your umask allows.`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.StringVar(&o.out, "o", "", "output `FILE` (- for stdout)")
-			fs.StringVar(&o.from, "from", "", "first `TICK` (or offset like 1m04s) of a clip")
-			fs.StringVar(&o.to, "to", "", "last `TICK` (or offset) of a clip, inclusive")
-			fs.StringVar(&o.at, "at", "", "clip around this wall-clock `TIME` (RFC 3339), with --around")
-			fs.StringVar(&o.around, "around", "30s", "with --at: `DUR` before and after")
-			fs.BoolVar(&o.redact, "redact", false, "replace secrets (passwords, timeout codes) in the written file")
-			fs.StringVar(&o.format, "format", "", "convert to this `format` instead of the native one")
-			fs.Var(&o.exportOpts, "opt", "format setting `KEY=VALUE` for --format (repeatable)")
-		},
-		run: runExport,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runExport(ctx, e, o, args) },
 	}
 }
 
-func runExport(ctx context.Context, e *env, o *opts, args []string) error {
+func runExport(ctx context.Context, e *env, o *exportOptions, args []string) error {
 	if len(args) != 1 {
 		return usagef("export takes one recording ID")
 	}
@@ -131,7 +147,7 @@ func runExport(ctx context.Context, e *env, o *opts, args []string) error {
 
 // clipRange reads --from, --to, --at and --around into a tick range; clip
 // is false when none was given.
-func clipRange(rec *replay.Recording, o *opts) (from, to int64, clip bool, err error) {
+func clipRange(rec *replay.Recording, o *exportOptions) (from, to int64, clip bool, err error) {
 	from, to = 0, -1
 	if o.at != "" {
 		if o.from != "" || o.to != "" {

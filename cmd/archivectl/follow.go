@@ -143,7 +143,7 @@ func checkDirs(flag string, dirs []string) error {
 // runFollow is archivectl ingest --follow DIR...: it runs until
 // interrupted, one line per file on stdout and a status line every
 // rescan on stderr (JSON lines on stdout with --json).
-func runFollow(ctx context.Context, e *env, o *opts, args []string) error {
+func runFollow(ctx context.Context, e *env, o *ingestOptions, args []string) error {
 	settle, err := parseSettle(o.settle)
 	if err != nil {
 		return err

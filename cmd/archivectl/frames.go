@@ -13,7 +13,22 @@ import (
 	"github.com/replayarchive/replay/server"
 )
 
+// framesOptions are the flags of archivectl frames.
+type framesOptions struct {
+	from  string
+	to    string
+	stats bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *framesOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.from, "from", "", "first `TICK` (or offset like 1m04s)")
+	fs.StringVar(&o.to, "to", "", "last `TICK` (inclusive; default: the end)")
+	fs.BoolVar(&o.stats, "stats", false, "report on stderr how many chunks were read")
+}
+
 func cmdFrames() *command {
+	o := new(framesOptions)
 	return &command{
 		name:    "frames",
 		args:    "ID [--from T] [--to T] [--stats]",
@@ -23,16 +38,12 @@ the range are read: the codec starts from the resume state stored with the
 first of them, so seeking deep into a long recording costs one chunk.
 --from and --to take ticks or offsets from the start (1m04s). Secrets
 (passwords, timeout codes) are shown redacted.`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.StringVar(&o.from, "from", "", "first `TICK` (or offset like 1m04s)")
-			fs.StringVar(&o.to, "to", "", "last `TICK` (inclusive; default: the end)")
-			fs.BoolVar(&o.stats, "stats", false, "report on stderr how many chunks were read")
-		},
-		run: runFrames,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runFrames(ctx, e, o, args) },
 	}
 }
 
-func runFrames(ctx context.Context, e *env, o *opts, args []string) error {
+func runFrames(ctx context.Context, e *env, o *framesOptions, args []string) error {
 	if len(args) != 1 {
 		return usagef("frames takes one recording ID")
 	}

@@ -14,7 +14,18 @@ import (
 	"github.com/replayarchive/replay/formats/hcrp"
 )
 
+// ghostOptions are the flags of archivectl ghost.
+type ghostOptions struct {
+	json bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *ghostOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+}
+
 func cmdGhost() *command {
+	o := new(ghostOptions)
 	return &command{
 		name:    "ghost",
 		args:    "ID1 ID2 [--json]",
@@ -23,12 +34,12 @@ func cmdGhost() *command {
 following each recording's runner (entity 0), and reports the largest, mean
 and final distance between them in blocks, checkpoint splits (negative: the
 first run was ahead) and finish times.`,
-		flags: func(fs *flag.FlagSet, o *opts) { fs.BoolVar(&o.json, "json", false, "print JSON") },
-		run:   runGhost,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runGhost(ctx, e, o, args) },
 	}
 }
 
-func runGhost(ctx context.Context, e *env, o *opts, args []string) error {
+func runGhost(ctx context.Context, e *env, o *ghostOptions, args []string) error {
 	if len(args) != 2 {
 		return usagef("ghost takes two recording IDs")
 	}

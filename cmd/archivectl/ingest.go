@@ -17,7 +17,24 @@ import (
 	"github.com/replayarchive/replay/internal/units"
 )
 
+// ingestOptions are the flags of archivectl ingest.
+type ingestOptions struct {
+	json        bool
+	followLinks bool
+	follow      bool
+	settle      string
+}
+
+// AddFlags declares the flags on fs.
+func (o *ingestOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print one JSON object per input")
+	fs.BoolVar(&o.followLinks, "follow-links", false, "follow symbolic links that lead out of the directories given")
+	fs.BoolVar(&o.follow, "follow", false, "follow the directories given: ingest each file once complete or idle for --settle, until interrupted")
+	fs.StringVar(&o.settle, "settle", "10m", "with --follow, a file unchanged for `DUR` is ready even if not complete")
+}
+
 func cmdIngest() *command {
+	o := new(ingestOptions)
 	return &command{
 		name:    "ingest",
 		args:    "[--json] [--follow [--settle DUR]] PATH...",
@@ -43,17 +60,12 @@ on stderr at the start and every 30 s even when it is not a terminal;
 with --json, JSON lines with "message_type" "ingest", "warning" and
 "status" on stdout. See docs/live.md.`,
 		access: createAccess,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.json, "json", false, "print one JSON object per input")
-			fs.BoolVar(&o.followLinks, "follow-links", false, "follow symbolic links that lead out of the directories given")
-			fs.BoolVar(&o.follow, "follow", false, "follow the directories given: ingest each file once complete or idle for --settle, until interrupted")
-			fs.StringVar(&o.settle, "settle", "10m", "with --follow, a file unchanged for `DUR` is ready even if not complete")
-		},
-		run: runIngest,
+		flags:  o.AddFlags,
+		run:    func(ctx context.Context, e *env, args []string) error { return runIngest(ctx, e, o, args) },
 	}
 }
 
-func runIngest(ctx context.Context, e *env, o *opts, args []string) error {
+func runIngest(ctx context.Context, e *env, o *ingestOptions, args []string) error {
 	if len(args) == 0 {
 		return usagef("no paths given")
 	}

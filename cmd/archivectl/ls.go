@@ -16,20 +16,30 @@ import (
 	"github.com/replayarchive/replay/internal/textsafe"
 )
 
+// lsOptions are the flags of archivectl ls.
+type lsOptions struct {
+	json    bool
+	formats stringList
+}
+
+// AddFlags declares the flags on fs.
+func (o *lsOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print a JSON array of recordings (same fields as show --json)")
+	fs.Var(&o.formats, "format", "only recordings of this `format` (repeatable)")
+}
+
 func cmdLs() *command {
+	o := new(lsOptions)
 	return &command{
 		name:    "ls",
 		args:    "[--json] [--format F]",
 		summary: "list recordings (id, format, start, duration, players, map, flags, hold)",
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.json, "json", false, "print a JSON array of recordings (same fields as show --json)")
-			fs.Var(&o.formats, "format", "only recordings of this `format` (repeatable)")
-		},
-		run: runLs,
+		flags:   o.AddFlags,
+		run:     func(ctx context.Context, e *env, args []string) error { return runLs(ctx, e, o, args) },
 	}
 }
 
-func runLs(ctx context.Context, e *env, o *opts, args []string) error {
+func runLs(ctx context.Context, e *env, o *lsOptions, args []string) error {
 	if len(args) > 0 {
 		return usagef("ls takes no arguments")
 	}

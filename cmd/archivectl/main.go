@@ -39,9 +39,10 @@ type command struct {
 	help    string // longer help shown by `archivectl COMMAND --help`
 	// access says how the command opens the archive.
 	access access
-	// flags declares the command's flags on fs; run does the work.
-	flags func(fs *flag.FlagSet, o *opts)
-	run   func(ctx context.Context, env *env, o *opts, args []string) error
+	// flags declares the command's flags on fs: the AddFlags of the
+	// command's own options (ingestOptions, ...), which run reads.
+	flags func(fs *flag.FlagSet)
+	run   func(ctx context.Context, env *env, args []string) error
 }
 
 // access is how a command uses the archive.
@@ -59,23 +60,6 @@ const (
 	// serve), and is never forwarded to a running server.
 	noAccess
 )
-
-// opts holds every flag a command may declare; each command uses its own.
-type opts struct {
-	json, dryRun, readData, repair, includeFlagged, stats  bool
-	from, to                                               string
-	out, format, note, reason, olderThan, maxBytes, maxAge string
-	listen, pruneEvery, tlsCert, tlsKey, grace, name, role string
-	at, around                                             string
-	redact, serve, followLinks                             bool
-	limit                                                  int
-	formats                                                stringList
-	exportOpts                                             stringList
-	// follow.go: ingest --follow, serve --watch, both --settle.
-	follow bool
-	settle string
-	watch  stringList
-}
 
 // stringList is a repeatable string flag.
 type stringList []string
@@ -191,7 +175,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 	if name == "help" {
 		if len(args) > 0 {
 			if c := findCommand(args[0]); c != nil {
-				printCommandHelp(stdout, c, newFlagSet(c, &opts{}, e))
+				printCommandHelp(stdout, c, newFlagSet(c, e))
 				return 0
 			}
 		}
@@ -203,8 +187,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(stderr, "archivectl: unknown command %q (see archivectl help)\n", name)
 		return exitUsage
 	}
-	var o opts
-	fs := newFlagSet(c, &o, e)
+	fs := newFlagSet(c, e)
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printCommandHelp(stdout, c, fs)
@@ -220,7 +203,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	e.access = c.access
-	err = c.run(ctx, e, &o, pos)
+	err = c.run(ctx, e, pos)
 	if e.x != nil && !e.shared {
 		if cerr := e.x.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -278,12 +261,13 @@ func findCommand(name string) *command {
 	return nil
 }
 
-func newFlagSet(c *command, o *opts, e *env) *flag.FlagSet {
+// newFlagSet declares the command's flags and --archive.
+func newFlagSet(c *command, e *env) *flag.FlagSet {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&e.archiveDir, "archive", e.archiveDir, "archive `DIR` (default $REPLAY_ARCHIVE, else ./replays.archive)")
 	if c.flags != nil {
-		c.flags(fs, o)
+		c.flags(fs)
 	}
 	return fs
 }

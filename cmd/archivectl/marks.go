@@ -13,14 +13,25 @@ import (
 	"github.com/replayarchive/replay/internal/textsafe"
 )
 
+// flagOptions are the flags of archivectl flag.
+type flagOptions struct {
+	note string
+}
+
+// AddFlags declares the flags on fs.
+func (o *flagOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.note, "note", "", "why it was flagged")
+}
+
 func cmdFlag() *command {
+	o := new(flagOptions)
 	return &command{
 		name: "flag", args: "ID NAME [--note TEXT]",
 		summary: "flag a recording (searchable at once with flag:NAME)",
 		help:    `A second flag of the same name with a new note replaces the note; the audit log keeps both.`,
 		access:  writeAccess,
-		flags:   func(fs *flag.FlagSet, o *opts) { fs.StringVar(&o.note, "note", "", "why it was flagged") },
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		flags:   o.AddFlags,
+		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 2 {
 				return usagef("flag takes a recording ID and a flag name")
 			}
@@ -34,12 +45,23 @@ func cmdFlag() *command {
 	}
 }
 
+// unflagOptions are the flags of archivectl unflag.
+type unflagOptions struct {
+	reason string
+}
+
+// AddFlags declares the flags on fs.
+func (o *unflagOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.reason, "reason", "", "why (for the audit log)")
+}
+
 func cmdUnflag() *command {
+	o := new(unflagOptions)
 	return &command{
 		name: "unflag", args: "ID NAME [--reason TEXT]", summary: "remove a moderator's flag",
 		access: writeAccess,
-		flags:  func(fs *flag.FlagSet, o *opts) { fs.StringVar(&o.reason, "reason", "", "why (for the audit log)") },
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		flags:  o.AddFlags,
+		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 2 {
 				return usagef("unflag takes a recording ID and a flag name")
 			}
@@ -53,13 +75,24 @@ func cmdUnflag() *command {
 	}
 }
 
+// holdOptions are the flags of archivectl hold.
+type holdOptions struct {
+	reason string
+}
+
+// AddFlags declares the flags on fs.
+func (o *holdOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.reason, "reason", "", "why it is held (required)")
+}
+
 func cmdHold() *command {
+	o := new(holdOptions)
 	return &command{
 		name: "hold", args: "ID --reason TEXT",
 		summary: "pin a recording: retention and takedowns leave it alone",
 		access:  writeAccess,
-		flags:   func(fs *flag.FlagSet, o *opts) { fs.StringVar(&o.reason, "reason", "", "why it is held (required)") },
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		flags:   o.AddFlags,
+		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 1 {
 				return usagef("hold takes one recording ID")
 			}
@@ -76,12 +109,23 @@ func cmdHold() *command {
 	}
 }
 
+// releaseOptions are the flags of archivectl release.
+type releaseOptions struct {
+	reason string
+}
+
+// AddFlags declares the flags on fs.
+func (o *releaseOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.reason, "reason", "", "why (for the audit log)")
+}
+
 func cmdRelease() *command {
+	o := new(releaseOptions)
 	return &command{
 		name: "release", args: "ID [--reason TEXT]", summary: "remove a hold",
 		access: writeAccess,
-		flags:  func(fs *flag.FlagSet, o *opts) { fs.StringVar(&o.reason, "reason", "", "why (for the audit log)") },
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		flags:  o.AddFlags,
+		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 1 {
 				return usagef("release takes one recording ID")
 			}
@@ -104,7 +148,20 @@ func printMark(e *env, m *archive.Manifest, err error, done, what string) error 
 	return nil
 }
 
+// deleteOptions are the flags of archivectl delete.
+type deleteOptions struct {
+	reason string
+	json   bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *deleteOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.reason, "reason", "", "why it is taken down (required)")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+}
+
 func cmdDelete() *command {
+	o := new(deleteOptions)
 	return &command{
 		name: "delete", args: "ID --reason TEXT [--json]",
 		summary: "take a recording down now; its bytes are refused at ingest from then on",
@@ -115,11 +172,8 @@ admin lifts it ('archivectl takedowns lift SHA256'). Killed in between,
 'check --repair' or the next prune finishes the job. A held recording is
 refused: release it first.`,
 		access: writeAccess,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.StringVar(&o.reason, "reason", "", "why it is taken down (required)")
-			fs.BoolVar(&o.json, "json", false, "print JSON")
-		},
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		flags:  o.AddFlags,
+		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 1 {
 				return usagef("delete takes one recording ID")
 			}

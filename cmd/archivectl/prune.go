@@ -16,7 +16,28 @@ import (
 	"github.com/replayarchive/replay/archive"
 )
 
+// pruneOptions are the flags of archivectl prune.
+type pruneOptions struct {
+	dryRun         bool
+	json           bool
+	olderThan      string
+	maxBytes       string
+	includeFlagged bool
+	formats        stringList
+}
+
+// AddFlags declares the flags on fs.
+func (o *pruneOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.dryRun, "dry-run", false, "list what would go, change nothing")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.StringVar(&o.olderThan, "older-than", "", "remove recordings older than `DUR` (e.g. 90d)")
+	fs.StringVar(&o.maxBytes, "max-bytes", "", "remove the oldest until the recordings in scope take at most `SIZE`")
+	fs.BoolVar(&o.includeFlagged, "include-flagged", false, "remove flagged recordings too")
+	fs.Var(&o.formats, "format", "only recordings of this `format` (repeatable)")
+}
+
 func cmdPrune() *command {
+	o := new(pruneOptions)
 	return &command{
 		name: "prune", args: "[--dry-run] [--json] [--older-than DUR] [--max-bytes SIZE] [--include-flagged] [--format F]...",
 		summary: "apply retention: remove old recordings and give the disk space back",
@@ -35,19 +56,12 @@ estimates the bytes that would come back, changing nothing.
 
 Killed at any point, running prune again finishes the job; 'check' is
 clean after that run.`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.dryRun, "dry-run", false, "list what would go, change nothing")
-			fs.BoolVar(&o.json, "json", false, "print JSON")
-			fs.StringVar(&o.olderThan, "older-than", "", "remove recordings older than `DUR` (e.g. 90d)")
-			fs.StringVar(&o.maxBytes, "max-bytes", "", "remove the oldest until the recordings in scope take at most `SIZE`")
-			fs.BoolVar(&o.includeFlagged, "include-flagged", false, "remove flagged recordings too")
-			fs.Var(&o.formats, "format", "only recordings of this `format` (repeatable)")
-		},
-		run: runPrune,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runPrune(ctx, e, o, args) },
 	}
 }
 
-func runPrune(ctx context.Context, e *env, o *opts, args []string) error {
+func runPrune(ctx context.Context, e *env, o *pruneOptions, args []string) error {
 	if len(args) > 0 {
 		return usagef("prune takes no arguments")
 	}
@@ -102,7 +116,7 @@ func runPrune(ctx context.Context, e *env, o *opts, args []string) error {
 }
 
 // prunePolicy returns the policy prune applies and where it comes from.
-func prunePolicy(a *archive.Archive, o *opts) (archive.Policy, string, error) {
+func prunePolicy(a *archive.Archive, o *pruneOptions) (archive.Policy, string, error) {
 	var pol archive.Policy
 	stored, err := a.Policy()
 	if err != nil {

@@ -15,7 +15,24 @@ import (
 	"github.com/replayarchive/replay/internal/units"
 )
 
+// retentionOptions are the flags of archivectl retention.
+type retentionOptions struct {
+	maxAge   string
+	maxBytes string
+	formats  stringList
+	json     bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *retentionOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.maxAge, "max-age", "", "remove recordings older than `DUR` (e.g. 90d)")
+	fs.StringVar(&o.maxBytes, "max-bytes", "", "keep the recordings in scope under `SIZE` (e.g. 500GB)")
+	fs.Var(&o.formats, "format", "apply the policy only to this `format` (repeatable)")
+	fs.BoolVar(&o.json, "json", false, "print JSON (show)")
+}
+
 func cmdRetention() *command {
+	o := new(retentionOptions)
 	return &command{
 		name: "retention", args: "set [--max-age DUR] [--max-bytes SIZE] [--format F]... | show [--json]",
 		summary: "store or show the retention policy",
@@ -31,17 +48,12 @@ only by 'prune --include-flagged'.
 Durations are Go durations (36h) or a number of days, weeks or years
 (90d, 2w, 1y = 365d). Sizes are bytes with an optional unit: 500MB,
 2GiB, 1.5TB (KB/MB/GB/TB count in 1000s, KiB/MiB/GiB/TiB in 1024s).`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.StringVar(&o.maxAge, "max-age", "", "remove recordings older than `DUR` (e.g. 90d)")
-			fs.StringVar(&o.maxBytes, "max-bytes", "", "keep the recordings in scope under `SIZE` (e.g. 500GB)")
-			fs.Var(&o.formats, "format", "apply the policy only to this `format` (repeatable)")
-			fs.BoolVar(&o.json, "json", false, "print JSON (show)")
-		},
-		run: runRetention,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runRetention(ctx, e, o, args) },
 	}
 }
 
-func runRetention(ctx context.Context, e *env, o *opts, args []string) error {
+func runRetention(ctx context.Context, e *env, o *retentionOptions, args []string) error {
 	if len(args) != 1 || (args[0] != "set" && args[0] != "show") {
 		return usagef("retention takes 'set' or 'show'")
 	}

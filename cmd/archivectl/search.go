@@ -21,7 +21,20 @@ import (
 // clip command covers.
 const clipMargin = 250
 
+// searchOptions are the flags of archivectl search.
+type searchOptions struct {
+	json  bool
+	limit int
+}
+
+// AddFlags declares the flags on fs.
+func (o *searchOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.IntVar(&o.limit, "limit", 20, "at most `N` recordings")
+}
+
 func cmdSearch() *command {
+	o := new(searchOptions)
 	return &command{
 		name:    "search",
 		args:    "QUERY [--json] [--limit N]",
@@ -41,15 +54,23 @@ func cmdSearch() *command {
 OR, AND, NOT and parentheses are refused: terms always AND together.
 Each hit is a recording with the events that matched under it (tick, time,
 who, what) and a ready-to-run export command for a clip around each event.`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.json, "json", false, "print JSON")
-			fs.IntVar(&o.limit, "limit", 20, "at most `N` recordings")
-		},
-		run: runSearch,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runSearch(ctx, e, o, args) },
 	}
 }
 
+// reindexOptions are the flags of archivectl reindex.
+type reindexOptions struct {
+	json bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *reindexOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+}
+
 func cmdReindex() *command {
+	o := new(reindexOptions)
 	return &command{
 		name:    "reindex",
 		args:    "[--json]",
@@ -57,9 +78,9 @@ func cmdReindex() *command {
 		help: `The index is derived: it is kept up to date from the catalog's change log
 by every command that changes the archive. reindex throws it away and builds
 it again from the manifests, e.g. after the index directory was lost.`,
-		flags:  func(fs *flag.FlagSet, o *opts) { fs.BoolVar(&o.json, "json", false, "print JSON") },
+		flags:  o.AddFlags,
 		access: writeAccess,
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 0 {
 				return usagef("reindex takes no arguments")
 			}
@@ -82,7 +103,7 @@ it again from the manifests, e.g. after the index directory was lost.`,
 	}
 }
 
-func runSearch(ctx context.Context, e *env, o *opts, args []string) error {
+func runSearch(ctx context.Context, e *env, o *searchOptions, args []string) error {
 	if len(args) == 0 {
 		return usagef("no query given")
 	}

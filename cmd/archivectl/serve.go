@@ -14,7 +14,32 @@ import (
 	"github.com/replayarchive/replay/web"
 )
 
+// serveOptions are the flags of archivectl serve.
+type serveOptions struct {
+	listen     string
+	pruneEvery string
+	maxUpload  string
+	tlsCert    string
+	tlsKey     string
+	grace      string
+	watch      stringList
+	settle     string
+}
+
+// AddFlags declares the flags on fs.
+func (o *serveOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8480", "listen on `ADDR` (host:port)")
+	fs.StringVar(&o.pruneEvery, "prune-every", "", "apply the stored retention policy every `DUR` (e.g. 1h)")
+	fs.StringVar(&o.maxUpload, "max-upload", "4GiB", "refuse uploads over `SIZE`")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE`")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "and this key `FILE`")
+	fs.StringVar(&o.grace, "grace", "30s", "on shutdown, give requests in flight `DUR` to finish")
+	fs.Var(&o.watch, "watch", "follow `DIR` (repeatable): ingest each file once complete or idle for --settle")
+	fs.StringVar(&o.settle, "settle", "10m", "with --watch, a file unchanged for `DUR` is ready even if not complete")
+}
+
 func cmdServe() *command {
+	o := new(serveOptions)
 	return &command{
 		name: "serve", args: "[--listen ADDR] [--prune-every DUR] [--max-upload SIZE] [--tls-cert F --tls-key F] [--watch DIR]... [--settle DUR]",
 		summary: "serve the archive: the JSON API, /metrics and the moderators' web page",
@@ -42,21 +67,12 @@ complete or idle for --settle, and logged.
 SIGTERM or Ctrl-C shuts down gracefully: requests in flight get
 --grace to finish; an upload cut short leaves nothing behind.`,
 		access: noAccess,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.StringVar(&o.listen, "listen", "127.0.0.1:8480", "listen on `ADDR` (host:port)")
-			fs.StringVar(&o.pruneEvery, "prune-every", "", "apply the stored retention policy every `DUR` (e.g. 1h)")
-			fs.StringVar(&o.maxBytes, "max-upload", "4GiB", "refuse uploads over `SIZE`")
-			fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE`")
-			fs.StringVar(&o.tlsKey, "tls-key", "", "and this key `FILE`")
-			fs.StringVar(&o.grace, "grace", "30s", "on shutdown, give requests in flight `DUR` to finish")
-			fs.Var(&o.watch, "watch", "follow `DIR` (repeatable): ingest each file once complete or idle for --settle")
-			fs.StringVar(&o.settle, "settle", "10m", "with --watch, a file unchanged for `DUR` is ready even if not complete")
-		},
-		run: runServe,
+		flags:  o.AddFlags,
+		run:    func(ctx context.Context, e *env, args []string) error { return runServe(ctx, e, o, args) },
 	}
 }
 
-func runServe(ctx context.Context, e *env, o *opts, args []string) error {
+func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments")
 	}
@@ -68,7 +84,7 @@ func runServe(ctx context.Context, e *env, o *opts, args []string) error {
 			return err
 		}
 	}
-	if cfg.MaxUpload, err = parseSizeFlag("--max-upload", o.maxBytes); err != nil {
+	if cfg.MaxUpload, err = parseSizeFlag("--max-upload", o.maxUpload); err != nil {
 		return err
 	}
 	grace, err := parseDurationFlag("--grace", o.grace)

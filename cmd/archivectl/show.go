@@ -16,15 +16,24 @@ import (
 	"github.com/replayarchive/replay/internal/textsafe"
 )
 
+// showOptions are the flags of archivectl show.
+type showOptions struct {
+	json bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *showOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print one JSON object")
+}
+
 func cmdShow() *command {
+	o := new(showOptions)
 	return &command{
 		name:    "show",
 		args:    "ID [--json]",
 		summary: "show one recording: metadata, players, chunks, flags, hold",
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.json, "json", false, "print one JSON object")
-		},
-		run: runShow,
+		flags:   o.AddFlags,
+		run:     func(ctx context.Context, e *env, args []string) error { return runShow(ctx, e, o, args) },
 	}
 }
 
@@ -80,7 +89,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func runShow(ctx context.Context, e *env, o *opts, args []string) error {
+func runShow(ctx context.Context, e *env, o *showOptions, args []string) error {
 	if len(args) != 1 {
 		return usagef("show takes one recording ID")
 	}

@@ -11,15 +11,24 @@ import (
 	"text/tabwriter"
 )
 
+// statsOptions are the flags of archivectl stats.
+type statsOptions struct {
+	json bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *statsOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+}
+
 func cmdStats() *command {
+	o := new(statsOptions)
 	return &command{
 		name:    "stats",
 		args:    "[--json]",
 		summary: "count recordings and bytes (native, stored, on disk) per format",
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.json, "json", false, "print JSON")
-		},
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		flags:   o.AddFlags,
+		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 0 {
 				return usagef("stats takes no arguments")
 			}

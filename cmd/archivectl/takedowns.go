@@ -12,7 +12,20 @@ import (
 	"github.com/replayarchive/replay/internal/textsafe"
 )
 
+// takedownsOptions are the flags of archivectl takedowns.
+type takedownsOptions struct {
+	json   bool
+	reason string
+}
+
+// AddFlags declares the flags on fs.
+func (o *takedownsOptions) AddFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.StringVar(&o.reason, "reason", "", "why the takedown is lifted (lift; required)")
+}
+
 func cmdTakedowns() *command {
+	o := new(takedownsOptions)
 	return &command{
 		name: "takedowns", args: "[--json] | lift SHA256|ID --reason TEXT",
 		summary: "list taken-down files (refused at ingest), or lift a takedown",
@@ -20,15 +33,12 @@ func cmdTakedowns() *command {
 file's sha256: the same bytes are refused at ingest from then on. This
 lists those takedowns (who, when, why); 'takedowns lift' lets the bytes in
 again (an admin's decision, recorded in the audit log).`,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.BoolVar(&o.json, "json", false, "print JSON")
-			fs.StringVar(&o.reason, "reason", "", "why the takedown is lifted (lift; required)")
-		},
-		run: runTakedowns,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runTakedowns(ctx, e, o, args) },
 	}
 }
 
-func runTakedowns(ctx context.Context, e *env, o *opts, args []string) error {
+func runTakedowns(ctx context.Context, e *env, o *takedownsOptions, args []string) error {
 	if len(args) > 0 && args[0] == "lift" {
 		if len(args) != 2 {
 			return usagef("takedowns lift takes a sha256 or a recording id")

@@ -11,7 +11,22 @@ import (
 	"github.com/replayarchive/replay"
 )
 
+// tokenOptions are the flags of archivectl token.
+type tokenOptions struct {
+	name string
+	role string
+	json bool
+}
+
+// AddFlags declares the flags on fs.
+func (o *tokenOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.name, "name", "", "the token's `NAME` (who holds it: shown in the audit log)")
+	fs.StringVar(&o.role, "role", "", "`ROLE`: viewer, moderator or admin")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+}
+
 func cmdToken() *command {
+	o := new(tokenOptions)
 	return &command{
 		name: "token", args: "create --name NAME --role viewer|moderator|admin | ls [--json] | revoke NAME",
 		summary: "create, list or revoke the API tokens of 'serve'",
@@ -21,16 +36,12 @@ show, frames, redacted clips), moderator (also flags, holds, takedowns),
 admin (also original files, retention, prune, tokens). Once any token
 exists, a server serves no request without one.`,
 		access: writeAccess,
-		flags: func(fs *flag.FlagSet, o *opts) {
-			fs.StringVar(&o.name, "name", "", "the token's `NAME` (who holds it: shown in the audit log)")
-			fs.StringVar(&o.role, "role", "", "`ROLE`: viewer, moderator or admin")
-			fs.BoolVar(&o.json, "json", false, "print JSON")
-		},
-		run: runToken,
+		flags:  o.AddFlags,
+		run:    func(ctx context.Context, e *env, args []string) error { return runToken(ctx, e, o, args) },
 	}
 }
 
-func runToken(ctx context.Context, e *env, o *opts, args []string) error {
+func runToken(ctx context.Context, e *env, o *tokenOptions, args []string) error {
 	if len(args) == 0 {
 		return usagef("token takes create, ls or revoke")
 	}

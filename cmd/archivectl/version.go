@@ -12,7 +12,7 @@ func cmdVersion() *command {
 	return &command{
 		name: "version", args: "", summary: "print the build's version",
 		access: noAccess,
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		run: func(ctx context.Context, e *env, args []string) error {
 			v, rev := "(devel)", ""
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				v = bi.Main.Version
@@ -35,7 +35,7 @@ func cmdInit() *command {
 		name: "init", args: "", summary: "create an empty archive at --archive",
 		help:   `Read commands never create an archive; init (or the first ingest) does.`,
 		access: createAccess,
-		run: func(ctx context.Context, e *env, o *opts, args []string) error {
+		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 0 {
 				return usagef("init takes no arguments")
 			}
