@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/archive/blob"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -66,6 +67,12 @@ type Options struct {
 	// catalog and shards hold every secret of every recording, so the
 	// default is the owner alone.
 	GroupAccess bool
+	// Remote is the object store sealed recordings move to, instead of
+	// the one the catalog's remote configuration names (tests, tools).
+	Remote blob.Store
+	// CacheBytes bounds the local cache of remote chunks, instead of the
+	// remote configuration's (default DefaultCacheBytes).
+	CacheBytes int64
 }
 
 // fileMode is the mode archive files are created with.
@@ -105,6 +112,8 @@ type Archive struct {
 
 	// pruneMu lets one Prune run at a time (retention.go).
 	pruneMu sync.Mutex
+
+	tier tierState // the remote store and chunk cache (remote.go)
 }
 
 // Open opens the archive in dir, creating it if needed.

@@ -43,11 +43,13 @@ type CheckReport struct {
 	// PendingDeletes counts tombstones not yet swept.
 	PendingDeletes int  `json:"pending_deletes"`
 	Repaired       bool `json:"repaired"`
+	// Remote is what Check found in the remote store, nil without one.
+	Remote *RemoteCheck `json:"remote,omitempty"`
 }
 
 // OK reports whether nothing is wrong.
 func (r *CheckReport) OK() bool {
-	return len(r.Problems) == 0 && r.Orphans == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0
+	return len(r.Problems) == 0 && r.Orphans == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0 && r.Remote.ok()
 }
 
 // Check verifies the archive.
@@ -69,13 +71,17 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	}
 	rep.Recordings = len(manifests)
 	for i, m := range manifests {
-		keys := owned[m.Shard]
-		if keys == nil {
-			keys = map[string]bool{}
-			owned[m.Shard] = keys
-		}
-		for _, c := range m.Chunks {
-			keys[string(chunkKey(m.owner(), c.StartTick))] = true
+		// A remote recording's chunks are in the bucket: any left in the
+		// shard are orphans.
+		if m.Remote == "" {
+			keys := owned[m.Shard]
+			if keys == nil {
+				keys = map[string]bool{}
+				owned[m.Shard] = keys
+			}
+			for _, c := range m.Chunks {
+				keys[string(chunkKey(m.owner(), c.StartTick))] = true
+			}
 		}
 		rep.Chunks += len(m.Chunks)
 		if err := a.checkRecording(ctx, m, opts.ReadData); err != nil {
@@ -174,6 +180,9 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 			return nil, fmt.Errorf("archive: repair catalog: %w", err)
 		}
 	}
+	if rep.Remote, err = a.checkRemote(ctx, manifests, opts.Repair); err != nil {
+		return nil, err
+	}
 	rep.Repaired = opts.Repair
 	return rep, nil
 }
@@ -196,6 +205,9 @@ func (a *Archive) checkRecording(ctx context.Context, m *Manifest, readData bool
 	})
 	if err != nil {
 		return err
+	}
+	if m.Remote != "" {
+		return a.checkRemoteObject(ctx, m)
 	}
 	if len(m.Chunks) == 0 {
 		return nil
@@ -232,6 +244,11 @@ type Stats struct {
 	Flagged     int                     `json:"flagged"`
 	Shards      int                     `json:"shards"`
 	Formats     map[string]*FormatStats `json:"formats"`
+	// RemoteRecordings live in the remote store, RemoteBytes in its
+	// objects; CacheBytes is the local chunk cache (part of DiskBytes).
+	RemoteRecordings int   `json:"remote_recordings"`
+	RemoteBytes      int64 `json:"remote_bytes"`
+	CacheBytes       int64 `json:"cache_bytes"`
 }
 
 // FormatStats are the per-format totals.
@@ -254,6 +271,10 @@ func (a *Archive) Stats(ctx context.Context) (*Stats, error) {
 		if m.Flagged() {
 			st.Flagged++
 		}
+		if m.Remote != "" {
+			st.RemoteRecordings++
+			st.RemoteBytes += m.RemoteBytes
+		}
 		f := st.Formats[m.Format]
 		if f == nil {
 			f = &FormatStats{}
@@ -271,6 +292,7 @@ func (a *Archive) Stats(ctx context.Context) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.CacheBytes = a.CacheStats().Bytes
 	shards, err := a.Shards()
 	st.Shards = len(shards)
 	return st, err

@@ -64,7 +64,7 @@ func markRemoved(tx *bolt.Tx, m *Manifest) error {
 		return err
 	}
 	owner := m.owner()
-	v, err := json.Marshal(tombstone{Shard: m.Shard, Owner: owner, Stored: m.StoredBytes})
+	v, err := json.Marshal(tombstone{Shard: m.Shard, Owner: owner, Stored: m.StoredBytes, ID: m.ID, Remote: m.Remote})
 	if err != nil {
 		return err
 	}
@@ -95,6 +95,18 @@ func (a *Archive) Sweep(ctx context.Context) ([]string, error) {
 	})
 	if err != nil || len(stones) == 0 {
 		return nil, err
+	}
+	// Bucket objects first; a tombstone whose objects could not be deleted
+	// stays for the next sweep.
+	failed, remoteErr := a.sweepRemote(ctx, stones)
+	if failed != nil {
+		kept := stones[:0]
+		for _, t := range stones {
+			if !failed[t.Owner] {
+				kept = append(kept, t)
+			}
+		}
+		stones = kept
 	}
 	byShard := map[string][]tombstone{}
 	var shards []string
@@ -140,6 +152,9 @@ func (a *Archive) Sweep(ctx context.Context) ([]string, error) {
 				return nil, fmt.Errorf("archive: sweep: %w", err)
 			}
 		}
+	}
+	if remoteErr != nil {
+		return shards, fmt.Errorf("archive: sweep: %w", remoteErr)
 	}
 	return shards, nil
 }

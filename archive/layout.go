@@ -44,7 +44,8 @@ var (
 	// bucketChanges: seq (8 B, seqKey) → Change JSON (catalog.go), the log
 	// the search index follows.
 	bucketChanges = []byte("changes")
-	// bucketSettings: name → JSON; settingPolicy → Policy (retention.go).
+	// bucketSettings: name → JSON; settingPolicy → Policy (retention.go),
+	// settingRemote → RemoteConfig (remote.go).
 	bucketSettings = []byte("settings")
 	// bucketTombstones: chunk owner id (16 B) → tombstone JSON, a delete
 	// whose chunks are not yet swept (delete.go).
@@ -62,6 +63,9 @@ var (
 
 // settingPolicy is the retention policy's key in bucketSettings.
 var settingPolicy = []byte("retention")
+
+// settingRemote is the RemoteConfig's key in bucketSettings (remote.go).
+var settingRemote = []byte("remote")
 
 // bucketChunks is a shard's one bucket: chunk owner id (16 B) ‖ start tick
 // (8 B) → chunk blob (encodeBlob). The owner is the recording id, or for a
@@ -106,6 +110,10 @@ type tombstone struct {
 	Shard  string    `json:"shard"`
 	Owner  uuid.UUID `json:"owner"`
 	Stored int64     `json:"stored"`
+	// ID and Remote name a recording's bucket objects once it moved to the
+	// remote store (remote.go); Sweep deletes them.
+	ID     uuid.UUID `json:"id,omitzero"`
+	Remote string    `json:"remote,omitempty"`
 }
 
 // encodeHeads builds a bucketHeads value: uvarint len(zstd header) ‖ zstd

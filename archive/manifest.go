@@ -51,6 +51,12 @@ type Manifest struct {
 	Hold *Hold `json:"hold,omitempty"`
 	// EventCount is how many searchable events were stored.
 	EventCount int `json:"event_count"`
+	// Remote is the key of the object holding the chunks once they moved
+	// to the remote store (remote.go), "" while they are in Shard; chunk
+	// i sits in it at the sum of the Stored sizes before it.
+	Remote string `json:"remote,omitempty"`
+	// RemoteBytes is the size of that object.
+	RemoteBytes int64 `json:"remote_bytes,omitempty"`
 }
 
 // ChunkEntry is one chunk's entry in a manifest's chunk index.

@@ -36,6 +36,9 @@ type Recording struct {
 	tableOnce sync.Once
 	// reads counts chunk reads (for tests and `frames --stats`).
 	reads int
+	// offs, for a recording in the remote store, holds where each chunk
+	// starts in its object, and the object's size last.
+	offs []int64
 }
 
 // Open opens recording id for reading.
@@ -67,10 +70,17 @@ func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 	// Opening must not cost more for a long recording than for a short
 	// one (issue 15): the table is decoded once, straight into the codec's
 	// view and the CRCs; m.Chunks waits until someone asks for it.
+	remote := m.Remote != ""
+	if remote {
+		r.offs = []int64{0}
+	}
 	if table == nil {
 		r.chunks, r.crcs = m.formatChunks(), make([]uint32, len(m.Chunks))
 		for i, c := range m.Chunks {
 			r.crcs[i] = c.CRC
+			if remote {
+				r.offs = append(r.offs, r.offs[i]+c.Stored)
+			}
 		}
 	} else {
 		err := eachChunkEntry(table, func(n int) {
@@ -81,6 +91,9 @@ func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 				Offset: c.Offset, Length: c.Length, Precompressed: c.Precompressed,
 			})
 			r.crcs = append(r.crcs, c.CRC)
+			if remote {
+				r.offs = append(r.offs, r.offs[len(r.offs)-1]+c.Stored)
+			}
 		})
 		if err != nil {
 			return nil, fmt.Errorf("archive: manifest %s: %w", id, err)
@@ -132,21 +145,37 @@ func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return r.readChunk(i, nil, nil)
+	return r.readChunk(ctx, i, nil, nil)
 }
 
 // readChunk is ReadChunk copying the blob into *blobBuf (kept for the next
 // call) and decoding into dst, when they are large enough. With blobBuf nil
 // both are allocated; with blobBuf given, dst must not be nil (the native
 // bytes of a precompressed chunk must not alias the reused blob buffer).
-func (r *Recording) readChunk(i int, blobBuf *[]byte, dst []byte) (native, resume []byte, err error) {
+func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst []byte) (native, resume []byte, err error) {
 	c := r.chunks[i]
 	e := ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}
 	var buf []byte
 	if blobBuf != nil {
 		buf = *blobBuf
 	}
-	blob, err := r.a.readBlobInto(r.m.Shard, r.m.owner(), e.StartTick, buf)
+	var blob []byte
+	cached := false
+	if r.m.Remote != "" {
+		blob, cached, err = r.remoteBlob(ctx, i, buf, false)
+	} else {
+		blob, err = r.a.readBlobInto(r.m.Shard, r.m.owner(), e.StartTick, buf)
+	}
+	if err == nil {
+		native, resume, err = r.a.decodeBlobInto(blob, e, dst)
+		if err != nil && cached {
+			// A damaged cache file: drop it and fetch the chunk again.
+			r.a.chunkCache().remove(cacheName(r.m.ID, r.offs[i]))
+			if blob, _, err = r.remoteBlob(ctx, i, buf, true); err == nil {
+				native, resume, err = r.a.decodeBlobInto(blob, e, dst)
+			}
+		}
+	}
 	if blobBuf != nil {
 		*blobBuf = blob
 	}
@@ -154,10 +183,6 @@ func (r *Recording) readChunk(i int, blobBuf *[]byte, dst []byte) (native, resum
 		return nil, nil, fmt.Errorf("archive: recording %s chunk %d (tick %d): %w", r.m.ID, i, e.StartTick, err)
 	}
 	r.reads++
-	native, resume, err = r.a.decodeBlobInto(blob, e, dst)
-	if err != nil {
-		return nil, nil, fmt.Errorf("archive: recording %s chunk %d (tick %d): %w", r.m.ID, i, e.StartTick, err)
-	}
 	return native, resume, nil
 }
 
@@ -207,7 +232,11 @@ func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	pieces := make(chan exportPiece, exportAhead)
 	free := make(chan []byte, exportAhead+2)
-	go r.readAhead(ctx, pieces, free)
+	if r.m.Remote != "" {
+		go r.remoteAhead(ctx, pieces, free)
+	} else {
+		go r.readAhead(ctx, pieces, free)
+	}
 	defer func() {
 		cancel()
 		for range pieces { // let the reader finish before returning
@@ -262,7 +291,7 @@ func (r *Recording) readAhead(ctx context.Context, pieces chan<- exportPiece, fr
 		var native []byte
 		err := ctx.Err()
 		if err == nil {
-			native, _, err = r.readChunk(i, &blobBuf, dst)
+			native, _, err = r.readChunk(ctx, i, &blobBuf, dst)
 		}
 		select {
 		case pieces <- exportPiece{native, err}:

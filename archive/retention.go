@@ -47,17 +47,9 @@ func (p *Policy) inScope(format string) bool {
 
 // Policy returns the stored retention policy, or nil if there is none.
 func (a *Archive) Policy() (*Policy, error) {
-	var p *Policy
-	err := a.catalog.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketSettings).Get(settingPolicy)
-		if v == nil {
-			return nil
-		}
-		p = new(Policy)
-		return json.Unmarshal(v, p)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("archive: retention policy: %w", err)
+	p := new(Policy)
+	if ok, err := a.getSetting(settingPolicy, p); !ok || err != nil {
+		return nil, err
 	}
 	return p, nil
 }

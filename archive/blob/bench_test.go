@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/archive/blob"
+	"github.com/replayarchive/replay/archive/blob/s3test"
 )
 
 // benchObjectSize is the object the benchmarks read: a sealed recording's
@@ -29,8 +30,8 @@ func BenchmarkStores(b *testing.B) {
 		benchStore(b, d)
 	})
 	b.Run("versitygw", func(b *testing.B) {
-		srv := startVersitygw(b)
-		s, err := blob.NewS3(b.Context(), "s3://"+testBucket+"/bench", blob.S3Options{Endpoint: srv.endpoint, Region: "us-east-1", CredentialsFile: srv.credsFile})
+		srv := s3test.StartVersitygw(b)
+		s, err := blob.NewS3(b.Context(), "s3://"+testBucket+"/bench", blob.S3Options{Endpoint: srv.Endpoint, Region: "us-east-1", CredentialsFile: srv.CredentialsFile})
 		if err != nil {
 			b.Fatal(err)
 		}

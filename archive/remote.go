@@ -1,0 +1,601 @@
+// The object-storage tier (issue 17): sealed recordings move out of the
+// local shards into a blob.Store (an S3 bucket), and are read back through
+// a bounded local chunk cache.
+//
+// Bucket layout, under the store's prefix:
+//
+//	rec/YYYY-MM/<id>   the recording's chunk blobs concatenated, in order;
+//	                   chunk i starts at the sum of the stored sizes before
+//	                   it (ChunkEntry.Stored), so the manifest holds every
+//	                   chunk's offset and length
+//	manifests/<id>     the manifest with the stored header, trailer and
+//	                   events (remoteManifest), written with put-if-absent:
+//	                   the commit point
+//
+// Write order: the object, then the manifest object, then the catalog
+// records the key, then the local chunks are deleted. A crash leaves at
+// worst an object without a manifest (Check reports it, Repair deletes
+// it), or local chunks no manifest owns (Check's local orphans). Delete
+// order is the reverse: manifest object first, then the object.
+
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/blob"
+	bolt "go.etcd.io/bbolt"
+)
+
+// ErrNoRemote is returned by remote operations on an archive without a
+// remote store configured.
+var ErrNoRemote = errors.New("no remote store configured (archivectl remote set s3://BUCKET/PREFIX --endpoint URL)")
+
+// RemoteConfig says where an archive's sealed recordings go and when. It
+// is stored in the catalog and holds no secret: the S3 keys come from the
+// environment or the credentials file it names.
+type RemoteConfig struct {
+	// URL is s3://BUCKET/PREFIX.
+	URL string `json:"url"`
+	// S3 is how to reach it (endpoint, region, credentials file, and
+	// ReadOnly: a node that only reads what another one uploads).
+	S3 blob.S3Options `json:"s3"`
+	// UploadAfter is the age (from the recording's start, else its ingest)
+	// past which a sealed recording is uploaded; 0 means DefaultUploadAfter.
+	UploadAfter time.Duration `json:"upload_after,omitempty"`
+	// CacheBytes bounds the local chunk cache; 0 means DefaultCacheBytes.
+	CacheBytes int64 `json:"cache_bytes,omitempty"`
+}
+
+// Defaults of RemoteConfig.
+const (
+	DefaultUploadAfter = 30 * 24 * time.Hour
+	DefaultCacheBytes  = 1 << 30
+)
+
+// tierState is the archive's handle on its remote store, opened on first
+// use (opening an S3 store asks the server, which read-only commands that
+// never touch a remote recording should not pay for).
+type tierState struct {
+	mu    sync.Mutex
+	store blob.Store
+	cfg   *RemoteConfig
+	cache *chunkCache
+	// uploadMu keeps uploads and the remote half of Check apart: an
+	// object whose manifest is being written is not an orphan.
+	uploadMu sync.Mutex
+}
+
+// objectKey is where recording m's chunks go.
+func objectKey(m *Manifest) string {
+	t := m.Meta.Start
+	if t.IsZero() {
+		t = m.Ingested
+	}
+	return "rec/" + t.UTC().Format("2006-01") + "/" + m.ID.String()
+}
+
+// manifestKey is the commit point of recording id in the bucket.
+func manifestKey(id uuid.UUID) string { return "manifests/" + id.String() }
+
+// RemoteConfig returns the stored remote configuration, or nil.
+func (a *Archive) RemoteConfig() (*RemoteConfig, error) {
+	cfg := new(RemoteConfig)
+	if ok, err := a.getSetting(settingRemote, cfg); !ok || err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// getSetting decodes the JSON setting name into v, and reports whether
+// the setting exists.
+func (a *Archive) getSetting(name []byte, v any) (found bool, err error) {
+	err = a.catalog.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSettings).Get(name)
+		if found = b != nil; !found {
+			return nil
+		}
+		return json.Unmarshal(b, v)
+	})
+	if err != nil {
+		return false, fmt.Errorf("archive: setting %s: %w", name, err)
+	}
+	return found, nil
+}
+
+// SetRemote checks that cfg opens a store (for a writable one, that the
+// server honours conditional writes) and stores it. The store is used from
+// the next remote operation on.
+func (a *Archive) SetRemote(ctx context.Context, cfg RemoteConfig) error {
+	if a.opts.ReadOnly {
+		return errors.New("archive: set remote: opened read-only")
+	}
+	if cfg.UploadAfter < 0 || cfg.CacheBytes < 0 {
+		return fmt.Errorf("archive: set remote: negative upload age %s or cache size %d", cfg.UploadAfter, cfg.CacheBytes)
+	}
+	s, err := blob.NewS3(ctx, cfg.URL, cfg.S3)
+	if err != nil {
+		return fmt.Errorf("archive: set remote: %w", err)
+	}
+	v, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	err = a.catalog.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketSettings).Put(settingRemote, v) })
+	if err != nil {
+		return fmt.Errorf("archive: set remote: %w", err)
+	}
+	a.tier.mu.Lock()
+	defer a.tier.mu.Unlock()
+	if a.opts.Remote == nil {
+		a.tier.store = s
+	}
+	a.tier.cfg = &cfg
+	return nil
+}
+
+// remote returns the remote store (Options.Remote, else the stored
+// configuration's, opened now) and its configuration.
+func (a *Archive) remote(ctx context.Context) (blob.Store, *RemoteConfig, error) {
+	a.tier.mu.Lock()
+	defer a.tier.mu.Unlock()
+	if a.tier.cfg == nil {
+		cfg, err := a.RemoteConfig()
+		if err != nil {
+			return nil, nil, err
+		}
+		if cfg == nil {
+			cfg = &RemoteConfig{}
+			if a.opts.Remote == nil {
+				return nil, nil, ErrNoRemote
+			}
+		}
+		a.tier.cfg = cfg
+	}
+	if a.tier.store == nil {
+		if a.opts.Remote != nil {
+			a.tier.store = a.opts.Remote
+		} else {
+			o := a.tier.cfg.S3
+			o.ReadOnly = o.ReadOnly || a.opts.ReadOnly
+			s, err := blob.NewS3(ctx, a.tier.cfg.URL, o)
+			if err != nil {
+				return nil, nil, fmt.Errorf("archive: remote store: %w", err)
+			}
+			a.tier.store = s
+		}
+	}
+	return a.tier.store, a.tier.cfg, nil
+}
+
+// chunkCache returns the local chunk cache, opening it on first use.
+func (a *Archive) chunkCache() *chunkCache {
+	a.tier.mu.Lock()
+	defer a.tier.mu.Unlock()
+	if a.tier.cache == nil {
+		limit := a.opts.CacheBytes
+		if limit == 0 && a.tier.cfg != nil {
+			limit = a.tier.cfg.CacheBytes
+		}
+		if limit == 0 {
+			limit = DefaultCacheBytes
+		}
+		a.tier.cache = openCache(a.cacheDir(), limit, a.opts.fileMode(), a.opts.dirMode())
+	}
+	return a.tier.cache
+}
+
+// remoteReadOnly reports whether this archive may not change the bucket.
+func (a *Archive) remoteReadOnly(store blob.Store, cfg *RemoteConfig) bool {
+	if a.opts.ReadOnly || (cfg != nil && cfg.S3.ReadOnly) {
+		return true
+	}
+	s, ok := store.(*blob.S3)
+	return ok && s.Options().ReadOnly
+}
+
+// remoteManifest is the object at manifests/<id>: everything another node
+// needs to list, search and read the recording without this catalog.
+type remoteManifest struct {
+	Version  int       `json:"v"`
+	Manifest *Manifest `json:"manifest"`
+	// Heads is the stored header and trailer (the heads bucket's value).
+	Heads []byte `json:"heads"`
+	// Events is the stored events (the events bucket's value), if any.
+	Events []byte `json:"events,omitempty"`
+}
+
+// remoteManifestVersion is remoteManifest.Version as written now.
+const remoteManifestVersion = 1
+
+// maxRemoteManifest bounds what a node reads for one manifest object: the
+// events of a long recording are the bulk of it.
+const maxRemoteManifest = 256 << 20
+
+// UploadOptions tune Upload.
+type UploadOptions struct {
+	// OlderThan overrides the configured UploadAfter (> 0).
+	OlderThan time.Duration
+	// Progress, if set, is called after each recording is uploaded.
+	Progress func(m *Manifest)
+	// afterObject runs between the object and the manifest upload (tests
+	// kill the process there).
+	afterObject func()
+}
+
+// UploadReport says what Upload did.
+type UploadReport struct {
+	Recordings int   `json:"recordings"`
+	Bytes      int64 `json:"bytes"`
+	// Shards lists the shards that lost chunks (compacted or removed).
+	Shards []string `json:"shards,omitempty"`
+}
+
+// Upload moves every sealed recording older than the upload age to the
+// remote store, one at a time: the object, the manifest object
+// (put-if-absent), the catalog, and only then the local chunks are dropped.
+// Held recordings move too (a hold pins against deletion, not location);
+// growing ones stay local until sealed.
+func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport, error) {
+	store, cfg, err := a.remote(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if a.remoteReadOnly(store, cfg) {
+		return nil, fmt.Errorf("archive: upload: the remote store is read-only for this node")
+	}
+	age := opts.OlderThan
+	if age <= 0 {
+		age = cfg.UploadAfter
+	}
+	if age <= 0 {
+		age = DefaultUploadAfter
+	}
+	a.tier.uploadMu.Lock()
+	defer a.tier.uploadMu.Unlock()
+	now := a.opts.Now()
+	var ids []uuid.UUID
+	err = a.List(ctx, func(m *Manifest) error {
+		if m.Remote == "" && !m.Meta.Growing && m.Age(now) >= age {
+			ids = append(ids, m.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := &UploadReport{}
+	touched := map[string]bool{}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		m, err := a.uploadOne(ctx, store, id, opts)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return rep, err
+		}
+		rep.Recordings++
+		rep.Bytes += m.RemoteBytes
+		touched[m.Shard] = true
+		if opts.Progress != nil {
+			opts.Progress(m)
+		}
+	}
+	for name := range touched {
+		if did, err := a.tidyShard(name); err != nil {
+			return rep, err
+		} else if did != "" {
+			rep.Shards = append(rep.Shards, name)
+		}
+	}
+	return rep, nil
+}
+
+// uploadOne moves recording id to store and returns its updated manifest.
+func (a *Archive) uploadOne(ctx context.Context, store blob.Store, id uuid.UUID, opts UploadOptions) (*Manifest, error) {
+	var m *Manifest
+	rm := remoteManifest{Version: remoteManifestVersion}
+	err := a.catalog.View(func(tx *bolt.Tx) (err error) {
+		if m, err = getManifest(tx, id); err != nil {
+			return err
+		}
+		rm.Heads = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
+		rm.Events = bytes.Clone(tx.Bucket(bucketEvents).Get(id[:]))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m.Remote != "" {
+		return m, nil
+	}
+	key := objectKey(m)
+	var size int64
+	for _, c := range m.Chunks {
+		size += c.Stored
+	}
+	// 1. The object, streamed from the shard one blob at a time.
+	pr, pw := io.Pipe()
+	go func() {
+		var buf []byte
+		for _, c := range m.Chunks {
+			b, err := a.readBlobInto(m.Shard, m.owner(), c.StartTick, buf)
+			if err == nil && int64(len(b)) != c.Stored {
+				err = fmt.Errorf("chunk at tick %d holds %d bytes, the manifest says %d", c.StartTick, len(b), c.Stored)
+			}
+			if err == nil {
+				_, err = pw.Write(b)
+			}
+			if err != nil {
+				pw.CloseWithError(fmt.Errorf("recording %s: %w", id, err))
+				return
+			}
+			buf = b
+		}
+		pw.Close()
+	}()
+	err = store.Put(ctx, key, pr, size)
+	pr.CloseWithError(io.ErrClosedPipe) // stops the writer if Put gave up early
+	if err != nil {
+		return nil, fmt.Errorf("archive: upload %s: %w", id, err)
+	}
+	if got, err := store.Stat(ctx, key); err != nil || got != size {
+		return nil, fmt.Errorf("archive: upload %s: object %s holds %d bytes, want %d (%v)", id, key, got, size, err)
+	}
+	if opts.afterObject != nil {
+		opts.afterObject()
+	}
+	// 2. The manifest object: the commit point.
+	up := *m
+	up.Remote, up.RemoteBytes = key, size
+	rm.Manifest = &up
+	body, err := json.Marshal(rm)
+	if err != nil {
+		return nil, err
+	}
+	created, err := store.PutIfAbsent(ctx, manifestKey(id), bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		return nil, fmt.Errorf("archive: upload %s: manifest: %w", id, err)
+	}
+	if !created {
+		// An earlier upload died after its manifest: it must be this one.
+		old, err := readRemoteManifest(ctx, store, id)
+		if err != nil {
+			return nil, fmt.Errorf("archive: upload %s: %w", id, err)
+		}
+		if old.Manifest.SHA256 != m.SHA256 || old.Manifest.Remote != key {
+			return nil, fmt.Errorf("archive: upload %s: the bucket already holds manifest %s for other bytes (sha256 %.12s…, object %s): another node writes to this bucket",
+				id, manifestKey(id), old.Manifest.SHA256, old.Manifest.Remote)
+		}
+	}
+	// 3. The catalog, then 4. the local chunks.
+	a.commitMu.Lock()
+	err = a.catalog.Update(func(tx *bolt.Tx) error {
+		cur, err := getManifest(tx, id)
+		if err != nil {
+			return err
+		}
+		if cur.SHA256 != m.SHA256 {
+			return fmt.Errorf("%s: replaced during the upload: %w", id, ErrNotFound)
+		}
+		cur.Remote, cur.RemoteBytes = key, size
+		m = cur
+		return putManifest(tx, cur)
+	})
+	a.commitMu.Unlock()
+	if errors.Is(err, ErrNotFound) {
+		// Deleted while uploading: the bucket must not keep it.
+		return nil, errors.Join(err, a.deleteRemote(ctx, store, id, key))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive: upload %s: catalog: %w", id, err)
+	}
+	if err := a.deleteChunks(m.Shard, m.owner()); err != nil {
+		return nil, fmt.Errorf("archive: upload %s: drop local chunks (check --repair removes them): %w", id, err)
+	}
+	return m, nil
+}
+
+// deleteRemote removes a recording from the bucket, manifest first (the
+// recording is gone from every node once it is), then the object, and
+// drops its cached chunks.
+func (a *Archive) deleteRemote(ctx context.Context, store blob.Store, id uuid.UUID, key string) error {
+	if err := store.Delete(ctx, manifestKey(id)); err != nil {
+		return fmt.Errorf("archive: delete %s: %w", manifestKey(id), err)
+	}
+	if err := store.Delete(ctx, key); err != nil {
+		return fmt.Errorf("archive: delete %s: %w", key, err)
+	}
+	a.chunkCache().drop(id)
+	return nil
+}
+
+// sweepRemote deletes the bucket objects of tombstoned remote recordings,
+// and returns the tombstones whose objects could not be deleted (kept for
+// the next sweep) with the first error. A node that may not write to the
+// bucket only drops its cache: the writing node deletes.
+func (a *Archive) sweepRemote(ctx context.Context, stones []tombstone) (failed map[uuid.UUID]bool, err error) {
+	var remote []tombstone
+	for _, t := range stones {
+		if t.Remote != "" {
+			remote = append(remote, t)
+		}
+	}
+	if len(remote) == 0 {
+		return nil, nil
+	}
+	store, cfg, err := a.remote(ctx)
+	if err != nil {
+		failed = map[uuid.UUID]bool{}
+		for _, t := range remote {
+			failed[t.Owner] = true
+		}
+		return failed, err
+	}
+	var first error
+	for _, t := range remote {
+		if a.remoteReadOnly(store, cfg) {
+			a.chunkCache().drop(t.ID)
+			continue
+		}
+		if err := a.deleteRemote(ctx, store, t.ID, t.Remote); err != nil {
+			if failed == nil {
+				failed = map[uuid.UUID]bool{}
+			}
+			failed[t.Owner] = true
+			first = cmpOr(first, err)
+		}
+	}
+	return failed, first
+}
+
+// cmpOr returns the first non-nil error.
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// readRemoteManifest reads and checks manifests/<id>.
+func readRemoteManifest(ctx context.Context, store blob.Store, id uuid.UUID) (*remoteManifest, error) {
+	rc, err := store.Get(ctx, manifestKey(id))
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	body, err := io.ReadAll(io.LimitReader(rc, maxRemoteManifest+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", manifestKey(id), err)
+	}
+	if len(body) > maxRemoteManifest {
+		return nil, fmt.Errorf("%s: more than %d bytes", manifestKey(id), maxRemoteManifest)
+	}
+	rm := new(remoteManifest)
+	if err := json.Unmarshal(body, rm); err != nil {
+		return nil, fmt.Errorf("%s: %w", manifestKey(id), err)
+	}
+	switch {
+	case rm.Version != remoteManifestVersion:
+		return nil, fmt.Errorf("%s: version %d, this build reads %d", manifestKey(id), rm.Version, remoteManifestVersion)
+	case rm.Manifest == nil || rm.Manifest.ID != id:
+		return nil, fmt.Errorf("%s: names another recording", manifestKey(id))
+	case blob.ValidKey(rm.Manifest.Remote) != nil || !strings.HasPrefix(rm.Manifest.Remote, "rec/"):
+		return nil, fmt.Errorf("%s: object key %q is not under rec/", manifestKey(id), rm.Manifest.Remote)
+	case len(rm.Heads) == 0:
+		return nil, fmt.Errorf("%s: no header and trailer", manifestKey(id))
+	}
+	var sum int64
+	for _, c := range rm.Manifest.Chunks {
+		sum += c.Stored
+	}
+	if sum != rm.Manifest.RemoteBytes {
+		return nil, fmt.Errorf("%s: chunks add up to %d bytes, the object to %d", manifestKey(id), sum, rm.Manifest.RemoteBytes)
+	}
+	return rm, nil
+}
+
+// remoteBlob returns chunk i of remote recording r: from the cache, else
+// one ranged GET (kept in the cache). fresh skips the cache, for a cached
+// copy that did not decode.
+func (r *Recording) remoteBlob(ctx context.Context, i int, buf []byte, fresh bool) (blob []byte, cached bool, err error) {
+	store, _, err := r.a.remote(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	cache := r.a.chunkCache()
+	off, n := r.offs[i], r.offs[i+1]-r.offs[i]
+	name := cacheName(r.m.ID, off)
+	if !fresh {
+		if b, ok := cache.get(name, n, buf); ok {
+			return b, true, nil
+		}
+	}
+	rc, err := store.GetRange(ctx, r.m.Remote, off, n)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rc.Close()
+	if int64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		return nil, false, fmt.Errorf("%s bytes %d-%d: %w", r.m.Remote, off, off+n-1, err)
+	}
+	cache.put(name, buf)
+	return buf, false, nil
+}
+
+// remoteAhead is readAhead for a remote recording: one streamed GET of the
+// whole object, cut into blobs by the manifest's stored sizes. It does not
+// fill the chunk cache: a whole export would evict every seek's chunks.
+func (r *Recording) remoteAhead(ctx context.Context, pieces chan<- exportPiece, free <-chan []byte) {
+	defer close(pieces)
+	send := func(p exportPiece) bool {
+		select {
+		case pieces <- p:
+			return p.err == nil
+		case <-ctx.Done():
+			return false
+		}
+	}
+	store, _, err := r.a.remote(ctx)
+	var rc io.ReadCloser
+	if err == nil {
+		rc, err = store.Get(ctx, r.m.Remote)
+	}
+	if err != nil {
+		send(exportPiece{err: fmt.Errorf("archive: recording %s: %w", r.m.ID, err)})
+		return
+	}
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, 256<<10)
+	var blobBuf []byte
+	for i := range r.chunks {
+		dst := []byte{}
+		select {
+		case dst = <-free:
+		default:
+		}
+		n := r.offs[i+1] - r.offs[i]
+		if int64(cap(blobBuf)) < n {
+			blobBuf = make([]byte, n)
+		}
+		blobBuf = blobBuf[:n]
+		var native []byte
+		err := ctx.Err()
+		if err == nil {
+			if _, err = io.ReadFull(br, blobBuf); err != nil {
+				err = fmt.Errorf("%s at byte %d: %w", r.m.Remote, r.offs[i], err)
+			}
+		}
+		if err == nil {
+			r.reads++
+			c := r.chunks[i]
+			native, _, err = r.a.decodeBlobInto(blobBuf, ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}, dst)
+		}
+		if err != nil {
+			err = fmt.Errorf("archive: recording %s chunk %d (tick %d): %w", r.m.ID, i, r.chunks[i].StartTick, err)
+		}
+		if !send(exportPiece{native, err}) {
+			return
+		}
+	}
+	if k, _ := br.Read(make([]byte, 1)); k > 0 {
+		send(exportPiece{err: fmt.Errorf("archive: recording %s: object %s is longer than its %d chunks", r.m.ID, r.m.Remote, len(r.chunks))})
+	}
+}
