@@ -21,18 +21,26 @@ import (
 // its flags, hold or metadata changed) or deleted.
 type Change struct {
 	Seq uint64    `json:"-"`
-	Op  string    `json:"op"` // ChangePut or ChangeDelete
+	Op  ChangeOp  `json:"op"`
 	ID  uuid.UUID `json:"id"`
 }
 
+// ChangeOp is what happened to a recording: the search index adds or
+// replaces its document on ChangePut and drops it on ChangeDelete. It is
+// stored as its name, so the change log reads as JSON.
+type ChangeOp string
+
 // Change log operations.
 const (
-	ChangePut    = "put"
-	ChangeDelete = "delete"
+	ChangePut    ChangeOp = "put"
+	ChangeDelete ChangeOp = "delete"
 )
 
+// String returns the operation's name, as stored.
+func (o ChangeOp) String() string { return string(o) }
+
 // appendChange adds an entry to the change log inside tx.
-func appendChange(tx *bolt.Tx, op string, id uuid.UUID) error {
+func appendChange(tx *bolt.Tx, op ChangeOp, id uuid.UUID) error {
 	b := tx.Bucket(bucketChanges)
 	seq, err := b.NextSequence()
 	if err != nil {

@@ -123,9 +123,29 @@ func (a *Archive) ShardSpace() ([]ShardSpace, error) {
 	return out, nil
 }
 
+// tidyResult is what tidyShard did to a shard.
+type tidyResult int
+
+const (
+	tidyNone      tidyResult = iota // left alone: neither empty nor sparse, or gone
+	tidyRemoved                     // empty, unlinked
+	tidyCompacted                   // sparse, rewritten by copy-and-rename
+)
+
+// String names the result, for logs and test failures.
+func (r tidyResult) String() string {
+	switch r {
+	case tidyRemoved:
+		return "removed"
+	case tidyCompacted:
+		return "compacted"
+	}
+	return "none"
+}
+
 // tidyShard unlinks shard name if it holds no chunk, or compacts it if it
-// is sparse. It reports which it did: "removed", "compacted" or "".
-func (a *Archive) tidyShard(name string) (string, error) {
+// is sparse, and reports which it did.
+func (a *Archive) tidyShard(name string) (tidyResult, error) {
 	g := a.gate(name)
 	g.write.Lock()
 	defer g.write.Unlock()
@@ -139,25 +159,25 @@ func (a *Archive) tidyShard(name string) (string, error) {
 	if err != nil {
 		g.use.RUnlock()
 		if errors.Is(err, errNoShard) {
-			return "", nil
+			return tidyNone, nil
 		}
-		return "", err
+		return tidyNone, err
 	}
 	if sp.Empty {
 		g.use.RUnlock()
 		g.use.Lock()
 		defer g.use.Unlock()
 		if err := a.closeShard(name); err != nil {
-			return "", fmt.Errorf("archive: close shard %s: %w", name, err)
+			return tidyNone, fmt.Errorf("archive: close shard %s: %w", name, err)
 		}
 		if err := os.Remove(a.shardPath(name)); err != nil {
-			return "", fmt.Errorf("archive: remove empty shard %s: %w", name, err)
+			return tidyNone, fmt.Errorf("archive: remove empty shard %s: %w", name, err)
 		}
-		return "removed", a.syncShardDir()
+		return tidyRemoved, a.syncShardDir()
 	}
 	if !sp.sparse() {
 		g.use.RUnlock()
-		return "", nil
+		return tidyNone, nil
 	}
 
 	// Copy while readers go on; writers wait on g.write.
@@ -166,7 +186,7 @@ func (a *Archive) tidyShard(name string) (string, error) {
 	g.use.RUnlock()
 	if err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("archive: compact shard %s: %w", name, err)
+		return tidyNone, fmt.Errorf("archive: compact shard %s: %w", name, err)
 	}
 
 	// Swap: no one uses the handle while it is closed and the file renamed.
@@ -174,13 +194,13 @@ func (a *Archive) tidyShard(name string) (string, error) {
 	defer g.use.Unlock()
 	if err := a.closeShard(name); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("archive: close shard %s: %w", name, err)
+		return tidyNone, fmt.Errorf("archive: close shard %s: %w", name, err)
 	}
 	if err := os.Rename(tmp, a.shardPath(name)); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("archive: compact shard %s: %w", name, err)
+		return tidyNone, fmt.Errorf("archive: compact shard %s: %w", name, err)
 	}
-	return "compacted", a.syncShardDir()
+	return tidyCompacted, a.syncShardDir()
 }
 
 // copyBolt writes a compacted copy of src to path and syncs it.

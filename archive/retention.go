@@ -365,9 +365,9 @@ func (a *Archive) Prune(ctx context.Context, plan *Plan, opts PruneOptions) (*Pr
 			return rep, err
 		}
 		switch did {
-		case "removed":
+		case tidyRemoved:
 			rep.ShardsRemoved = append(rep.ShardsRemoved, name)
-		case "compacted":
+		case tidyCompacted:
 			rep.ShardsCompacted = append(rep.ShardsCompacted, name)
 		}
 	}

@@ -5,7 +5,6 @@ package query
 
 import (
 	"fmt"
-	"github.com/replayarchive/replay/internal/units"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -13,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/replayarchive/replay/internal/units"
 )
 
 // ParseError says which term of a query is malformed and why.
@@ -65,10 +65,11 @@ type Term struct {
 
 // Level reports which level the term works at.
 func (t *Term) Level() Level {
-	switch t.Op {
-	case "":
+	op, _ := lookup(t.Op)
+	switch {
+	case t.Op == "":
 		return FreeLevel
-	case "cmd", "chat", "kind":
+	case op.event != nil:
 		return EventLevel
 	}
 	return RecordingLevel
@@ -77,38 +78,6 @@ func (t *Term) Level() Level {
 // Query is a parsed query: all its terms must hold.
 type Query struct {
 	Terms []Term
-}
-
-// opKind says how an operator's value is read.
-type opKind int
-
-const (
-	opKeyword opKind = iota // case-insensitive exact value, '*' suffix for prefix
-	opText                  // analysed words or a phrase
-	opDate
-	opDuration
-	opBool
-)
-
-// operators lists the known operators and how their values are read.
-var operators = map[string]opKind{
-	"player":    opKeyword,
-	"player-id": opKeyword,
-	"map":       opKeyword,
-	"server":    opKeyword,
-	"flag":      opKeyword,
-	"format":    opKeyword,
-	"session":   opKeyword,
-	"kind":      opKeyword,
-	"id":        opKeyword,
-	"cmd":       opText,
-	"chat":      opText,
-	"after":     opDate,
-	"before":    opDate,
-	"longer":    opDuration,
-	"shorter":   opDuration,
-	"held":      opBool,
-	"flagged":   opBool,
 }
 
 // textAnalyzer splits text into lower-cased words. It is used for event text
@@ -265,10 +234,8 @@ func (t *Term) check(a analysis.Analyzer) error {
 	if !utf8.ValidString(t.Value) {
 		return fmt.Errorf("%s: not valid UTF-8", name)
 	}
-	kind := opText
-	if t.Op != "" {
-		kind = operators[t.Op]
-	}
+	op, _ := lookup(t.Op)
+	kind := op.kind
 	if t.Prefix && kind != opKeyword && kind != opText {
 		return fmt.Errorf("%s: prefix '*' is not allowed here", name)
 	}

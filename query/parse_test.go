@@ -132,9 +132,16 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, tm := range q.Terms {
-			recQuery(&tm) // must not panic
-			if tm.Level() != RecordingLevel {
-				eventQuery(&tm)
+			op, ok := lookup(tm.Op)
+			if !ok {
+				t.Fatalf("Parse admitted operator %q that the search does not know", tm.Op)
+			}
+			op.rec(&tm) // must not panic
+			if (op.event != nil) != (tm.Level() != RecordingLevel) {
+				t.Fatalf("term %q: level %v, event query %v", tm.Raw, tm.Level(), op.event != nil)
+			}
+			if op.event != nil {
+				op.event(&tm)
 			}
 		}
 	})

@@ -78,7 +78,11 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 	needRecField := true // must the query be limited to recording documents?
 	for i := range q.Terms {
 		t := &q.Terms[i]
-		rq := recQuery(t)
+		op, ok := lookup(t.Op)
+		if !ok {
+			return nil, fmt.Errorf("query: term %q: unknown operator %q", t.Raw, t.Op)
+		}
+		rq := op.rec(t)
 		if t.Neg {
 			not = append(not, rq)
 			continue
@@ -87,8 +91,8 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		if t.Op != "id" {
 			needRecField = false
 		}
-		if t.Level() != RecordingLevel {
-			events = append(events, eventQuery(t))
+		if op.event != nil {
+			events = append(events, op.event(t))
 		}
 	}
 	if needRecField {
@@ -355,79 +359,6 @@ func (ix *Index) events(ctx context.Context, h *Hit, evq query.Query) error {
 		}
 	}
 	return nil
-}
-
-// recQuery matches the recording documents for which t holds (ignoring Neg).
-func recQuery(t *Term) query.Query {
-	switch t.Op {
-	case "player":
-		return kwQuery(fPlayer, t)
-	case "player-id":
-		return kwQuery(fPID, t)
-	case "map":
-		return kwQuery(fMap, t)
-	case "server":
-		return kwQuery(fServer, t)
-	case "flag":
-		return kwQuery(fFlag, t)
-	case "format":
-		return kwQuery(fFormat, t)
-	case "session":
-		return kwQuery(fSession, t)
-	case "kind":
-		return kwQuery(fKinds, t)
-	case "id":
-		return query.NewConjunctionQuery([]query.Query{termQ(fIsRec, "r"), kwQuery(fRec, t)})
-	case "held":
-		return termQ(fHeld, fmt.Sprint(t.Bool))
-	case "flagged":
-		// Any flag at all: every term of the flag field.
-		q := query.NewPrefixQuery("")
-		q.SetField(fFlag)
-		return q
-	case "after":
-		yes := true
-		q := query.NewDateRangeInclusiveQuery(t.Time, time.Time{}, &yes, nil)
-		q.SetField(fStart)
-		return q
-	case "before":
-		no := false
-		q := query.NewDateRangeInclusiveQuery(time.Time{}, t.Time, nil, &no)
-		q.SetField(fStart)
-		return q
-	case "longer":
-		ms, no := float64(t.Dur/time.Millisecond), false
-		q := query.NewNumericRangeInclusiveQuery(&ms, nil, &no, nil)
-		q.SetField(fDur)
-		return q
-	case "shorter":
-		ms, no := float64(t.Dur/time.Millisecond), false
-		q := query.NewNumericRangeInclusiveQuery(nil, &ms, nil, &no)
-		q.SetField(fDur)
-		return q
-	case "cmd":
-		return recTextQuery(fRCmd, t)
-	case "chat":
-		return recTextQuery(fRChat, t)
-	case "":
-		return query.NewDisjunctionQuery([]query.Query{
-			recTextQuery(fWords, t), recTextQuery(fRCmd, t), recTextQuery(fRChat, t), recTextQuery(fREtc, t),
-		})
-	}
-	panic("query: no recording query for operator " + t.Op) // Parse admits only known operators
-}
-
-// eventQuery matches the event documents an event-level or free term brings.
-func eventQuery(t *Term) query.Query {
-	switch t.Op {
-	case "cmd":
-		return textQuery(fCmd, t)
-	case "chat":
-		return textQuery(fChat, t)
-	case "kind":
-		return kwQuery(fKind, t)
-	}
-	return query.NewDisjunctionQuery([]query.Query{textQuery(fCmd, t), textQuery(fChat, t), textQuery(fText, t)})
 }
 
 // kwQuery matches a keyword field exactly or by prefix.

@@ -63,7 +63,7 @@ func Sync(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
 			return applied, ErrStale
 		}
 		// The last operation on a recording in this page wins.
-		final := map[uuid.UUID]string{}
+		final := map[uuid.UUID]archive.ChangeOp{}
 		var order []uuid.UUID
 		for _, c := range changes {
 			if _, ok := final[c.ID]; !ok {
@@ -90,7 +90,7 @@ func Sync(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
 // page, in bounded batches, and stores top with the last one. Each put reads
 // its manifest and streams its events from the catalog, so one recording's
 // documents at most are in memory besides the batch.
-func applyPage(ctx context.Context, ix *Index, a *archive.Archive, order []uuid.UUID, final map[uuid.UUID]string, top uint64) error {
+func applyPage(ctx context.Context, ix *Index, a *archive.Archive, order []uuid.UUID, final map[uuid.UUID]archive.ChangeOp, top uint64) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	bt, err := ix.newBatcher(ctx)

@@ -1,0 +1,132 @@
+// The operators of the query language, in one table that the parser (how
+// a value is read) and the search (the index query a term becomes) both
+// read, so an operator cannot be known to one and missing from the other.
+
+package query
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// opKind says how an operator's value is read.
+type opKind int
+
+const (
+	opKeyword  opKind = iota // case-insensitive exact value, '*' suffix for prefix
+	opText                   // analysed words or a phrase
+	opDate                   // RFC 3339 or YYYY-MM-DD
+	opDuration               // units.ParseDuration, as archivectl's flags
+	opBool                   // true/false, yes/no, 1/0
+)
+
+// operator is one operator: how its value is read and what it matches.
+type operator struct {
+	kind opKind
+	// rec matches the recording documents for which a term holds
+	// (ignoring Neg).
+	rec func(t *Term) query.Query
+	// event, set for event-level and free terms, matches the event
+	// documents a term brings, shown under each recording.
+	event func(t *Term) query.Query
+}
+
+// operators lists every operator by name.
+var operators = map[string]operator{
+	"player":    {kind: opKeyword, rec: keyword(fPlayer)},
+	"player-id": {kind: opKeyword, rec: keyword(fPID)},
+	"map":       {kind: opKeyword, rec: keyword(fMap)},
+	"server":    {kind: opKeyword, rec: keyword(fServer)},
+	"flag":      {kind: opKeyword, rec: keyword(fFlag)},
+	"format":    {kind: opKeyword, rec: keyword(fFormat)},
+	"session":   {kind: opKeyword, rec: keyword(fSession)},
+	"kind":      {kind: opKeyword, rec: keyword(fKinds), event: keyword(fKind)},
+	"id":        {kind: opKeyword, rec: recordingID},
+	"cmd":       {kind: opText, rec: recText(fRCmd), event: text(fCmd)},
+	"chat":      {kind: opText, rec: recText(fRChat), event: text(fChat)},
+	"after":     {kind: opDate, rec: startAfter},
+	"before":    {kind: opDate, rec: startBefore},
+	"longer":    {kind: opDuration, rec: longer},
+	"shorter":   {kind: opDuration, rec: shorter},
+	"held":      {kind: opBool, rec: held},
+	"flagged":   {kind: opBool, rec: flagged},
+}
+
+// freeTerm is a word or phrase without an operator: it matches recordings
+// by player name, map, server and attributes or by any event's text.
+var freeTerm = operator{
+	kind: opText,
+	rec: func(t *Term) query.Query {
+		return query.NewDisjunctionQuery([]query.Query{
+			recTextQuery(fWords, t), recTextQuery(fRCmd, t), recTextQuery(fRChat, t), recTextQuery(fREtc, t),
+		})
+	},
+	event: func(t *Term) query.Query {
+		return query.NewDisjunctionQuery([]query.Query{textQuery(fCmd, t), textQuery(fChat, t), textQuery(fText, t)})
+	},
+}
+
+// lookup returns the operator named op ("" is the free term).
+func lookup(op string) (operator, bool) {
+	if op == "" {
+		return freeTerm, true
+	}
+	o, ok := operators[op]
+	return o, ok
+}
+
+func keyword(field string) func(*Term) query.Query {
+	return func(t *Term) query.Query { return kwQuery(field, t) }
+}
+
+func recText(field string) func(*Term) query.Query {
+	return func(t *Term) query.Query { return recTextQuery(field, t) }
+}
+
+func text(field string) func(*Term) query.Query {
+	return func(t *Term) query.Query { return textQuery(field, t) }
+}
+
+// recordingID matches recording documents only: events carry the id too.
+func recordingID(t *Term) query.Query {
+	return query.NewConjunctionQuery([]query.Query{termQ(fIsRec, "r"), kwQuery(fRec, t)})
+}
+
+func held(t *Term) query.Query { return termQ(fHeld, fmt.Sprint(t.Bool)) }
+
+// flagged matches any flag at all: every term of the flag field.
+func flagged(*Term) query.Query {
+	q := query.NewPrefixQuery("")
+	q.SetField(fFlag)
+	return q
+}
+
+func startAfter(t *Term) query.Query {
+	yes := true
+	q := query.NewDateRangeInclusiveQuery(t.Time, time.Time{}, &yes, nil)
+	q.SetField(fStart)
+	return q
+}
+
+func startBefore(t *Term) query.Query {
+	no := false
+	q := query.NewDateRangeInclusiveQuery(time.Time{}, t.Time, nil, &no)
+	q.SetField(fStart)
+	return q
+}
+
+func longer(t *Term) query.Query {
+	ms, no := float64(t.Dur/time.Millisecond), false
+	q := query.NewNumericRangeInclusiveQuery(&ms, nil, &no, nil)
+	q.SetField(fDur)
+	return q
+}
+
+func shorter(t *Term) query.Query {
+	ms, no := float64(t.Dur/time.Millisecond), false
+	q := query.NewNumericRangeInclusiveQuery(nil, &ms, nil, &no)
+	q.SetField(fDur)
+	return q
+}
