@@ -194,11 +194,18 @@ func (d *decoder) baseFrame(c *cursor, key bool) *Frame {
 
 func bits(b byte, i uint) bool { return b&(1<<i) != 0 }
 
-var gameStatusNames = []string{"NOT FOUND", "", "pre_match", "round_start", "playing", "score", "round_over", "post_match", "pre_sudden_death", "sudden_death", "post_sudden_death"}
+// gameStatuses are Echo VR's game states by butter's status byte; 0 is no
+// status, which the reference decoder names "NOT FOUND". Milk numbers the
+// same states from 0 (milkStatusBase).
+var gameStatuses = [...]string{"", "", "pre_match", "round_start", "playing", "score", "round_over", "post_match", "pre_sudden_death", "sudden_death", "post_sudden_death"}
 
+// milkStatusBase is the butter status byte of milk's status 0.
+const milkStatusBase = 2
+
+// gameStatusName decodes a butter status byte.
 func gameStatusName(b byte) string {
-	if int(b) < len(gameStatusNames) && b > 0 {
-		return gameStatusNames[b]
+	if int(b) < len(gameStatuses) && b > 0 {
+		return gameStatuses[b]
 	}
 	return "NOT FOUND"
 }

@@ -48,8 +48,8 @@ func sameBytes(a, b []byte) bool {
 	return string(a) == string(b)
 }
 
-var gameStatuses = []string{"", "", "pre_match", "round_start", "playing", "score", "round_over", "post_match", "pre_sudden_death", "sudden_death", "post_sudden_death"}
-
+// gameStatusByte encodes a status for butter (gameStatuses); an unknown
+// or missing one is 0.
 func gameStatusByte(s *string) byte {
 	if s == nil {
 		return 0

@@ -44,9 +44,6 @@ func (h *MilkHeader) numPlayers() int { return h.teamSize(0) + h.teamSize(1) }
 func (h *MilkHeader) groupSize() int  { return 6 + 13*(2+h.numPlayers()) }
 func (h *MilkHeader) sampleSize() int { return 9 + 42*h.numPlayers() + 3 }
 
-// milkStatuses are compressor.js's game state codes.
-var milkStatuses = []string{"pre_match", "round_start", "playing", "score", "round_over", "post_match", "pre_sudden_death", "sudden_death", "post_sudden_death"}
-
 // MilkCodec is the .milk codec.
 type MilkCodec struct{}
 
@@ -159,8 +156,9 @@ func (d *milkDecoder) frame(sample []byte) *Frame {
 	s := &cursor{b: sample}
 	s.pos = 2
 	f.Disc = &Disc{Position: s.vec("").list(), Forward: []float32{0, 0, 1}, Left: []float32{1, 0, 0}, Up: []float32{0, 1, 0}, Velocity: []float32{0, 0, 0}}
-	if st := int(s.u8("")); st < len(milkStatuses) {
-		f.GameStatus = strPtr(milkStatuses[st])
+	// compressor.js's game state codes are gameStatuses from pre_match on.
+	if st := int(s.u8("")); st+milkStatusBase < len(gameStatuses) {
+		f.GameStatus = strPtr(gameStatuses[st+milkStatusBase])
 	} else {
 		f.GameStatus = strPtr(strconv.Itoa(st))
 	}
