@@ -25,6 +25,10 @@ const (
 	AuditPolicy       = "policy"
 	AuditTokenCreate  = "token-create"
 	AuditTokenRevoke  = "token-revoke"
+	// AuditRemote: the remote store was configured (remote.go).
+	AuditRemote = "remote"
+	// AuditUpload: recordings moved to the remote store.
+	AuditUpload = "upload"
 )
 
 // AuditEntry is one change to the archive as a person or a job made it.

@@ -87,6 +87,9 @@ func runCheck(ctx context.Context, e *env, o *checkOptions, args []string) error
 		if o.repair {
 			fmt.Fprintf(e.stdout, "repaired: %d orphaned chunks (%s), %d dangling catalog entries, %d unfinished deletes\n",
 				rep.Orphans, humanBytes(rep.OrphanBytes), len(rep.Dangling), rep.PendingDeletes)
+			if rc := rep.Remote; rc != nil && rc.Repaired {
+				fmt.Fprintf(e.stdout, "repaired remote: %d orphan objects (%s), %d manifests without objects\n", len(rc.Orphans), humanBytes(rc.OrphanBytes), len(rc.Missing))
+			}
 		}
 		printCheck(e, final, o.readData)
 	}
@@ -113,6 +116,15 @@ func printCheck(e *env, r *archive.CheckReport, readData bool) {
 	}
 	if r.PendingDeletes > 0 {
 		fmt.Fprintf(e.stdout, "unfinished deletes: %d; run check --repair or prune\n", r.PendingDeletes)
+	}
+	if rc := r.Remote; rc != nil {
+		fmt.Fprintf(e.stdout, "remote: %d objects, %d manifests\n", rc.Objects, rc.Manifests)
+		for _, k := range rc.Orphans {
+			fmt.Fprintf(e.stdout, "remote orphan: %s has no manifest; run check --repair\n", k)
+		}
+		for _, k := range rc.Missing {
+			fmt.Fprintf(e.stdout, "remote manifest without its object: %s; run check --repair\n", k)
+		}
 	}
 	if r.OK() {
 		fmt.Fprintln(e.stdout, "ok")

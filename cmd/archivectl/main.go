@@ -101,7 +101,7 @@ func commands() []*command {
 	cmds := []*command{
 		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdSearch(), cmdReindex(),
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(), cmdTakedowns(),
-		cmdRetention(), cmdPrune(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(),
+		cmdRetention(), cmdPrune(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(),
 		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),
 	}
 	return cmds

@@ -24,6 +24,10 @@ type serveOptions struct {
 	grace      string
 	watch      stringList
 	settle     string
+	remote     string
+	s3         s3Flags
+	remoteRW   bool
+	tierEvery  string
 }
 
 // AddFlags declares the flags on fs.
@@ -36,6 +40,10 @@ func (o *serveOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.grace, "grace", "30s", "on shutdown, give requests in flight `DUR` to finish")
 	fs.Var(&o.watch, "watch", "follow `DIR` (repeatable): ingest each file once complete or idle for --settle")
 	fs.StringVar(&o.settle, "settle", "10m", "with --watch, a file unchanged for `DUR` is ready even if not complete")
+	fs.StringVar(&o.remote, "remote", "", "serve the recordings in bucket `s3://BUCKET/PREFIX` (read-only: a second node), as 'remote set --read-only' stores it")
+	o.s3.AddFlags(fs)
+	fs.BoolVar(&o.remoteRW, "remote-write", false, "with --remote, upload to the bucket and delete from it (this node writes)")
+	fs.StringVar(&o.tierEvery, "tier-every", "1m", "with a remote store, upload (or, read-only, catch up) every `DUR`")
 }
 
 func cmdServe() *command {
@@ -59,6 +67,13 @@ needs "Authorization: Bearer TOKEN": viewers search, show, read frames and
 download redacted clips; moderators also flag, hold and take down;
 admins also download whole original files, set retention, prune and
 manage tokens.
+
+--remote s3://BUCKET/PREFIX --endpoint URL makes this server a second
+node of a bucket another node uploads to: it adds their recordings to its
+catalog and index every --tier-every and serves them, reading chunks
+through its local cache; --remote-write lets it upload and delete too
+(one writer per bucket). With a remote store set by 'archivectl remote
+set', the server uploads sealed recordings every --tier-every.
 
 --watch DIR (repeatable) follows a game server's directory inside the
 server, as 'archivectl ingest --follow' does: each file is ingested once
@@ -110,12 +125,31 @@ func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error
 		return err
 	}
 	e.x = x // closed by run
+	tierEvery, err := parseDurationFlag("--tier-every", o.tierEvery)
+	if err != nil {
+		return err
+	}
+	if o.remote != "" {
+		if err := x.SetRemote(ctx, e.who, o.s3.config(e, o.remote, !o.remoteRW)); err != nil {
+			return err
+		}
+	} else if o.remoteRW {
+		return usagef("--remote-write goes with --remote")
+	}
 	cfg.CLI = cliHandler(x, e.archiveDir)
 	s := server.New(x, cfg)
 	if len(watchDirs) > 0 {
 		// The watcher stops with the server, before the archive closes.
 		wctx, stop := context.WithCancel(ctx)
 		wait := startWatch(wctx, x, watchDirs, settle, cfg.Logger) // follow.go
+		defer wait()
+		defer stop()
+	}
+	if rc, err := x.RemoteConfig(); err != nil {
+		return err
+	} else if rc != nil {
+		tctx, stop := context.WithCancel(ctx)
+		wait := startTier(tctx, x, tierEvery, cfg.Logger) // remote.go
 		defer wait()
 		defer stop()
 	}
