@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -101,11 +102,25 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 	if c != nil && c.MaxEvents > 0 {
 		mb.maxEvents = c.MaxEvents
 	}
-	target := c.chunkSize()
-
 	rd.keep = rd.pos
-	startTick := int64(0)
-	resume := appendResume(nil, &rd.st)
+	records, err := c.splitRecords(ctx, rd, mb, w, 0, appendResume(nil, &rd.st), 0, false)
+	if err != nil {
+		return nil, err
+	}
+	if !rd.finished {
+		mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("file ends without FINISH at tick %d", rd.st.Tick))
+	}
+	return mb.finish(rd.st.Tick, records > 0, rd.finished), nil
+}
+
+// splitRecords reads the records from rd's position (rd.keep, whose
+// state resume holds, starting the chunk of tick startTick), hands the
+// chunks to w and observes the records at file offsets from observeFrom
+// on. It returns how many records it read. With live set, a record cut
+// short by the end of the input ends the split at the last complete
+// record instead of failing (a growing file, live.go).
+func (c *Codec) splitRecords(ctx context.Context, rd *Reader, mb *metaBuilder, w formats.Writer, startTick int64, resume []byte, observeFrom int64, live bool) (int, error) {
+	target := c.chunkSize()
 	emit := func(end int, ticks int64) error {
 		ch := formats.Chunk{StartTick: startTick, Ticks: ticks, Time: TickTime(startTick), Resume: resume}
 		if err := w.Chunk(ch, rd.buf[rd.keep:end]); err != nil {
@@ -117,34 +132,36 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 	for {
 		if items++; items&4095 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return 0, err
 			}
 		}
 		it, err := rd.peek()
-		if errIsEOF(err) {
+		if errIsEOF(err) || (live && err != nil && rd.short) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if it.Tick > rd.st.Tick && rd.pos-rd.keep >= target {
 			if err := emit(rd.pos, it.Tick-startTick); err != nil {
-				return nil, err
+				return 0, err
 			}
 			rd.keep = rd.pos
 			startTick = it.Tick
 			resume = appendResume(resume[:0:0], &rd.st)
 		}
 		if rd.pos+it.Size-rd.keep > MaxChunkBytes {
-			return nil, formats.Errorf(Name, it.Offset, "expected a tick boundary within %d bytes (tick %d is longer)", MaxChunkBytes, it.Tick)
+			return 0, formats.Errorf(Name, it.Offset, "expected a tick boundary within %d bytes (tick %d is longer)", MaxChunkBytes, it.Tick)
 		}
-		mb.observe(it, &rd.st)
+		if it.Offset >= observeFrom {
+			mb.observe(it, &rd.st)
+		}
 		rd.commit()
 		records++
 		if rd.finished {
 			tail, err := rd.rest(maxTrailing)
 			if err != nil {
-				return nil, err
+				return 0, err
 			}
 			if len(tail) > 0 {
 				mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("%d bytes after FINISH kept as they are", len(tail)))
@@ -154,13 +171,10 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 	}
 	if rd.pos > rd.keep {
 		if err := emit(rd.pos, rd.st.Tick+1-startTick); err != nil {
-			return nil, err
+			return 0, err
 		}
 	}
-	if !rd.finished {
-		mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("file ends without FINISH at tick %d", rd.st.Tick))
-	}
-	return mb.finish(rd.st.Tick, records > 0, rd.finished), nil
+	return records, nil
 }
 
 // metaBuilder gathers metadata from the records.
@@ -172,6 +186,7 @@ type metaBuilder struct {
 	join    [MaxClients]int    // index+1 of the client's JOIN event while it has no name
 
 	maxEvents int
+	touched   int // lowest index of an event changed after it was added (live.go)
 	dropped   int // events left out beyond maxEvents
 	unlisted  int // players left out beyond maxPlayers
 	// msgNames says names come from start-info/change-info messages too:
@@ -216,7 +231,7 @@ func newMetaBuilder(h *Header) *metaBuilder {
 	set("map_sha256", h.MapSHA256)
 	set("map_crc", h.MapCRC)
 	set("prng_description", h.PrngDescription)
-	return &metaBuilder{meta: m, players: map[string]int{}, msgNames: h.VersionMinor < 8}
+	return &metaBuilder{meta: m, players: map[string]int{}, msgNames: h.VersionMinor < 8, touched: math.MaxInt}
 }
 
 // full reports whether the events are at their bound; a caller that builds
@@ -247,6 +262,7 @@ func (mb *metaBuilder) setName(cid int32, name string) {
 	mb.names[cid] = name
 	if j := mb.join[cid]; j > 0 {
 		mb.meta.Events[j-1].Player = name
+		mb.touched = min(mb.touched, j-1)
 		mb.join[cid] = 0
 	}
 	if _, ok := mb.players[name]; !ok {

@@ -48,6 +48,9 @@ type Reader struct {
 	it       Item
 	parsed   bool // it holds a parsed record that is not applied yet
 	finished bool // FINISH was read
+	// short says the last error was the file ending inside a record or
+	// the header: a growing file that waits for its rest (live.go).
+	short bool
 }
 
 // NewReader reads the magic and the JSON header from r and returns a reader
@@ -86,6 +89,9 @@ func (r *Reader) readHeader() error {
 			return err
 		}
 	}
+	if r.end < len(Magic) && bytes.HasPrefix(Magic[:], r.buf[:r.end]) {
+		r.short = true
+	}
 	if r.end < len(Magic) || !bytes.Equal(r.buf[:len(Magic)], Magic[:]) {
 		return r.errorf(0, "expected the 16-byte teehistorian magic UUID 699db17b-8efb-34ff-b1d8-da6f60c15dd1")
 	}
@@ -107,6 +113,7 @@ func (r *Reader) readHeader() error {
 			return r.errorf(int64(len(Magic)), "expected the JSON header to end with a NUL within %d bytes", maxHeader)
 		}
 		if r.rerr != nil {
+			r.short = true
 			return r.errorf(int64(r.end), "expected the JSON header to end with a NUL byte, got end of file")
 		}
 		if err := r.fill(); err != nil {
@@ -214,6 +221,7 @@ func (r *Reader) peek() (*Item, error) {
 			if r.pos == r.end {
 				return nil, io.EOF
 			}
+			r.short = true
 			return nil, r.errorf(r.base+int64(r.pos), "expected a complete record, got end of file after %d bytes of it", r.end-r.pos)
 		}
 		if r.end-r.pos >= MaxRecordBytes {

@@ -1,0 +1,73 @@
+package formats
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/google/uuid"
+)
+
+// Appendable is implemented by codecs whose files grow by appending
+// records while a game runs (teehistorian): the archive then extends a
+// live recording in place as bytes arrive, re-splitting only its open
+// tail chunk, instead of splitting the whole file again.
+type Appendable interface {
+	Codec
+	// LiveID reads the recording id and session a growing file names from
+	// head, its first bytes, and the length of its header piece. It
+	// returns ErrNeedMore while head ends inside the header.
+	LiveID(head []byte) (id uuid.UUID, session string, headerLen int64, err error)
+	// SplitTail continues the split of a growing file from its open tail
+	// chunk (or from its first byte), handing the pieces to w as Split
+	// does: the first chunk replaces the open tail and starts at its
+	// tick. Without in.Final it stops at the end of the last complete
+	// record and leaves a half-written one for the next call.
+	SplitTail(ctx context.Context, in TailInput, w Writer) (*TailResult, error)
+}
+
+// ErrNeedMore says a growing file does not hold enough bytes yet.
+var ErrNeedMore = errors.New("the file ends inside its header: more bytes are needed")
+
+// TailInput is where SplitTail resumes.
+type TailInput struct {
+	// R reads the file from byte Offset on.
+	R io.Reader
+	// Offset is the file offset of the open tail chunk; 0 with Resume nil
+	// for a first split (R starts with the header).
+	Offset int64
+	// Resume and StartTick are the open tail chunk's resume state (nil:
+	// first split) and first tick.
+	Resume    []byte
+	StartTick int64
+	// Seen is how many bytes from Offset were split before: their records
+	// are decoded again to cut chunks, but not observed for metadata.
+	Seen int64
+	// Header is the archived header piece (for a resumed split).
+	Header []byte
+	// State is TailResult.State of the previous call.
+	State []byte
+	// Events are the events archived so far; new ones are appended.
+	Events []Event
+	// Final says the file is finished or idle: every byte is taken, a
+	// half-written last record as the trailer.
+	Final bool
+}
+
+// TailResult is what SplitTail found.
+type TailResult struct {
+	// Meta is the metadata of the whole recording so far, every event
+	// included.
+	Meta *Metadata
+	// State is the codec's state after the last complete record, for the
+	// next call's TailInput.State.
+	State []byte
+	// End is the file offset after the last complete record (after the
+	// trailer when Final or Finished).
+	End int64
+	// Finished says the file's end marker was read: it is complete.
+	Finished bool
+	// Touched is the lowest index of an event that is new or changed
+	// (len(TailInput.Events) when only new ones were added).
+	Touched int
+}

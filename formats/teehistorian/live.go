@@ -1,0 +1,186 @@
+// This file implements formats.Appendable: a DDNet server appends records
+// to teehistorian/<game_uuid>.teehistorian for as long as a game runs, and
+// the archive extends one live recording as they arrive (docs/live.md).
+
+package teehistorian
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats"
+)
+
+var _ formats.Appendable = (*Codec)(nil)
+
+// LiveID implements formats.Appendable: the id is the header's game_uuid.
+func (*Codec) LiveID(head []byte) (uuid.UUID, string, int64, error) {
+	rd, err := readHeader(bytes.NewReader(head))
+	if err != nil {
+		if rd.short {
+			return uuid.Nil, "", 0, formats.ErrNeedMore
+		}
+		return uuid.Nil, "", 0, err
+	}
+	h := rd.Header()
+	id, err := uuid.Parse(h.GameUUID)
+	if err != nil {
+		return uuid.Nil, "", 0, fmt.Errorf("teehistorian: header game_uuid %q is not a UUID, so the file cannot be a live recording", h.GameUUID)
+	}
+	return id, h.GameUUID, int64(len(h.Raw)), nil
+}
+
+// readHeader is NewReader returning the reader also on an error, whose
+// short field says whether the input ended inside the header.
+func readHeader(r io.Reader) (*Reader, error) {
+	rd := &Reader{r: r, buf: make([]byte, 32<<10), keep: 0}
+	if err := rd.readHeader(); err != nil {
+		return rd, err
+	}
+	rd.keep = -1
+	return rd, nil
+}
+
+// liveState is the metadata builder between two SplitTail calls: what the
+// records already observed left that the next ones need (names and
+// accounts per client, JOIN events still waiting for a name), with the
+// metadata so far apart from its events, which the archive keeps.
+type liveState struct {
+	Meta     *formats.Metadata  `json:"meta"`
+	Names    [MaxClients]string `json:"names"`
+	Auth     [MaxClients]string `json:"auth"`
+	Join     [MaxClients]int    `json:"join"`
+	Dropped  int                `json:"dropped,omitempty"`
+	Unlisted int                `json:"unlisted,omitempty"`
+	MsgNames bool               `json:"msg_names,omitempty"`
+}
+
+// SplitTail implements formats.Appendable.
+func (c *Codec) SplitTail(ctx context.Context, in formats.TailInput, w formats.Writer) (*formats.TailResult, error) {
+	var rd *Reader
+	var mb *metaBuilder
+	hadRecords := false
+	if in.Resume == nil {
+		var err error
+		if rd, err = readHeader(in.R); err != nil {
+			if rd.short && !in.Final {
+				return nil, formats.ErrNeedMore
+			}
+			return nil, err
+		}
+		hdr := rd.Header()
+		if err := w.Header(hdr.Raw); err != nil {
+			return nil, fmt.Errorf("teehistorian: write header: %w", err)
+		}
+		mb = newMetaBuilder(hdr)
+		mb.maxEvents = c.maxEvents()
+		mb.meta.Events = in.Events
+		rd.keep = rd.pos
+	} else {
+		var err error
+		if rd, mb, err = c.resume(in); err != nil {
+			return nil, err
+		}
+		hadRecords = true
+	}
+	mb.touched = len(mb.meta.Events)
+	resume := in.Resume
+	if resume == nil {
+		resume = appendResume(nil, &rd.st)
+	}
+	records, err := c.splitRecords(ctx, rd, mb, w, in.StartTick, resume, in.Offset+in.Seen, true)
+	if err != nil {
+		return nil, err
+	}
+	hadRecords = hadRecords || records > 0
+	if !rd.finished && in.Final {
+		// A server killed in the middle of a record: its bytes are kept
+		// as they are, so that the recording is the file.
+		tail, err := rd.rest(maxTrailing)
+		if err != nil {
+			return nil, err
+		}
+		if len(tail) > 0 {
+			mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("%d bytes of a half-written last record kept as they are", len(tail)))
+			if err := w.Trailer(tail); err != nil {
+				return nil, fmt.Errorf("teehistorian: write trailer: %w", err)
+			}
+		}
+	}
+	end := rd.Offset()
+	state, err := json.Marshal(liveState{
+		Meta: withoutEvents(mb.meta), Names: mb.names, Auth: mb.auth, Join: mb.join,
+		Dropped: mb.dropped, Unlisted: mb.unlisted, MsgNames: mb.msgNames,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("teehistorian: live state: %w", err)
+	}
+	touched := min(mb.touched, len(mb.meta.Events))
+	if !rd.finished {
+		// Not kept in the state: the next call says it again, or not.
+		mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("file ends without FINISH at tick %d", rd.st.Tick))
+	}
+	meta := mb.finish(rd.st.Tick, hadRecords, rd.finished)
+	return &formats.TailResult{Meta: meta, State: state, End: end, Finished: rd.finished, Touched: touched}, nil
+}
+
+// maxEvents is MaxEvents or its default.
+func (c *Codec) maxEvents() int {
+	if c != nil && c.MaxEvents > 0 {
+		return c.MaxEvents
+	}
+	return DefaultMaxEvents
+}
+
+// resume rebuilds the reader and the metadata builder at the open tail
+// chunk from the archived header, the chunk's resume state and the state
+// the previous SplitTail returned.
+func (c *Codec) resume(in formats.TailInput) (*Reader, *metaBuilder, error) {
+	var hdr Header
+	if len(in.Header) < len(Magic)+1 || !bytes.Equal(in.Header[:len(Magic)], Magic[:]) || in.Header[len(in.Header)-1] != 0 {
+		return nil, nil, errors.New("teehistorian: archived header is not a teehistorian header")
+	}
+	hdr.Raw = in.Header
+	hdr.JSON = in.Header[len(Magic) : len(in.Header)-1]
+	if err := parseHeaderJSON(&hdr, hdr.JSON); err != nil {
+		return nil, nil, fmt.Errorf("teehistorian: archived header: %w", err)
+	}
+	var ls liveState
+	if err := json.Unmarshal(in.State, &ls); err != nil || ls.Meta == nil {
+		return nil, nil, fmt.Errorf("teehistorian: live state: %v", err)
+	}
+	rd := &Reader{r: in.R, buf: make([]byte, 32<<10), keep: 0, base: in.Offset, hdr: hdr}
+	if err := decodeResume(&rd.st, in.Resume); err != nil {
+		return nil, nil, err
+	}
+	mb := &metaBuilder{meta: ls.Meta, names: ls.Names, auth: ls.Auth, join: ls.Join,
+		players: make(map[string]int, len(ls.Meta.Players)), maxEvents: c.maxEvents(),
+		dropped: ls.Dropped, unlisted: ls.Unlisted, msgNames: ls.MsgNames, touched: math.MaxInt}
+	if mb.meta.Attrs == nil {
+		mb.meta.Attrs = map[string]string{}
+	}
+	for i, p := range mb.meta.Players {
+		mb.players[p.Name] = i
+	}
+	mb.meta.Events = in.Events
+	for cid, j := range mb.join {
+		if j > len(in.Events) {
+			mb.join[cid] = 0 // the archive holds fewer events than the state says
+		}
+	}
+	return rd, mb, nil
+}
+
+// withoutEvents returns a copy of m without its events.
+func withoutEvents(m *formats.Metadata) *formats.Metadata {
+	c := *m
+	c.Events = nil
+	c.Warnings = append([]string(nil), m.Warnings...)
+	return &c
+}

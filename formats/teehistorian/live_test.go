@@ -1,0 +1,159 @@
+package teehistorian
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+// liveSim keeps what the archive keeps of a live recording between
+// SplitTail calls.
+type liveSim struct {
+	header []byte
+	chunks []formats.Chunk
+	bytes  [][]byte
+	trail  []byte
+	state  []byte
+	events []formats.Event
+	meta   *formats.Metadata
+	end    int64
+}
+
+// grow feeds file[:n] to SplitTail the way the archive does.
+func (s *liveSim) grow(t *testing.T, c *Codec, file []byte, n int, final bool) (*formats.TailResult, error) {
+	t.Helper()
+	in := formats.TailInput{Header: s.header, State: s.state, Events: s.events, Final: final}
+	var tail formats.Chunk
+	if len(s.chunks) > 0 {
+		tail = s.chunks[len(s.chunks)-1]
+		in.Offset, in.Resume, in.StartTick, in.Seen = tail.Offset, tail.Resume, tail.StartTick, tail.Length
+	}
+	in.R = bytes.NewReader(file[in.Offset:n])
+	var w formatstest.Recording
+	if in.Resume != nil {
+		w.Header(nil) // the header is archived already
+	}
+	res, err := c.SplitTail(context.Background(), in, &w)
+	if err != nil {
+		return nil, err
+	}
+	if in.Resume == nil {
+		s.header = w.HeaderData
+	} else {
+		if len(w.ChunkIndex) == 0 || w.ChunkIndex[0].StartTick != tail.StartTick || !bytes.HasPrefix(w.ChunkBytes[0], s.bytes[len(s.bytes)-1]) {
+			t.Fatalf("cut at %d: the first chunk does not extend the open tail", n)
+		}
+		s.chunks, s.bytes = s.chunks[:len(s.chunks)-1], s.bytes[:len(s.bytes)-1]
+	}
+	off := in.Offset
+	if in.Resume == nil {
+		off = int64(len(s.header))
+	}
+	for i, ch := range w.ChunkIndex {
+		ch.Offset = off
+		off += ch.Length
+		s.chunks = append(s.chunks, ch)
+		s.bytes = append(s.bytes, w.ChunkBytes[i])
+	}
+	s.trail = w.TrailerData
+	s.state, s.events, s.meta, s.end = res.State, res.Meta.Events, res.Meta, res.End
+	return res, nil
+}
+
+func TestSplitTailMatchesSplit(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Generate(&buf, GenOptions{Duration: 3 * time.Minute, Players: 12, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.Bytes()
+	c := &Codec{ChunkSize: 16 << 10}
+	var want formatstest.Recording
+	wantMeta, err := c.Split(context.Background(), bytes.NewReader(file), &want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Metadata = wantMeta
+	if len(wantMeta.Events) == 0 {
+		t.Fatal("generated file has no events")
+	}
+	for _, killed := range []int{0, 5} { // whole file; a server killed 5 bytes into FINISH's tick
+		t.Run(map[int]string{0: "finished", 5: "killed"}[killed], func(t *testing.T) {
+			file := file
+			if killed > 0 {
+				file = file[:len(file)-killed]
+			}
+			rng := rand.New(rand.NewPCG(1, uint64(killed)))
+			var s liveSim
+			n := 0
+			for n < len(file) {
+				n = min(len(file), n+1+rng.IntN(9000))
+				_, err := s.grow(t, c, file, n, false)
+				if errors.Is(err, formats.ErrNeedMore) {
+					continue
+				}
+				if err != nil {
+					t.Fatalf("cut at %d: %v", n, err)
+				}
+				if s.end > int64(n) {
+					t.Fatalf("cut at %d: end %d past the bytes given", n, s.end)
+				}
+			}
+			res, err := s.grow(t, c, file, len(file), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := append([]byte(nil), s.header...)
+			for _, b := range s.bytes {
+				got = append(got, b...)
+			}
+			got = append(got, s.trail...)
+			if !bytes.Equal(got, file) {
+				t.Fatalf("pieces are %d bytes, not the file's %d", len(got), len(file))
+			}
+			if res.End != int64(len(file)) {
+				t.Fatalf("end %d, want %d", res.End, len(file))
+			}
+			if killed > 0 {
+				if res.Finished || len(s.trail) == 0 {
+					t.Fatalf("killed file: finished %v, trailer %d bytes", res.Finished, len(s.trail))
+				}
+				return
+			}
+			if !res.Finished {
+				t.Fatal("not finished")
+			}
+			if len(s.chunks) != len(want.ChunkIndex) {
+				t.Fatalf("%d chunks, Split made %d", len(s.chunks), len(want.ChunkIndex))
+			}
+			for i := range s.chunks {
+				a, b := s.chunks[i], want.ChunkIndex[i]
+				if a.StartTick != b.StartTick || a.Ticks != b.Ticks || a.Offset != b.Offset || a.Length != b.Length || !bytes.Equal(a.Resume, b.Resume) {
+					t.Fatalf("chunk %d: %+v, Split made %+v", i, a, b)
+				}
+			}
+			if !reflect.DeepEqual(s.meta.Events, wantMeta.Events) {
+				for i := range min(len(s.meta.Events), len(wantMeta.Events)) {
+					if s.meta.Events[i] != wantMeta.Events[i] {
+						t.Fatalf("%d events, Split %d; event %d: %+v, Split %+v", len(s.meta.Events), len(wantMeta.Events), i, s.meta.Events[i], wantMeta.Events[i])
+					}
+				}
+				t.Fatalf("%d events, Split %d", len(s.meta.Events), len(wantMeta.Events))
+			}
+			a, b := *s.meta, *wantMeta
+			a.Events, b.Events = nil, nil
+			if a.Start.Equal(b.Start) { // the live state is JSON: the location is lost
+				a.Start = b.Start
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("metadata differs:\n%#v\nSplit:\n%#v", a, b)
+			}
+		})
+	}
+}
