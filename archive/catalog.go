@@ -23,6 +23,8 @@ type Change struct {
 	Seq uint64    `json:"-"`
 	Op  ChangeOp  `json:"op"`
 	ID  uuid.UUID `json:"id"`
+	// From is, for ChangeGrow (live.go), the first event that is new or changed.
+	From int `json:"from,omitempty"`
 }
 
 // ChangeOp is what happened to a recording: the search index adds or

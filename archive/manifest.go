@@ -57,6 +57,9 @@ type Manifest struct {
 	Remote string `json:"remote,omitempty"`
 	// RemoteBytes is the size of that object.
 	RemoteBytes int64 `json:"remote_bytes,omitempty"`
+	// Live says the recording is still growing: its file is being
+	// written, and it is extended in place as bytes arrive (live.go).
+	Live bool `json:"live,omitempty"`
 }
 
 // ChunkEntry is one chunk's entry in a manifest's chunk index.

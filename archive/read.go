@@ -168,6 +168,10 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 	}
 	if err == nil {
 		native, resume, err = r.a.decodeBlobInto(blob, e, dst)
+		if err != nil && r.m.Live && i == len(r.chunks)-1 {
+			// A grow rewrote the open tail since the recording was opened.
+			native, resume, err = r.a.decodeGrownTail(blob, e)
+		}
 		if err != nil && cached {
 			// A damaged cache file: drop it and fetch the chunk again.
 			r.a.chunkCache().remove(cacheName(r.m.ID, r.offs[i]))

@@ -64,15 +64,16 @@ func Sync(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
 		}
 		// The last operation on a recording in this page wins.
 		final := map[uuid.UUID]archive.ChangeOp{}
+		from := map[uuid.UUID]int{} // of grows (live.go)
 		var order []uuid.UUID
 		for _, c := range changes {
 			if _, ok := final[c.ID]; !ok {
 				order = append(order, c.ID)
 			}
-			final[c.ID] = c.Op
+			final[c.ID] = foldGrow(final, from, c)
 		}
 		top := changes[len(changes)-1].Seq
-		if err := applyPage(ctx, ix, a, order, final, top); err != nil {
+		if err := applyPage(ctx, ix, a, order, final, from, top); err != nil {
 			return applied, err
 		}
 		applied += len(changes)
@@ -90,7 +91,7 @@ func Sync(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
 // page, in bounded batches, and stores top with the last one. Each put reads
 // its manifest and streams its events from the catalog, so one recording's
 // documents at most are in memory besides the batch.
-func applyPage(ctx context.Context, ix *Index, a *archive.Archive, order []uuid.UUID, final map[uuid.UUID]archive.ChangeOp, top uint64) error {
+func applyPage(ctx context.Context, ix *Index, a *archive.Archive, order []uuid.UUID, final map[uuid.UUID]archive.ChangeOp, from map[uuid.UUID]int, top uint64) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	bt, err := ix.newBatcher(ctx)
@@ -98,6 +99,12 @@ func applyPage(ctx context.Context, ix *Index, a *archive.Archive, order []uuid.
 		return err
 	}
 	for _, id := range order {
+		if final[id] == archive.ChangeGrow {
+			if err := putGrown(bt, a, id, from[id]); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := bt.deleteRecs([]string{id.String()}); err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/ingest"
@@ -33,6 +34,7 @@ type follower struct {
 	// result, warn and status report; each is called from the watcher's
 	// goroutine only.
 	result func(ingest.FileResult)
+	live   func(*ingest.Grown) // a live recording started
 	warn   func(path, msg string)
 	status func(followStatus)
 
@@ -69,8 +71,10 @@ func (f *follower) run(ctx context.Context) error {
 		Settle:   f.settle,
 		Complete: watch.CodecComplete(codecsOf(f.x)),
 		Warn:     f.warn,
+		Grew: f.grew,
 		Ready: func(ctx context.Context, file watch.File) {
-			err := f.x.Ingest(ctx, []string{file.Path}, replay.IngestOptions{By: f.who}, func(r ingest.FileResult) {
+			// A live recording is sealed; any other file is ingested whole.
+			g, err := f.x.Grow(ctx, file.Path, true, f.who, func(r ingest.FileResult) {
 				switch r.Outcome {
 				case ingest.OutcomeIngested, ingest.OutcomeReplaced:
 					f.ingested++
@@ -85,12 +89,59 @@ func (f *follower) run(ctx context.Context) error {
 			if err != nil && ctx.Err() == nil {
 				f.warn(file.Path, err.Error())
 			}
+			f.grown(g)
 		},
 		Status: func(s watch.Status) {
 			f.status(followStatus{MessageType: "status", Dirs: s.Dirs, Files: s.Files, Waiting: s.Waiting, Bytes: s.Bytes,
 				Ingested: f.ingested, Duplicates: f.dups, Failed: f.failed, Elapsed: time.Since(f.start).Seconds()})
 		},
 	})
+}
+
+// grew extends the live recording of a file that grew (watch.Options.Grew).
+func (f *follower) grew(ctx context.Context, file watch.File) (live, done bool) {
+	g, err := f.x.Grow(ctx, file.Path, false, f.who, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.warn(file.Path, err.Error()+" (not followed as a live recording; ingested once ready)")
+		}
+		return false, false
+	}
+	f.grown(g)
+	switch g.Action {
+	case ingest.GrowNotLive:
+		return false, false
+	case ingest.GrowSealed:
+		return true, true
+	}
+	return true, false
+}
+
+// grown reports a live recording that started or was sealed (as an
+// ingest), and a file refused as live.
+func (f *follower) grown(g *ingest.Grown) {
+	if g == nil {
+		return
+	}
+	switch g.Action {
+	case ingest.GrowNotLive:
+		if g.Warn {
+			f.warn(g.Path, g.Why)
+		}
+	case ingest.GrowStarted:
+		f.live(g)
+	case ingest.GrowSealed:
+		// Sealed is when the file is archived for good: reported as an
+		// ingest, as a file that was never live is.
+		f.ingested++
+		f.ingestedSize += g.NativeBytes
+		r := ingest.FileResult{Path: g.Path, Outcome: ingest.OutcomeIngested, ID: g.ID, NativeBytes: g.NativeBytes,
+			Warnings: g.Warnings, Note: "live recording sealed"}
+		if g.Manifest != nil {
+			r.Format, r.StoredBytes = g.Manifest.Format, g.Manifest.StoredBytes
+		}
+		f.result(r)
+	}
 }
 
 // codecsOf lists the archive's codecs in detection order.
@@ -171,6 +222,15 @@ func runFollow(ctx context.Context, e *env, o *ingestOptions, args []string) err
 		}
 		printResult(e.stdout, e.stderr, r)
 	}
+	f.live = func(g *ingest.Grown) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o.json {
+			enc.Encode(followLive{"live", g.Action, g.ID, g.Path, g.NativeBytes, g.Warnings})
+			return
+		}
+		printLive(e.stdout, g)
+	}
 	f.warn = func(path, msg string) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -201,6 +261,21 @@ func runFollow(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	return nil
 }
 
+// followLive is a live recording that started, as a JSON line.
+type followLive struct {
+	MessageType string            `json:"message_type"` // "live"
+	Action      ingest.GrowAction `json:"action"`       // "started"
+	ID          uuid.UUID         `json:"id"`
+	Path        string            `json:"path"`
+	NativeBytes int64             `json:"native_bytes"`
+	Warnings    []string          `json:"warnings,omitempty"`
+}
+
+// printLive prints a live recording that started.
+func printLive(stdout io.Writer, g *ingest.Grown) {
+	fmt.Fprintln(stdout, textsafe.Line(fmt.Sprintf("live %s %s %s (%d bytes)", g.Action, g.ID, g.Path, g.NativeBytes)))
+}
+
 // printResult prints one input's outcome as plain ingest does.
 func printResult(stdout, stderr io.Writer, r ingest.FileResult) {
 	line := r.Outcome.String()
@@ -226,6 +301,9 @@ func startWatch(ctx context.Context, x *replay.Archive, dirs []string, settle ti
 	f := &follower{x: x, who: replay.Actor{Name: "watch"}, dirs: dirs, settle: settle}
 	f.result = func(r ingest.FileResult) {
 		attrs := []any{"path", r.Path, "outcome", r.Outcome.String(), "id", r.ID, "bytes", r.NativeBytes}
+		if r.Note != "" {
+			attrs = append(attrs, "note", r.Note)
+		}
 		if r.Err != "" {
 			log.Warn("watch: ingest", append(attrs, "err", r.Err)...)
 		} else {
@@ -234,6 +312,9 @@ func startWatch(ctx context.Context, x *replay.Archive, dirs []string, settle ti
 		for _, w := range r.Warnings {
 			log.Warn("watch: ingest", "path", r.Path, "warning", w)
 		}
+	}
+	f.live = func(g *ingest.Grown) {
+		log.Info("watch: live recording", "path", g.Path, "action", string(g.Action), "id", g.ID, "bytes", g.NativeBytes)
 	}
 	f.warn = func(path, msg string) { log.Warn("watch", "path", path, "msg", msg) }
 	f.status = func(s followStatus) {

@@ -15,9 +15,11 @@
 //
 // A file that was handed over and then changes again is watched anew: if
 // it shrank or its prefix changed (a server reusing the name), a warning
-// says so, as the archive will make it a new recording. Growing a
-// recording in place while its file grows is the next step (docs/live.md);
-// Ready is where it will slot in.
+// says so, as the archive will make it a new recording.
+//
+// A file that grows is also offered to Options.Grew, at most once per
+// Options.GrowEvery: the archive extends a live recording in place as its
+// file grows (docs/live.md), and seals it when the file is ready.
 package watch
 
 import (
@@ -49,6 +51,10 @@ const (
 	// DefaultCheck is how often files with events are looked at: writes
 	// that come in bursts are taken together.
 	DefaultCheck = 250 * time.Millisecond
+	// DefaultGrowEvery is how often at most a growing file is offered to
+	// Options.Grew: a command a server writes is archived within about a
+	// second, and a server writing all the time costs one grow a second.
+	DefaultGrowEvery = time.Second
 	// sampleBytes is how much of a handed-over file's start and of the
 	// end of what was handed over is kept (as a sha256) to notice a
 	// changed prefix.
@@ -71,9 +77,9 @@ type Options struct {
 	// Dirs are watched recursively. Entries whose names start with "."
 	// are ignored (editors' and rsync's temporary files).
 	Dirs []string
-	// Settle, Rescan and Check default to DefaultSettle, DefaultRescan
-	// and DefaultCheck.
-	Settle, Rescan, Check time.Duration
+	// Settle, Rescan, Check and GrowEvery default to DefaultSettle,
+	// DefaultRescan, DefaultCheck and DefaultGrowEvery.
+	Settle, Rescan, Check, GrowEvery time.Duration
 	// Complete, if set, reports whether the file at path is a complete
 	// recording (ready now). It is asked only when the file has changed
 	// since it was last asked. An error is reported through Warn and
@@ -82,6 +88,14 @@ type Options struct {
 	// Ready is given each ready file, one at a time; the file is not
 	// offered again unless it changes.
 	Ready func(ctx context.Context, f File)
+	// Grew, if set, is given files that grew and are not ready yet, at
+	// most once per GrowEvery each, in the watcher's goroutine. It says
+	// whether the file is live (offer it again as it grows; Complete is
+	// not asked for it, its grows see its end) and whether it is done
+	// (sealed: it is not given to Ready). A file that is not live waits
+	// to be ready as before; it is offered again only once it shrinks or
+	// its prefix changes.
+	Grew func(ctx context.Context, f File) (live, done bool)
 	// Warn, if set, is told what the watcher cannot do or finds odd (a
 	// file that shrank, an unreadable directory, lost events).
 	Warn func(path, msg string)
@@ -103,6 +117,12 @@ type state struct {
 	changed time.Time // when size or mtime last changed (watcher's clock)
 	asked   int64     // size when Complete last answered; -1: not asked
 	handed  bool      // given to Ready at size/mod
+	// live is 1 for a file Grew keeps, -1 for one it refused, 0 before
+	// it was asked; grewSize and grewAt are the size and time it was
+	// last given to Grew.
+	live     int8
+	grewSize int64
+	grewAt   time.Time
 	// Samples of the handed-over bytes: the first sampleBytes and the
 	// sampleBytes before the handed size.
 	head, tail [sha256.Size]byte
@@ -133,6 +153,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.Check <= 0 {
 		o.Check = DefaultCheck
+	}
+	if o.GrowEvery <= 0 {
+		o.GrowEvery = DefaultGrowEvery
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -300,6 +323,11 @@ func (w *watcher) step(ctx context.Context) {
 		// An idle file is ready whatever it holds: the codec is not asked
 		// (a history of a thousand finished games is not parsed twice).
 		idle := now.Sub(f.changed) >= w.o.Settle
+		if !idle && w.o.Grew != nil && f.live >= 0 {
+			if w.grow(ctx, path, f, now) {
+				continue
+			}
+		}
 		complete := false
 		if !idle && w.o.Complete != nil && f.asked != f.size {
 			ok, err := w.o.Complete(ctx, path)
@@ -336,12 +364,42 @@ func (w *watcher) look(path string, now time.Time) {
 	if st.Size() == f.size && st.ModTime().Equal(f.mod) {
 		return
 	}
+	same := true
 	if st.Size() < f.size {
+		same = false
 		w.warn(path, fmt.Sprintf("shrank from %d to %d bytes: watched as a new file (a new recording once ready)", f.size, st.Size()))
 	} else if f.handed && !w.samePrefix(path, f) {
+		same = false
 		w.warn(path, fmt.Sprintf("the first %d bytes, already handed over, changed: watched as a new file (a new recording once ready)", f.size))
 	}
+	old := *f
 	*f = state{size: st.Size(), mod: st.ModTime(), changed: now, asked: -1}
+	if same {
+		f.live, f.grewSize, f.grewAt = old.live, old.grewSize, old.grewAt
+	}
+}
+
+// grow offers a file that grew to Grew, at most once per GrowEvery. It
+// reports whether the file is live or done, so that Complete is not asked.
+func (w *watcher) grow(ctx context.Context, path string, f *state, now time.Time) bool {
+	if f.live > 0 && (f.size == f.grewSize || now.Sub(f.grewAt) < w.o.GrowEvery) {
+		return true // live: its next grow comes
+	}
+	if f.size == f.grewSize || now.Sub(f.grewAt) < w.o.GrowEvery {
+		return false
+	}
+	f.grewSize, f.grewAt = f.size, now
+	live, done := w.o.Grew(ctx, File{Path: path, Size: f.size, ModTime: f.mod})
+	f.live = -1
+	if live {
+		f.live = 1
+	}
+	if done {
+		f.handed = true
+		f.head, f.tail = sample(path, f.size)
+		return true
+	}
+	return live
 }
 
 // hand gives a ready file to Ready and remembers samples of its bytes.

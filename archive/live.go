@@ -1,0 +1,499 @@
+// Live recordings: a file that a game server is still writing is one
+// recording from its first bytes, grown in place as they arrive
+// (docs/live.md). A Growth collects what the codec's SplitTail hands over
+// (the rewritten open tail chunk and the chunks after it) and CommitGrow
+// writes it: the new blobs into the recording's shard (the tail's blob is
+// overwritten under its key), then the manifest, events, live state and
+// change log entry in one catalog transaction.
+//
+// The sha256 of the native bytes advances without re-reading the file:
+// crypto/sha256's digest implements encoding.BinaryMarshaler, and its state
+// after the last archived byte is stored with the recording.
+
+package archive
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats"
+	bolt "go.etcd.io/bbolt"
+)
+
+// bucketLive holds the live state of every recording that is still
+// growing: id → liveState JSON. It is created by the first live commit,
+// so readers must allow it to be missing.
+var bucketLive = []byte("live")
+
+// ChangeGrow is the change log operation of a live recording that grew:
+// its events from Change.From on are new or changed, the ones before are
+// as the search index has them.
+const ChangeGrow ChangeOp = "grow"
+
+// liveState is what extending a live recording resumes from.
+type liveState struct {
+	// End is how many native bytes are archived (header and chunks).
+	End int64 `json:"end"`
+	// SHA is the crypto/sha256 state after those bytes.
+	SHA []byte `json:"sha"`
+	// Codec is the codec's TailResult.State.
+	Codec []byte `json:"codec"`
+	// TailResume is the open tail chunk's resume state.
+	TailResume []byte `json:"tail_resume"`
+}
+
+// Live is an archived live recording as the next grow resumes it.
+type Live struct {
+	Manifest *Manifest
+	// Header is the native header piece.
+	Header []byte
+	// Events are the events archived so far.
+	Events []formats.Event
+	state  liveState
+}
+
+// End returns how many bytes of the file the recording holds.
+func (l *Live) End() int64 { return l.state.End }
+
+// Tail returns the input for the codec's SplitTail: where the open tail
+// chunk starts and what the codec left.
+func (l *Live) Tail() formats.TailInput {
+	in := formats.TailInput{Header: l.Header, State: l.state.Codec, Events: l.Events}
+	if n := len(l.Manifest.Chunks); n > 0 {
+		t := l.Manifest.Chunks[n-1]
+		in.Offset, in.StartTick, in.Seen, in.Resume = t.Offset, t.StartTick, t.Length, l.state.TailResume
+	}
+	return in
+}
+
+// ErrSealed is returned by LiveOf for a recording that is archived but not
+// growing any more.
+var ErrSealed = errors.New("the recording is sealed: it does not grow any more")
+
+// LiveOf returns the live recording id: ErrNotFound when there is no
+// recording id, ErrSealed when it is not live.
+func (a *Archive) LiveOf(id uuid.UUID) (*Live, error) {
+	var l *Live
+	var heads, events []byte
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		m, err := getManifest(tx, id)
+		if err != nil {
+			return err
+		}
+		if !m.Live {
+			return fmt.Errorf("%s: %w", id, ErrSealed)
+		}
+		var v []byte
+		if b := tx.Bucket(bucketLive); b != nil {
+			v = b.Get(id[:])
+		}
+		if v == nil {
+			return fmt.Errorf("archive: live recording %s has no live state", id)
+		}
+		l = &Live{Manifest: m}
+		if err := json.Unmarshal(v, &l.state); err != nil {
+			return fmt.Errorf("archive: live state of %s: %w", id, err)
+		}
+		heads = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
+		events = bytes.Clone(tx.Bucket(bucketEvents).Get(id[:]))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if l.Header, _, err = a.decodeHeads(heads, l.Manifest.HeaderBytes, 0); err != nil {
+		return nil, fmt.Errorf("archive: live recording %s: %w", id, err)
+	}
+	if events != nil {
+		raw, err := a.dec.DecodeAll(events, nil)
+		if err == nil {
+			err = json.Unmarshal(raw, &l.Events)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("archive: events of %s: %w", id, err)
+		}
+	}
+	return l, nil
+}
+
+// Growth collects one grow of a live recording. It implements
+// formats.Writer for the codec's SplitTail.
+type Growth struct {
+	a      *Archive
+	live   *Live // nil for a new live recording
+	format string
+	source string
+
+	sha      hash.Hash
+	hashFrom int64 // bytes before this file offset are hashed already
+	off      int64 // file offset of the next piece
+	header   []byte
+	trailer  []byte
+	chunks   []ChunkEntry
+	resumes  [][]byte
+	blobs    [][]byte
+	scratch  []byte
+}
+
+// NewGrowth starts a grow of live (nil: a new live recording of the given
+// format, from the file's first byte).
+func (a *Archive) NewGrowth(format, source string, live *Live) (*Growth, error) {
+	g := &Growth{a: a, live: live, format: format, source: filepath.Base(source), sha: sha256.New()}
+	if live != nil {
+		if err := g.sha.(encoding.BinaryUnmarshaler).UnmarshalBinary(live.state.SHA); err != nil {
+			return nil, fmt.Errorf("archive: resume the sha256 of %s: %w", live.Manifest.ID, err)
+		}
+		g.hashFrom = live.state.End
+		g.off = live.Tail().Offset
+		g.header = live.Header
+	}
+	return g, nil
+}
+
+// Header implements formats.Writer.
+func (g *Growth) Header(b []byte) error {
+	if g.live != nil || g.header != nil {
+		return errors.New("archive: header must come first, once")
+	}
+	g.header = bytes.Clone(b)
+	g.write(b)
+	return nil
+}
+
+// write hashes the bytes of b that were not hashed before and moves on.
+func (g *Growth) write(b []byte) {
+	if skip := g.hashFrom - g.off; skip < int64(len(b)) {
+		g.sha.Write(b[max(skip, 0):])
+	}
+	g.off += int64(len(b))
+}
+
+// Chunk implements formats.Writer. The first chunk of a grow must extend
+// the open tail chunk: same start, and its archived bytes as a prefix
+// (compared by CRC-32C, which the tail's index entry holds).
+func (g *Growth) Chunk(c formats.Chunk, native []byte) error {
+	if g.trailer != nil {
+		return errors.New("archive: chunk after trailer")
+	}
+	var prev *formats.Chunk
+	if n := len(g.chunks); n > 0 {
+		prev = &formats.Chunk{StartTick: g.chunks[n-1].StartTick}
+	} else if g.live != nil {
+		if err := g.extendsTail(c, native); err != nil {
+			return err
+		}
+	}
+	if err := formats.CheckChunk(prev, c, len(native)); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	if len(g.chunks) == 0 && g.live == nil && g.header == nil {
+		g.header = []byte{}
+	}
+	enc, err := getChunkEncoder()
+	if err != nil {
+		return fmt.Errorf("archive: chunk at tick %d: %w", c.StartTick, err)
+	}
+	blob := encodeBlobWith(enc, &g.scratch, c.Resume, native, c.Precompressed)
+	chunkEncoders.Put(enc)
+	g.chunks = append(g.chunks, ChunkEntry{
+		StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
+		Offset: g.off, Length: int64(len(native)), Stored: int64(len(blob)),
+		CRC: crc32.Checksum(native, crcTable), Precompressed: c.Precompressed,
+	})
+	g.resumes = append(g.resumes, bytes.Clone(c.Resume))
+	g.blobs = append(g.blobs, blob)
+	g.write(native)
+	return nil
+}
+
+// extendsTail checks the first chunk of a grow against the open tail.
+func (g *Growth) extendsTail(c formats.Chunk, native []byte) error {
+	m := g.live.Manifest
+	t := m.Chunks[len(m.Chunks)-1]
+	if c.StartTick != t.StartTick || int64(len(native)) < t.Length || crc32.Checksum(native[:t.Length], crcTable) != t.CRC {
+		return &ReplaceError{ID: m.ID, Reason: fmt.Sprintf("the file's bytes at offset %d differ from the archived chunk at tick %d: it does not extend the recording", t.Offset, t.StartTick)}
+	}
+	return nil
+}
+
+// Trailer implements formats.Writer.
+func (g *Growth) Trailer(b []byte) error {
+	if g.trailer != nil {
+		return errors.New("archive: trailer given twice")
+	}
+	g.trailer = bytes.Clone(b)
+	g.write(b)
+	return nil
+}
+
+// Chunks reports how many chunks the grow holds (the rewritten tail
+// included).
+func (g *Growth) Chunks() int { return len(g.chunks) }
+
+// GrowResult says what CommitGrow did.
+type GrowResult struct {
+	Manifest *Manifest
+	// Created says the grow made a new live recording.
+	Created bool
+	// Sealed says the recording is complete now and grows no more.
+	Sealed bool
+	// Added is how many native bytes the grow added.
+	Added int64
+}
+
+// CommitGrow writes a grow: res is what the codec's SplitTail returned;
+// seal ends the recording (the file is finished or idle). A new live
+// recording takes the id its file names (Metadata.ID).
+func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailResult, seal bool) (*GrowResult, error) {
+	if res == nil || res.Meta == nil {
+		return nil, errors.New("archive: grow without metadata")
+	}
+	if len(g.chunks) == 0 {
+		return nil, errors.New("archive: grow without chunks")
+	}
+	if g.off != res.End {
+		return nil, fmt.Errorf("archive: the codec's pieces end at byte %d, its result at %d", g.off, res.End)
+	}
+	seal = seal || res.Finished
+	id := res.Meta.ID
+	if g.live != nil {
+		id = g.live.Manifest.ID
+	}
+	if id == uuid.Nil {
+		return nil, errors.New("archive: a live recording needs the id its file names")
+	}
+	shaState, err := g.sha.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("archive: save the sha256 state: %w", err)
+	}
+	sum := g.sha.Sum(nil)
+
+	a.commitMu.Lock()
+	defer a.commitMu.Unlock()
+	now := a.opts.Now().UTC()
+	var old *Manifest
+	sweepFirst := false
+	err = a.catalog.View(func(tx *bolt.Tx) error {
+		m, err := getManifest(tx, id)
+		switch {
+		case g.live == nil && err == nil:
+			return &ReplaceError{ID: id, Reason: "a recording with this id is archived already"}
+		case g.live == nil && errors.Is(err, ErrNotFound):
+			sweepFirst = tx.Bucket(bucketTombstones).Get(id[:]) != nil
+		case err != nil:
+			return err
+		case !m.Live:
+			return &ReplaceError{ID: id, Reason: "it is sealed"}
+		case m.NativeBytes != g.live.Manifest.NativeBytes || len(m.Chunks) != len(g.live.Manifest.Chunks):
+			return fmt.Errorf("archive: live recording %s changed during the grow", id)
+		default:
+			old = m
+			if err := canGrow(m, g.format, res.Meta.Session); err != nil {
+				return err
+			}
+		}
+		if seal {
+			if t, err := takedownOf(tx, sum); err != nil {
+				return err
+			} else if t != nil {
+				return &TakenDownError{Takedown: *t}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sweepFirst {
+		if _, err := a.Sweep(ctx); err != nil {
+			return nil, fmt.Errorf("archive: grow: finish a pending delete: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	m := a.grownManifest(old, g, res, id, now)
+	m.SHA256, m.Live = hex.EncodeToString(sum), !seal
+	ticks := make([]int64, len(g.chunks))
+	for i, c := range g.chunks {
+		ticks[i] = c.StartTick
+	}
+	if err := a.writeBlobs(m.Shard, m.owner(), ticks, g.blobs); err != nil {
+		return nil, err
+	}
+	state, err := json.Marshal(liveState{End: res.End, SHA: shaState, Codec: res.State, TailResume: g.resumes[len(g.resumes)-1]})
+	if err != nil {
+		return nil, err
+	}
+	err = a.catalog.Update(func(tx *bolt.Tx) error {
+		return a.putGrown(tx, old, m, g, res, sum, state)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: commit grow of %s: %w", id, err)
+	}
+	added := res.End
+	if old != nil {
+		added -= old.NativeBytes
+	}
+	return &GrowResult{Manifest: m, Created: old == nil, Sealed: seal, Added: added}, nil
+}
+
+// canGrow refuses to extend m with a file of another format or session,
+// and extends no held recording: ids cannot be hijacked (issue 12).
+func canGrow(m *Manifest, format, session string) error {
+	refuse := func(format string, args ...any) error {
+		return &ReplaceError{ID: m.ID, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case m.Hold != nil:
+		return refuse("it is held (%s)", m.Hold.Reason)
+	case m.Format != format:
+		return refuse("it is a %s recording, the input is %s", m.Format, format)
+	case m.Meta.Session != session:
+		return refuse("it belongs to session %q, the input to %q", m.Meta.Session, session)
+	}
+	return nil
+}
+
+// grownManifest builds the manifest after a grow: old's chunks but its
+// open tail, then the grow's.
+func (a *Archive) grownManifest(old *Manifest, g *Growth, res *formats.TailResult, id uuid.UUID, now time.Time) *Manifest {
+	meta := *res.Meta
+	meta.Events = nil
+	m := &Manifest{ID: id, Format: g.format, Ingested: now, SourceName: g.source}
+	if old != nil {
+		c := *old
+		m = &c
+		m.Chunks = append(old.Chunks[:len(old.Chunks)-1:len(old.Chunks)-1], g.chunks...)
+	} else {
+		start := meta.Start
+		if start.IsZero() {
+			start = now
+		}
+		m.Shard = a.opts.ShardPeriod(start)
+		m.Chunks = g.chunks
+	}
+	m.Meta = meta
+	m.NativeBytes = res.End
+	m.HeaderBytes, m.TrailerBytes = int64(len(g.header)), int64(len(g.trailer))
+	m.EventCount = len(res.Meta.Events)
+	return m
+}
+
+// putGrown writes the catalog side of a grow inside tx.
+func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, g *Growth, res *formats.TailResult, sum, state []byte) error {
+	heads := a.encodeHeads(g.header, g.trailer)
+	m.StoredBytes = int64(len(heads))
+	for _, c := range m.Chunks {
+		m.StoredBytes += c.Stored
+	}
+	if err := tx.Bucket(bucketHeads).Put(m.ID[:], heads); err != nil {
+		return err
+	}
+	if len(res.Meta.Events) > 0 {
+		raw, err := json.Marshal(res.Meta.Events)
+		if err != nil {
+			return err
+		}
+		ev := a.enc.EncodeAll(raw, nil)
+		m.StoredBytes += int64(len(ev))
+		if err := tx.Bucket(bucketEvents).Put(m.ID[:], ev); err != nil {
+			return err
+		}
+	}
+	sources := tx.Bucket(bucketSources)
+	if old != nil {
+		if s, err := hex.DecodeString(old.SHA256); err == nil && bytes.Equal(sources.Get(s), m.ID[:]) {
+			if err := sources.Delete(s); err != nil {
+				return err
+			}
+		}
+	}
+	if sources.Get(sum) == nil {
+		if err := sources.Put(sum, m.ID[:]); err != nil {
+			return err
+		}
+	}
+	if m.Meta.Session != "" {
+		if err := tx.Bucket(bucketSessions).Put(sessionKey(m.Meta.Session, m.ID), nil); err != nil {
+			return err
+		}
+	}
+	live, err := tx.CreateBucketIfNotExists(bucketLive)
+	if err != nil {
+		return err
+	}
+	if m.Live {
+		err = live.Put(m.ID[:], state)
+	} else {
+		err = live.Delete(m.ID[:])
+	}
+	if err != nil {
+		return err
+	}
+	if err := putManifest(tx, m); err != nil {
+		return err
+	}
+	if old == nil {
+		return appendChange(tx, ChangePut, m.ID)
+	}
+	return appendChangeFrom(tx, ChangeGrow, m.ID, min(res.Touched, old.EventCount))
+}
+
+// appendChangeFrom is appendChange with Change.From.
+func appendChangeFrom(tx *bolt.Tx, op ChangeOp, id uuid.UUID, from int) error {
+	b := tx.Bucket(bucketChanges)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	v, err := json.Marshal(Change{Op: op, ID: id, From: from})
+	if err != nil {
+		return err
+	}
+	return b.Put(seqKey(seq), v)
+}
+
+// decodeGrownTail reads the blob of a live recording's last chunk that a
+// grow rewrote after the reader opened the recording: the new blob holds
+// the chunk's archived bytes as a prefix, which is what the reader gets.
+func (a *Archive) decodeGrownTail(blob []byte, e ChunkEntry) (native, resume []byte, err error) {
+	if len(blob) < 2 || blob[0]&1 == 0 {
+		return nil, nil, errors.New("grown tail chunk is not compressed")
+	}
+	var k int
+	resume, k, err = blobResume(blob)
+	if err != nil {
+		return nil, nil, err
+	}
+	native, err = a.dec.DecodeAll(blob[k:], nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(native)) < e.Length || crc32.Checksum(native[:e.Length], crcTable) != e.CRC {
+		return nil, nil, errors.New("chunk checksum mismatch")
+	}
+	return native[:e.Length], resume, nil
+}
+
+// blobResume returns a blob's resume state and the offset of its payload.
+func blobResume(blob []byte) ([]byte, int, error) {
+	n, k := binary.Uvarint(blob[1:])
+	if k <= 0 || n > uint64(len(blob)-1-k) {
+		return nil, 0, errors.New("blob resume length out of range")
+	}
+	return blob[1+k : 1+k+int(n)], 1 + k + int(n), nil
+}

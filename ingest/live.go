@@ -1,0 +1,202 @@
+// Live recordings: Grow extends the recording of a file that a game server
+// is still writing with the bytes that arrived since the last call
+// (docs/live.md). Only the file's new bytes and its open tail chunk are
+// read; the archive resumes the sha256 and the codec its state.
+
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats"
+)
+
+// GrowAction says what Grow did.
+type GrowAction string
+
+// Grow's actions.
+const (
+	// GrowStarted: a new live recording holds the file's first records.
+	GrowStarted GrowAction = "started"
+	// GrowGrew: the live recording was extended.
+	GrowGrew GrowAction = "grew"
+	// GrowSealed: the recording was extended to the whole file and
+	// sealed (FINISH, or the file is idle).
+	GrowSealed GrowAction = "sealed"
+	// GrowWaiting: nothing to add yet (no new complete record).
+	GrowWaiting GrowAction = "waiting"
+	// GrowNotLive: the file is not followed as a live recording
+	// (Grown.Why says why); it is ingested whole once ready.
+	GrowNotLive GrowAction = "not live"
+)
+
+// Grown is what Grow did with one file.
+type Grown struct {
+	Path   string
+	Action GrowAction
+	ID     uuid.UUID
+	// Added is how many bytes the recording grew by; NativeBytes its size.
+	Added, NativeBytes int64
+	// Why says why the file is not live (GrowNotLive); Cause is the
+	// error behind it where it has a type (*archive.ReplaceError).
+	Why   string
+	Cause error
+	// Warn says Why deserves a warning (a refused extension, a changed
+	// prefix), not only a note (a format that does not grow).
+	Warn     bool
+	Warnings []string
+	Manifest *archive.Manifest
+}
+
+// liveHead is how much of a growing file is read to find its id.
+const liveHead = 64 << 10
+
+// Grow extends the live recording of the growing file at path by the
+// complete records that arrived, starting one from the file's first bytes
+// when there is none. With final (the file is idle) it takes every byte
+// and seals the recording; FINISH seals it as well. A file that cannot be
+// live (its format does not grow, it is compressed, its bytes do not
+// extend what is archived, the recording is held or sealed) is reported
+// as GrowNotLive and nothing changes; a final file with no live recording
+// is GrowNotLive too, to be ingested as a whole file. The error is for
+// what stops the grow itself (the file cannot be read, the archive
+// cannot be written).
+func (p *Pipeline) Grow(ctx context.Context, path string, final bool) (*Grown, error) {
+	out := &Grown{Path: path}
+	notLive := func(warn bool, cause error, format string, args ...any) (*Grown, error) {
+		out.Action, out.Warn, out.Cause, out.Why = GrowNotLive, warn, cause, fmt.Sprintf(format, args...)
+		return out, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	head := make([]byte, min(size, liveHead))
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(head) == 0 || len(head) < 16 && !final {
+		out.Action = GrowWaiting
+		return out, nil
+	}
+	if SniffCompression(head) != NotCompressed {
+		return notLive(false, nil, "a compressed file is ingested once complete")
+	}
+	codec, err := DetectBytes(p.Codecs, head)
+	if err != nil {
+		return notLive(false, err, "%v", err)
+	}
+	ap, ok := codec.(formats.Appendable)
+	if !ok {
+		return notLive(false, nil, "%s files do not grow in place", codec.Name())
+	}
+	id, session, hlen, err := ap.LiveID(head)
+	if errors.Is(err, formats.ErrNeedMore) && !final {
+		out.Action = GrowWaiting
+		return out, nil
+	}
+	if err != nil {
+		return notLive(false, err, "%v", err)
+	}
+	out.ID = id
+	live, err := p.Archive.LiveOf(id)
+	switch {
+	case errors.Is(err, archive.ErrNotFound):
+		if final {
+			return notLive(false, nil, "no live recording: the file is ingested whole")
+		}
+		return p.grow(ctx, out, ap, f, size, nil, false)
+	case errors.Is(err, archive.ErrSealed):
+		if m, err := p.Archive.Manifest(id); err == nil && m.NativeBytes == size {
+			return notLive(false, nil, "recording %s is sealed", id) // and is the file, most likely
+		}
+		return notLive(true, err, "recording %s (session %s) is sealed: the file is not extending it, and becomes a new recording once complete or idle", id, session)
+	case err != nil:
+		return nil, err
+	}
+	if size < live.End() {
+		return notLive(true, nil, "shrank to %d bytes, below the %d bytes of live recording %s: not extended; the file becomes a new recording once complete or idle", size, live.End(), id)
+	}
+	if int64(len(head)) < hlen || !bytes.Equal(head[:hlen], live.Header) {
+		return notLive(true, nil, "its header differs from live recording %s's: not extended; the file becomes a new recording once complete or idle", id)
+	}
+	if size == live.End() && !final {
+		out.Action, out.NativeBytes = GrowWaiting, size
+		return out, nil
+	}
+	return p.grow(ctx, out, ap, f, size, live, final)
+}
+
+// grow splits the file from live's open tail (from its start when live
+// is nil) and commits the grow.
+func (p *Pipeline) grow(ctx context.Context, out *Grown, ap formats.Appendable, f *os.File, size int64, live *archive.Live, final bool) (*Grown, error) {
+	g, err := p.Archive.NewGrowth(ap.Name(), out.Path, live)
+	if err != nil {
+		return nil, err
+	}
+	var in formats.TailInput
+	if live != nil {
+		in = live.Tail()
+	}
+	in.R, in.Final = io.NewSectionReader(f, in.Offset, size-in.Offset), final
+	res, err := safelyTail(ap, func() (*formats.TailResult, error) { return ap.SplitTail(ctx, in, g) })
+	var re *archive.ReplaceError
+	switch {
+	case errors.Is(err, formats.ErrNeedMore):
+		out.Action = GrowWaiting
+		return out, nil
+	case errors.As(err, &re):
+		out.Action, out.Warn, out.Cause, out.Why = GrowNotLive, true, err, err.Error()
+		return out, nil
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: %w", out.Path, err)
+	}
+	if g.Chunks() == 0 {
+		out.Action = GrowWaiting // a header, no complete record yet
+		return out, nil
+	}
+	r, err := p.Archive.CommitGrow(ctx, g, res, final)
+	if errors.As(err, &re) || errors.As(err, new(*archive.TakenDownError)) {
+		out.Action, out.Warn, out.Cause, out.Why = GrowNotLive, true, err, err.Error()
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.Manifest, out.Added, out.NativeBytes, out.Warnings = r.Manifest, r.Added, r.Manifest.NativeBytes, res.Meta.Warnings
+	switch {
+	case r.Sealed:
+		out.Action = GrowSealed
+	case r.Created:
+		out.Action = GrowStarted
+	default:
+		out.Action = GrowGrew
+	}
+	return out, nil
+}
+
+// safelyTail is safely for SplitTail.
+func safelyTail(c formats.Codec, split func() (*formats.TailResult, error)) (res *formats.TailResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("%s codec panicked: %v", c.Name(), p)
+		}
+	}()
+	return split()
+}

@@ -1,0 +1,66 @@
+// Live recordings in the index: a recording that grows in place
+// (archive.ChangeGrow) gets its new event documents and a new recording
+// document, without removing and re-adding the events it had.
+
+package query
+
+import (
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats"
+)
+
+// foldGrow returns the operation that stands for a recording's changes in
+// one change-log page once c is added to what final holds: a grow after a
+// put or a delete is a put (everything is indexed again), grows after
+// grows keep the lowest From.
+func foldGrow(final map[uuid.UUID]archive.ChangeOp, from map[uuid.UUID]int, c archive.Change) archive.ChangeOp {
+	if c.Op != archive.ChangeGrow {
+		return c.Op
+	}
+	prev, seen := final[c.ID]
+	switch {
+	case !seen:
+		from[c.ID] = c.From
+	case prev != archive.ChangeGrow:
+		return archive.ChangePut
+	default:
+		from[c.ID] = min(from[c.ID], c.From)
+	}
+	return archive.ChangeGrow
+}
+
+// putGrown queues the documents of live recording id that a grow added or
+// changed: its events from from on, and its recording document, whose
+// event texts are gathered from every event.
+func putGrown(bt *batcher, a *archive.Archive, id uuid.UUID, from int) error {
+	m, err := a.Manifest(id)
+	if errors.Is(err, archive.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	doc := DocFromManifest(m, nil)
+	if err := checkID(doc.ID); err != nil {
+		return err
+	}
+	bt.widen(doc.Start)
+	var t eventText
+	err = a.EachEvent(id, func(n int, e *formats.Event) error {
+		if err := bt.ctx.Err(); err != nil {
+			return err
+		}
+		d := bt.ix.eventDoc(doc.ID, n, e, &t)
+		if n < from {
+			return nil
+		}
+		return bt.add(d)
+	})
+	if err != nil {
+		return err
+	}
+	return bt.add(bt.ix.recDoc(&doc, &t))
+}
