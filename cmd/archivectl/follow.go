@@ -71,7 +71,7 @@ func (f *follower) run(ctx context.Context) error {
 		Settle:   f.settle,
 		Complete: watch.CodecComplete(codecsOf(f.x)),
 		Warn:     f.warn,
-		Grew: f.grew,
+		Grew:     f.grew,
 		Ready: func(ctx context.Context, file watch.File) {
 			// A live recording is sealed; any other file is ingested whole.
 			g, err := f.x.Grow(ctx, file.Path, true, f.who, func(r ingest.FileResult) {
