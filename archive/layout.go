@@ -59,6 +59,10 @@ var (
 	bucketAuditRec = []byte("audit_rec")
 	// bucketTokens: name → Token JSON (tokens.go).
 	bucketTokens = []byte("tokens")
+	// bucketLive: id (16 B) → liveState JSON of a recording that still
+	// grows (live.go); created by the first live commit, so readers must
+	// allow it to be missing.
+	bucketLive = []byte("live")
 )
 
 // settingPolicy is the retention policy's key in bucketSettings.

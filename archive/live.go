@@ -32,11 +32,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bucketLive holds the live state of every recording that is still
-// growing: id → liveState JSON. It is created by the first live commit,
-// so readers must allow it to be missing.
-var bucketLive = []byte("live")
-
 // ChangeGrow is the change log operation of a live recording that grew:
 // its events from Change.From on are new or changed, the ones before are
 // as the search index has them.
@@ -360,6 +355,8 @@ func canGrow(m *Manifest, format, session string) error {
 	switch {
 	case m.Hold != nil:
 		return refuse("it is held (%s)", m.Hold.Reason)
+	case m.Remote != "":
+		return refuse("its chunks moved to the remote store")
 	case m.Format != format:
 		return refuse("it is a %s recording, the input is %s", m.Format, format)
 	case m.Meta.Session != session:

@@ -266,7 +266,7 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 	now := a.opts.Now()
 	var ids []uuid.UUID
 	err = a.List(ctx, func(m *Manifest) error {
-		if m.Remote == "" && !m.Meta.Growing && m.Age(now) >= age {
+		if m.Remote == "" && !m.Meta.Growing && !m.Live && m.Age(now) >= age {
 			ids = append(ids, m.ID)
 		}
 		return nil
