@@ -154,6 +154,7 @@ func (p *Pipeline) grow(ctx context.Context, out *Grown, ap formats.Appendable, 
 	in.R, in.Final = io.NewSectionReader(f, in.Offset, size-in.Offset), final
 	res, err := safelyTail(ap, func() (*formats.TailResult, error) { return ap.SplitTail(ctx, in, g) })
 	var re *archive.ReplaceError
+	var fe *formats.Error
 	switch {
 	case errors.Is(err, formats.ErrNeedMore):
 		out.Action = GrowWaiting
@@ -161,6 +162,9 @@ func (p *Pipeline) grow(ctx context.Context, out *Grown, ap formats.Appendable, 
 	case errors.As(err, &re):
 		out.Action, out.Warn, out.Cause, out.Why = GrowNotLive, true, err, err.Error()
 		return out, nil
+	case live != nil && errors.As(err, &fe) && fe.Offset < live.End():
+		// Bytes that split cleanly before no longer do.
+		return p.notExtending(out, live, err)
 	case err != nil:
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -188,6 +192,13 @@ func (p *Pipeline) grow(ctx context.Context, out *Grown, ap formats.Appendable, 
 	default:
 		out.Action = GrowGrew
 	}
+	return out, nil
+}
+
+// notExtending reports a file whose archived bytes changed.
+func (p *Pipeline) notExtending(out *Grown, live *archive.Live, err error) (*Grown, error) {
+	cause := &archive.ReplaceError{ID: live.Manifest.ID, Reason: fmt.Sprintf("the file's bytes changed within the %d bytes archived (%v): it does not extend the recording", live.End(), err)}
+	out.Action, out.Warn, out.Cause, out.Why = GrowNotLive, true, cause, cause.Error()
 	return out, nil
 }
 
