@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -463,9 +464,25 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := rec.Manifest()
+	// A recording's events are written with its content and change only
+	// with it (its sha256 and ingest time), so the answer is named by
+	// those and the query: the page reopening a recording is answered 304
+	// without reading the events again.
+	q := sha256.Sum256([]byte(r.URL.RawQuery))
+	tag := fmt.Sprintf(`"ev-%s-%x-%x"`, m.SHA256, m.Ingested.UnixNano(), q[:8])
+	w.Header().Set("ETag", tag)
+	w.Header().Set("Cache-Control", "private, no-cache")
+	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	evs, err := s.x.Events(m.ID)
 	if err != nil {
 		s.fail(w, err)
+		return
+	}
+	if r.URL.Query().Get("compact") != "" {
+		writeJSON(w, http.StatusOK, compactEvents(evs, from, to, limit))
 		return
 	}
 	out := struct {
@@ -482,6 +499,58 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// EventsCompactJSON is a recording's events as columns (`?compact=1`), for
+// the web page's timeline: a one-hour teehistorian file's 7,437 events are
+// about a seventh of the bytes of the event objects, and quicker to write
+// and parse. Event i is tick Tick[0]+…+Tick[i] (each entry is the
+// difference from the event before, the first from 0; TimeMS likewise),
+// and Kind, Player, PlayerID and Text index Strings, where 0 is "".
+type EventsCompactJSON struct {
+	Total    int      `json:"total"`
+	Strings  []string `json:"strings"`
+	Tick     []int64  `json:"tick"`
+	TimeMS   []int64  `json:"time_ms"`
+	Kind     []int    `json:"kind"`
+	Player   []int    `json:"player"`
+	PlayerID []int    `json:"player_id"`
+	Text     []int    `json:"text"`
+}
+
+// compactEvents is the column form of the events of evs in [from, to]
+// (to < 0: to the end), the first limit of them.
+func compactEvents(evs []formats.Event, from, to int64, limit int) EventsCompactJSON {
+	out := EventsCompactJSON{Strings: []string{""}, Tick: []int64{}, TimeMS: []int64{}, Kind: []int{}, Player: []int{}, PlayerID: []int{}, Text: []int{}}
+	index := map[string]int{"": 0}
+	str := func(s string) int {
+		i, ok := index[s]
+		if !ok {
+			i = len(out.Strings)
+			index[s] = i
+			out.Strings = append(out.Strings, s)
+		}
+		return i
+	}
+	var tick, ms int64
+	for _, ev := range evs {
+		if ev.Tick < from || (to >= 0 && ev.Tick > to) {
+			continue
+		}
+		out.Total++
+		if len(out.Tick) >= limit {
+			continue
+		}
+		t := ev.Time.Milliseconds()
+		out.Tick = append(out.Tick, ev.Tick-tick)
+		out.TimeMS = append(out.TimeMS, t-ms)
+		tick, ms = ev.Tick, t
+		out.Kind = append(out.Kind, str(ev.Kind))
+		out.Player = append(out.Player, str(ev.Player))
+		out.PlayerID = append(out.PlayerID, str(ev.PlayerID))
+		out.Text = append(out.Text, str(ev.Text))
+	}
+	return out
 }
 
 // EventJSONOf is the JSON form of an event of recording m.
@@ -538,12 +607,24 @@ func (s *Server) frames(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	// types=a,b keeps only frames of those types (the web page asks for
+	// the ones holding positions: a teehistorian range is mostly inputs).
+	var types map[string]bool
+	if v := r.URL.Query().Get("types"); v != "" {
+		types = map[string]bool{}
+		for _, t := range strings.Split(v, ",") {
+			types[strings.TrimSpace(t)] = true
+		}
+	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	started := false
 	err = rec.Frames(r.Context(), from, to, func(f formats.Frame) error {
 		started = true
+		if types != nil && !types[f.Type] {
+			return nil
+		}
 		return enc.Encode(f)
 	})
 	if err != nil && !started {

@@ -423,3 +423,78 @@ func TestShutdownRollsBackAnUnfinishedUpload(t *testing.T) {
 		t.Errorf("endpoint file left behind after shutdown: %v", err)
 	}
 }
+
+// TestEventsCompactAndFrameTypes: the column form of the events (the web
+// page's) holds the same events as the objects, both answer 304 to their
+// ETag, and frames?types= keeps only the frames of those types.
+func TestEventsCompactAndFrameTypes(t *testing.T) {
+	ts := start(t, server.Config{})
+	var up server.UploadJSON
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", "", bytes.NewReader(corpusFile(t, "Tutorial.teehistorian")), &up)
+	base := "/api/v1/recordings/" + up.ID
+	var full struct {
+		Events []server.EventJSON `json:"events"`
+		Total  int                `json:"total"`
+	}
+	ts.want(http.StatusOK, "GET", base+"/events?from=10", "", nil, &full)
+	var c server.EventsCompactJSON
+	ts.want(http.StatusOK, "GET", base+"/events?from=10&compact=1", "", nil, &c)
+	if len(full.Events) < 2 || c.Total != full.Total || len(c.Tick) != len(full.Events) || c.Strings[0] != "" {
+		t.Fatalf("compact: total %d, %d events; objects: total %d, %d events", c.Total, len(c.Tick), full.Total, len(full.Events))
+	}
+	var tick, ms int64
+	for i, e := range full.Events {
+		tick += c.Tick[i]
+		ms += c.TimeMS[i]
+		got := server.EventJSON{Tick: tick, TimeMS: ms, At: e.At, Kind: c.Strings[c.Kind[i]], Player: c.Strings[c.Player[i]],
+			PlayerID: c.Strings[c.PlayerID[i]], Text: c.Strings[c.Text[i]]}
+		if got != e {
+			t.Errorf("event %d: compact %+v, objects %+v", i, got, e)
+		}
+	}
+	var short server.EventsCompactJSON
+	ts.want(http.StatusOK, "GET", base+"/events?compact=1&limit=1", "", nil, &short)
+	if short.Total < 2 || len(short.Tick) != 1 {
+		t.Errorf("limit=1: total %d, %d events", short.Total, len(short.Tick))
+	}
+	for _, q := range []string{"/events?from=10", "/events?from=10&compact=1"} {
+		code, _, hdr := ts.do("GET", base+q, "", nil)
+		tag := hdr.Get("ETag")
+		if code != http.StatusOK || tag == "" {
+			t.Fatalf("%s: %d, ETag %q", q, code, tag)
+		}
+		if code, body, _ := ts.do("GET", base+q, "", nil, "If-None-Match", tag); code != http.StatusNotModified || len(body) != 0 {
+			t.Errorf("%s with its ETag: %d, %d bytes", q, code, len(body))
+		}
+	}
+	if _, _, hdr := ts.do("GET", base+"/events?compact=1", "", nil); hdr.Get("ETag") == "" {
+		t.Error("no ETag")
+	} else if code, _, _ := ts.do("GET", base+"/events", "", nil, "If-None-Match", hdr.Get("ETag")); code != http.StatusOK {
+		t.Errorf("the compact form's ETag answers the objects' request with %d", code)
+	}
+
+	types := map[string]int{}
+	code, all, _ := ts.do("GET", base+"/frames?from=0&to=200", "", nil)
+	if code != http.StatusOK {
+		t.Fatalf("frames: %d %s", code, all)
+	}
+	count := func(body []byte, into map[string]int) {
+		for _, line := range bytes.Split(bytes.TrimSpace(body), []byte("\n")) {
+			var f struct{ Type string }
+			if err := json.Unmarshal(line, &f); err != nil {
+				t.Fatalf("frames line %q: %v", line, err)
+			}
+			into[f.Type]++
+		}
+	}
+	count(all, types)
+	if types["player_diff"] == 0 || len(types) < 3 {
+		t.Fatalf("frames 0-200: %v", types)
+	}
+	code, some, _ := ts.do("GET", base+"/frames?from=0&to=200&types=player_diff,player_new", "", nil)
+	got := map[string]int{}
+	count(some, got)
+	if code != http.StatusOK || len(got) == 0 || got["player_diff"] != types["player_diff"] || got["player_new"] != types["player_new"] || len(got) > 2 {
+		t.Errorf("types=player_diff,player_new: %d, %v (all: %v)", code, got, types)
+	}
+}

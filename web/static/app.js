@@ -448,7 +448,7 @@
     // The recording, its events and who is signed in are asked at once;
     // the frames around the selected moment as soon as the recording's
     // chunk list is in, while the events are still on their way.
-    const evsP = api(recURL(id, `/events?limit=${EVENT_LIMIT}`));
+    const evsP = api(recURL(id, `/events?compact=1&limit=${EVENT_LIMIT}`));
     evsP.catch(() => {});
     try {
       rec = await api(recURL(id));
@@ -467,8 +467,9 @@
       return;
     }
     if (token !== state.token) return;
+    performance.mark('replay:data');
     state.rec = rec;
-    state.events = (evs.events || []).slice().sort((a, b) => a.tick - b.tick);
+    state.events = expandEvents(evs).sort((a, b) => a.tick - b.tick);
     state.eventTotal = evs.total || state.events.length;
     state.names = clientNames(state.events);
     const first = firstTick(), last = lastTick();
@@ -485,10 +486,26 @@
     drawTimeline();
     renderEventRows();
     updatePos();
+    performance.mark('replay:drawn');
     await drawTrails();
     if (token !== state.token) return;
     document.body.dataset.ready = 'recording';
     window.replayReadyAt = performance.now();
+  }
+
+  /**
+   * The events of the API's column form (`events?compact=1`: ticks and
+   * times as differences, strings by index) as objects.
+   */
+  function expandEvents(c) {
+    const S = c.strings || [''], n = (c.tick || []).length, out = new Array(n);
+    let tick = 0, ms = 0;
+    for (let i = 0; i < n; i++) {
+      tick += c.tick[i];
+      ms += c.time_ms[i];
+      out[i] = { tick, time_ms: ms, kind: S[c.kind[i]], player: S[c.player[i]], player_id: S[c.player_id[i]], text: S[c.text[i]] };
+    }
+    return out;
   }
 
   const firstTick = () => (state.rec.first_tick !== undefined ? state.rec.first_tick : 0);
@@ -847,7 +864,8 @@
       total++;
       if (n >= EVENT_ROWS) continue;
       n++;
-      const w = e.at ? wall(e.at) : offset(e.time_ms !== undefined ? e.time_ms : timeAt(e.tick));
+      const ms = e.time_ms !== undefined ? e.time_ms : timeAt(e.tick);
+      const w = e.at ? wall(e.at) : state.rec.start ? wall(new Date(Date.parse(state.rec.start) + ms)) : offset(ms);
       tb.append(el('tr', { dataset: { tick: e.tick } },
         el('td', { class: 'num', text: w }), el('td', { class: 'num', text: String(e.tick) }),
         el('td', { text: e.player || '' }), el('td', { class: 'text', text: `${e.kind}${e.text ? ': ' + e.text : ''}` }),
@@ -865,7 +883,8 @@
   function fetchRange(from, to) {
     const id = state.rec.id;
     const r = { from, to, frames: null };
-    r.frames = api(recURL(id, `/frames?from=${from}&to=${to}`), { raw: true })
+    const types = FRAME_TYPES[state.rec.format];
+    r.frames = api(recURL(id, `/frames?from=${from}&to=${to}${types ? '&types=' + types : ''}`), { raw: true })
       .then((res) => res.text())
       .then((text) => parseFrames(text, from, to));
     r.frames.catch(() => { state.ranges = state.ranges.filter((x) => x !== r); });
@@ -1013,6 +1032,16 @@
     }
     return { from, to, tracks, names, lines };
   }
+
+  /**
+   * The frame types parseFrames reads, by format, asked for with the
+   * frames API's types= (a teehistorian range is mostly input records).
+   * Formats not listed get every frame.
+   */
+  const FRAME_TYPES = {
+    teehistorian: 'player_new,player_diff,player_old,message',
+    hcrp: 'state,spawn_entity,absolute_move,delta_move,destroy_entity',
+  };
 
   /** Frame types parseFrames reads; other lines count only if they hold an x. */
   const POSITION_TYPES = new Set(['player_new', 'player_diff', 'player_old', 'message', 'state', 'spawn_entity',
