@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replayarchive/replay/archive/blob/s3test"
 	"github.com/replayarchive/replay/formats/formatstest"
@@ -27,11 +29,7 @@ func TestRemoteTwoNodes(t *testing.T) {
 	s3 := []string{"--endpoint", srv.Endpoint, "--region", "us-east-1", "--credentials-file", srv.CredentialsFile}
 	exportIs := func(c cli, what string) {
 		t.Helper()
-		out := filepath.Join(t.TempDir(), "out.teehistorian")
-		c.ok("export", "7199", "-o", out)
-		if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%s: export differs from the file (%d bytes, %v)", what, len(got), err)
-		}
+		exportSame(t, c, want, what)
 	}
 
 	one := newCLI(t)
@@ -84,5 +82,76 @@ func TestRemoteTwoNodes(t *testing.T) {
 	}
 	if out := one.ok("check"); !strings.Contains(out, "remote: 0 objects, 0 manifests") {
 		t.Errorf("check after the takedown: %q", out)
+	}
+}
+
+// exportSame exports the Tutorial recording through c and compares it
+// with the file.
+func exportSame(t *testing.T, c cli, want []byte, what string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.teehistorian")
+	c.ok("export", "7199", "-o", out)
+	if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("%s: export differs from the file (%d bytes, %v)", what, len(got), err)
+	}
+}
+
+// TestServeRemote runs a second node as a server: 'serve --remote' on an
+// empty archive catches up on what node one uploaded, serves search and
+// export of it through the forwarded command line, and drops it after
+// node one deletes it.
+func TestServeRemote(t *testing.T) {
+	corpus := formatstest.CorpusDir(t, "teehistorian")
+	tut := filepath.Join(corpus, "Tutorial.teehistorian")
+	want, err := os.ReadFile(tut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := s3test.Start(t)
+	url := srv.URL()
+	s3 := []string{"--endpoint", srv.Endpoint, "--region", "us-east-1", "--credentials-file", srv.CredentialsFile}
+	one := newCLI(t)
+	one.ok("ingest", tut)
+	one.ok(append([]string{"remote", "set", url}, s3...)...)
+	one.ok("remote", "upload", "--older-than", "1d")
+
+	two := newCLI(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveOut, serveErr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		args := append([]string{"--archive", two.dir, "serve", "--listen", "127.0.0.1:0", "--remote", url, "--tier-every", "200ms"}, s3...)
+		done <- run(ctx, args, strings.NewReader(""), &serveOut, &serveErr)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("serve exited %d: %s", code, serveErr.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not stop within 10 s")
+		}
+	}()
+	waitLog := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for !strings.Contains(serveErr.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !strings.Contains(serveErr.String(), want) {
+			t.Fatalf("the server never logged %q:\n%s", want, serveErr.String())
+		}
+	}
+	waitLog("added=1")
+	if out := two.ok("search", "cmd:timeout"); !strings.Contains(out, "71995651") {
+		t.Errorf("search through the second node's server: %q", out)
+	}
+	exportSame(t, two, want, "second node's server")
+	one.ok("delete", "7199", "--reason", "DMCA 118")
+	waitLog("removed=1")
+	if _, _, code := two.run("show", "7199"); code != exitNotFound {
+		t.Errorf("the second node's server still shows a deleted recording: exit %d", code)
 	}
 }
