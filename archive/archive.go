@@ -151,7 +151,7 @@ func Open(dir string, opts Options) (*Archive, error) {
 		db.Close()
 		return nil, err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = update(db, func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketRecordings, bucketSessions, bucketSources, bucketHeads, bucketEvents, bucketChanges, bucketSettings, bucketTombstones, bucketTakedowns} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -194,6 +194,7 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		// remaps that copy every dirty node of a write transaction each
 		// time the file grows: measured, they were most of ingest's heap.
 		// (Where mapping extends the file, disk_other.go maps less.)
+		// update keeps the file's sparse tail small (growStep).
 		db, err := bolt.Open(path, opts.fileMode(), &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmapSize})
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("archive: %s: %w", path, ErrInUse)
@@ -203,13 +204,8 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		}
 		after, err := os.Stat(path)
 		if statErr != nil || (err == nil && os.SameFile(before, after)) {
-			// With a mapping larger than bbolt's allocation step, bbolt
-			// grows the file by that step past what a commit needs: the
-			// default 16 MiB made every small catalog and shard a 16 MiB
-			// file. Each commit grows the file once at most, so a small
-			// step costs at most one truncate per commit that grows it.
-			db.AllocSize = allocSize
-			return db, nil // a new file, or the file the path still names
+			db.AllocSize = growStep(0) // update sets it per transaction
+			return db, nil             // a new file, or the file the path still names
 		}
 		db.Close()
 		if try == 10 {
@@ -218,8 +214,36 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 	}
 }
 
-// allocSize is how far past its data bbolt grows a file.
-const allocSize = 1 << 20
+// Bounds of growStep. With a mapping larger than bbolt's allocation step
+// (initialMmapSize), bbolt grows a file by that step past what a commit
+// needs, and the file system keeps the step as a sparse tail: the default
+// 16 MiB made every small catalog and shard a 16 MiB file, which a cp or
+// tar copies in full (issue 15). A fixed 1 MiB still made a three-game
+// archive 2.3× its allocated size. A step of a sixteenth of the data keeps
+// the apparent size within 1.07× of the data for files of 1 MiB and more,
+// and a growing file still pays one truncate and fsync per sixteenth.
+const (
+	minGrowStep = 32 << 10
+	maxGrowStep = 16 << 20
+)
+
+// growStep is how far past its size bbolt grows a file that holds size
+// bytes of data: a sixteenth of it, within [minGrowStep, maxGrowStep],
+// in whole pages.
+func growStep(size int64) int {
+	step := min(max(size/16, minGrowStep), maxGrowStep)
+	return int(step &^ (4096 - 1))
+}
+
+// update runs fn in a write transaction on db, with bbolt's allocation
+// step sized for the file as it is (see growStep). Only the writer reads
+// AllocSize (when its commit grows the file), and fn runs as the writer.
+func update(db *bolt.DB, fn func(*bolt.Tx) error) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		tx.DB().AllocSize = growStep(tx.Size())
+		return fn(tx)
+	})
+}
 
 // Dir returns the archive's directory.
 func (a *Archive) Dir() string { return a.dir }

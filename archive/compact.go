@@ -208,8 +208,15 @@ func (a *Archive) copyBolt(src *bolt.DB, path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	dst, err := bolt.Open(path, a.opts.fileMode(), &bolt.Options{Timeout: a.opts.LockTimeout, NoSync: true})
+	dst, err := bolt.Open(path, a.opts.fileMode(), &bolt.Options{Timeout: a.opts.LockTimeout, NoSync: true, InitialMmapSize: initialMmapSize})
 	if err != nil {
+		return err
+	}
+	// Compact commits many transactions of its own: a step sized for the
+	// source's data, so the copy does not end in a sparse tail larger
+	// than the data (bbolt's default grows a small file to its mapping).
+	if err := src.View(func(tx *bolt.Tx) error { dst.AllocSize = growStep(tx.Size()); return nil }); err != nil {
+		dst.Close()
 		return err
 	}
 	err = bolt.Compact(dst, src, compactTxSize)
@@ -242,7 +249,7 @@ func (c *catalogDB) View(fn func(*bolt.Tx) error) error {
 func (c *catalogDB) Update(fn func(*bolt.Tx) error) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.db.Update(fn)
+	return update(c.db, fn)
 }
 
 // close closes the handle.

@@ -59,7 +59,7 @@ func (a *Archive) updateShard(name string, create bool, fn func(*bolt.Tx) error)
 	if err != nil {
 		return err
 	}
-	return db.Update(fn)
+	return update(db, fn)
 }
 
 // viewShard runs fn in a read transaction on shard name; a missing shard
@@ -116,7 +116,7 @@ func (a *Archive) shard(name string, create bool) (*bolt.DB, error) {
 		return nil, err
 	}
 	if create {
-		if err := db.Update(func(tx *bolt.Tx) error {
+		if err := update(db, func(tx *bolt.Tx) error {
 			_, err := tx.CreateBucketIfNotExists(bucketChunks)
 			return err
 		}); err != nil {
