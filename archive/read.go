@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
@@ -329,12 +330,14 @@ func (a *Archive) EachEvent(id uuid.UUID, fn func(n int, e *formats.Event) error
 	if err != nil || blob == nil {
 		return err
 	}
-	raw, err := a.dec.DecodeAll(blob, nil)
+	// Decoded as a stream, not whole: the events of a long recording are
+	// tens of MB of JSON (issue 15).
+	zr, err := zstd.NewReader(bytes.NewReader(blob), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(1<<30))
 	if err != nil {
 		return fmt.Errorf("archive: events of %s: %w", id, err)
 	}
-	blob = nil
-	d := json.NewDecoder(bytes.NewReader(raw))
+	defer zr.Close()
+	d := json.NewDecoder(zr)
 	if t, err := d.Token(); err != nil || t != json.Delim('[') {
 		return fmt.Errorf("archive: events of %s: want a JSON array at offset 0: %v", id, err)
 	}

@@ -76,6 +76,13 @@ type Pending struct {
 	meta *formats.Metadata
 	sum  []byte
 
+	// events takes the events a codec sends as it splits (Event, in
+	// events.go); Finish adds Metadata.Events and closes it into evBlob,
+	// the catalog's value, holding evCount events.
+	events  eventStream
+	evBlob  []byte
+	evCount int
+
 	// chunkSums, kept once MayReplace is called, holds the sha256 of each
 	// chunk's native bytes: Commit compares them with the archived chunks
 	// before a grown recording may replace its earlier copy.
@@ -267,6 +274,16 @@ func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
 	if err := p.wait(); err != nil {
 		return nil, err
 	}
+	for i := range meta.Events {
+		if err := p.events.add(&meta.Events[i]); err != nil {
+			return nil, err
+		}
+	}
+	blob, n, err := p.events.close()
+	if err != nil {
+		return nil, err
+	}
+	p.evBlob, p.evCount = blob, n
 	p.meta = meta
 	p.sum = p.sha.Sum(nil)
 	if p.header == nil {
@@ -282,6 +299,8 @@ func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
 // chunks it spilled.
 func (p *Pending) Discard() error {
 	p.wait()
+	p.events.drop()
+	p.evBlob = nil
 	if !p.spilled {
 		return nil
 	}
@@ -626,7 +645,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 		a.dropStaleChunks(old, results) // a no-op for a refused one
 	}
 	for _, p := range pend {
-		p.blobs = nil
+		p.blobs, p.evBlob = nil, nil
 	}
 	return results, nil
 }
@@ -750,7 +769,7 @@ func (a *Archive) buildManifest(p *Pending, id uuid.UUID, now time.Time) (*Manif
 		SHA256: hex.EncodeToString(p.sum), NativeBytes: p.size,
 		HeaderBytes: int64(len(p.header)), TrailerBytes: int64(len(p.trailer)),
 		Shard: p.shard, Ingested: now, SourceName: p.source,
-		Chunks: p.chunks, EventCount: len(p.meta.Events),
+		Chunks: p.chunks, EventCount: p.evCount,
 	}
 	if p.spilled && p.id != id {
 		m.ChunkOwner = p.id
@@ -765,15 +784,9 @@ func (a *Archive) buildManifest(p *Pending, id uuid.UUID, now time.Time) (*Manif
 func (a *Archive) putRecording(tx *bolt.Tx, m *Manifest, p *Pending) error {
 	heads := a.encodeHeads(p.header, p.trailer)
 	m.StoredBytes += int64(len(heads))
-	var evBlob []byte
-	if len(p.meta.Events) > 0 {
-		raw, err := json.Marshal(p.meta.Events)
-		if err != nil {
-			return err
-		}
-		evBlob = a.enc.EncodeAll(raw, nil)
-		m.StoredBytes += int64(len(evBlob))
-		if err := tx.Bucket(bucketEvents).Put(m.ID[:], evBlob); err != nil {
+	if p.evCount > 0 {
+		m.StoredBytes += int64(len(p.evBlob))
+		if err := tx.Bucket(bucketEvents).Put(m.ID[:], p.evBlob); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -301,5 +302,59 @@ func BenchmarkBaselineReadHashHour(b *testing.B) {
 	for b.Loop() {
 		b, _ := os.ReadFile(path)
 		sha256.Sum256(b)
+	}
+}
+
+// TestLongFileKeepsEveryEvent (issue 13): a 16-hour server file of two
+// mostly idle players and 7,000 console commands an hour holds more events
+// than the in-memory bound (teehistorian.DefaultMaxEvents): the archive keeps
+// every one, in order, equal to those the codec lists when nothing bounds it
+// (JOIN events named by the players' later PLAYER_NAME included).
+func TestLongFileKeepsEveryEvent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "long.teehistorian")
+	var file bytes.Buffer
+	opt := teehistorian.GenOptions{Duration: 16 * time.Hour, Players: 2, Seed: 5, CommandsPerHour: 7000, Idle: 0.95}
+	if err := teehistorian.Generate(&file, opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := formatstest.Split(t, &teehistorian.Codec{MaxEvents: 1 << 30}, file.Bytes()).Metadata.Events
+	ranks := 0
+	for _, e := range want {
+		if e.Kind == formats.EventCommand && len(e.Text) > 5 && e.Text[:5] == "rank " {
+			ranks++
+		}
+	}
+	if len(want) <= teehistorian.DefaultMaxEvents || ranks < 100_000 {
+		t.Fatalf("the file holds %d events, %d of them generated commands: not past the old bound", len(want), ranks)
+	}
+	a, id := ingestFile(t, filepath.Join(dir, "a"), path, archive.Options{NoSync: true})
+	defer a.Close()
+	m, err := a.Manifest(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.EventCount != len(want) {
+		t.Errorf("manifest counts %d events, the file has %d", m.EventCount, len(want))
+	}
+	for _, w := range m.Meta.Warnings {
+		t.Errorf("warning: %s", w)
+	}
+	n := 0
+	err = a.EachEvent(id, func(i int, e *formats.Event) error {
+		if i >= len(want) || *e != want[i] {
+			return fmt.Errorf("event %d is %+v, want %+v", i, *e, want[min(i, len(want)-1)])
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(want) {
+		t.Errorf("archived %d events, want %d", n, len(want))
 	}
 }

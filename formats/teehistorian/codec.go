@@ -37,8 +37,16 @@ const MaxChunkBytes = 64 << 20
 // maxTrailing bounds the bytes kept after FINISH.
 const maxTrailing = 16 << 20
 
-// DefaultMaxEvents bounds Metadata.Events of one recording.
+// DefaultMaxEvents bounds Metadata.Events of one recording where the events
+// are held in memory: when Split's Writer is not a formats.EventWriter, and
+// in a live recording's metadata (SplitTail). The archive's Pending is an
+// EventWriter: there every event is kept and searchable (issue 13).
 const DefaultMaxEvents = 100_000
+
+// maxQueued bounds the events held back behind a JOIN that waits for its
+// player's name (see metaBuilder.queue): past it, the JOIN goes out
+// without one. A server names a player in the ticks after the join.
+const maxQueued = 4096
 
 // Bounds on the rest of the metadata, so that its memory does not grow with
 // a hostile file's size: an event's text is cut after maxEventText bytes
@@ -56,9 +64,11 @@ type Codec struct {
 	// ChunkSize is the native size after which Split cuts a chunk at the
 	// next tick boundary; 0 means DefaultChunkSize.
 	ChunkSize int
-	// MaxEvents bounds Metadata.Events (a server running for days records
-	// many commands); later events are counted in a warning. 0 means
-	// DefaultMaxEvents.
+	// MaxEvents bounds Metadata.Events where events are held in memory (a
+	// server running for days records many commands); later events are
+	// counted in a warning. 0 means DefaultMaxEvents. It does not apply
+	// when Split's Writer takes the events as they come
+	// (formats.EventWriter, as the archive does): nothing is left out.
 	MaxEvents int
 }
 
@@ -87,7 +97,8 @@ func (c *Codec) chunkSize() int {
 func TickTime(tick int64) time.Duration { return time.Duration(tick) * TickDuration }
 
 // Split implements formats.Codec. It streams: it holds one chunk (plus one
-// record) in memory at a time.
+// record) in memory at a time, and when w is a formats.EventWriter, hands it
+// every event as it is found instead of collecting them in Metadata.Events.
 func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats.Metadata, error) {
 	rd, err := NewReader(r)
 	if err != nil {
@@ -98,12 +109,13 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 		return nil, fmt.Errorf("teehistorian: write header: %w", err)
 	}
 	mb := newMetaBuilder(hdr)
-	mb.maxEvents = DefaultMaxEvents
-	if c != nil && c.MaxEvents > 0 {
-		mb.maxEvents = c.MaxEvents
-	}
+	mb.maxEvents = c.maxEvents()
+	mb.sink, _ = w.(formats.EventWriter)
 	rd.keep = rd.pos
 	records, err := c.splitRecords(ctx, rd, mb, w, 0, appendResume(nil, &rd.st), 0, false)
+	if err == nil {
+		err = mb.flush(0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +167,9 @@ func (c *Codec) splitRecords(ctx context.Context, rd *Reader, mb *metaBuilder, w
 		}
 		if it.Offset >= observeFrom {
 			mb.observe(it, &rd.st)
+			if mb.err != nil {
+				return 0, fmt.Errorf("teehistorian: event at tick %d: %w", it.Tick, mb.err)
+			}
 		}
 		rd.commit()
 		records++
@@ -186,9 +201,17 @@ type metaBuilder struct {
 	join    [MaxClients]int    // index+1 of the client's JOIN event while it has no name
 
 	maxEvents int
-	touched   int // lowest index of an event changed after it was added (live.go)
-	dropped   int // events left out beyond maxEvents
-	unlisted  int // players left out beyond maxPlayers
+	// sink, when set, takes the events instead of meta.Events, in order
+	// and without a bound. Events wait in queue behind the oldest JOIN
+	// whose player is not named yet (join then holds qbase+index+1), so
+	// that the JOIN goes out with the name; err is sink's first error.
+	sink     formats.EventWriter
+	queue    []queuedEvent
+	qbase    int
+	err      error
+	touched  int // lowest index of an event changed after it was added (live.go)
+	dropped  int // events left out beyond maxEvents
+	unlisted int // players left out beyond maxPlayers
 	// msgNames says names come from start-info/change-info messages too:
 	// files before version_minor 8 (DDNet 18.3) have no PLAYER_NAME. Later
 	// files name players only by PLAYER_NAME, the server-side name.
@@ -234,24 +257,107 @@ func newMetaBuilder(h *Header) *metaBuilder {
 	return &metaBuilder{meta: m, players: map[string]int{}, msgNames: h.VersionMinor < 8, touched: math.MaxInt}
 }
 
+// queuedEvent is an event held back in metaBuilder.queue; wait marks a
+// JOIN whose player has no name yet.
+type queuedEvent struct {
+	e    formats.Event
+	wait bool
+}
+
 // full reports whether the events are at their bound; a caller that builds
 // an expensive text asks first and counts the event as left out, so a long
-// recording costs no formatting for the events it drops.
-func (mb *metaBuilder) full() bool { return len(mb.meta.Events) >= mb.maxEvents }
+// recording costs no formatting for the events it drops. With a sink there
+// is no bound.
+func (mb *metaBuilder) full() bool {
+	return mb.sink == nil && len(mb.meta.Events) >= mb.maxEvents
+}
 
 // event appends an event, or counts it as left out when the events are at
 // their bound. Its text is cut at maxEventText bytes.
 func (mb *metaBuilder) event(tick int64, kind string, cid int32, text string) {
+	mb.add(tick, kind, cid, text, false)
+}
+
+// joinEvent adds client cid's JOIN event: its player is named later
+// (setName fills the name in).
+func (mb *metaBuilder) joinEvent(tick int64, cid int32, text string) {
+	if cid >= 0 && cid < MaxClients && mb.join[cid] > 0 && mb.sink != nil {
+		mb.resolve(cid, "") // joined again before it had a name
+	}
+	if !mb.add(tick, formats.EventJoin, cid, text, cid >= 0 && cid < MaxClients) {
+		return
+	}
+	if cid >= 0 && cid < MaxClients {
+		if mb.sink == nil {
+			mb.join[cid] = len(mb.meta.Events)
+		} else {
+			mb.join[cid] = mb.qbase + len(mb.queue)
+		}
+	}
+}
+
+// add is event; with a sink, wait holds the event (and every later one)
+// back until resolve. It reports whether the event was kept.
+func (mb *metaBuilder) add(tick int64, kind string, cid int32, text string, wait bool) bool {
 	if mb.full() {
 		mb.dropped++
-		return
+		return false
 	}
 	e := formats.Event{Tick: tick, Time: TickTime(tick), Kind: kind, Text: truncate(text, maxEventText)}
 	if cid >= 0 && cid < MaxClients {
 		e.Player = mb.names[cid]
 		e.PlayerID = mb.auth[cid]
 	}
-	mb.meta.Events = append(mb.meta.Events, e)
+	switch {
+	case mb.sink == nil:
+		mb.meta.Events = append(mb.meta.Events, e)
+	case len(mb.queue) == 0 && !wait:
+		mb.send(e)
+	default:
+		mb.queue = append(mb.queue, queuedEvent{e: e, wait: wait})
+		mb.flush(maxQueued)
+	}
+	return true
+}
+
+// send hands e to the sink.
+func (mb *metaBuilder) send(e formats.Event) {
+	if mb.err == nil {
+		mb.err = mb.sink.Event(e)
+	}
+}
+
+// resolve marks client cid's waiting JOIN as ready to go, named name when
+// name is not empty, and sends what no longer waits.
+func (mb *metaBuilder) resolve(cid int32, name string) {
+	j := mb.join[cid] - 1 - mb.qbase
+	mb.join[cid] = 0
+	if j < 0 || j >= len(mb.queue) {
+		return
+	}
+	if name != "" {
+		mb.queue[j].e.Player = name
+	}
+	mb.queue[j].wait = false
+	mb.flush(maxQueued)
+}
+
+// flush sends the queued events up to the first that waits, and beyond it
+// while more than keep are queued (a JOIN then goes out without a name).
+func (mb *metaBuilder) flush(keep int) error {
+	if mb.sink == nil {
+		return nil
+	}
+	n := 0
+	for n < len(mb.queue) && (!mb.queue[n].wait || len(mb.queue)-n > keep) {
+		mb.send(mb.queue[n].e)
+		n++
+	}
+	if n > 0 {
+		mb.qbase += n
+		mb.queue = append(mb.queue[:0], mb.queue[n:]...)
+	}
+	return mb.err
 }
 
 func (mb *metaBuilder) setName(cid int32, name string) {
@@ -260,7 +366,9 @@ func (mb *metaBuilder) setName(cid int32, name string) {
 	}
 	name = truncate(name, maxName)
 	mb.names[cid] = name
-	if j := mb.join[cid]; j > 0 {
+	if j := mb.join[cid]; j > 0 && mb.sink != nil {
+		mb.resolve(cid, name)
+	} else if j > 0 {
 		mb.meta.Events[j-1].Player = name
 		mb.touched = min(mb.touched, j-1)
 		mb.join[cid] = 0
@@ -319,10 +427,7 @@ func (mb *metaBuilder) observe(it *Item, st *State) {
 		if mb.full() {
 			mb.dropped++
 		} else {
-			mb.event(it.Tick, formats.EventJoin, it.Cid, fmt.Sprintf("client %d joined (%s)", it.Cid, proto))
-			if it.Cid >= 0 && it.Cid < MaxClients {
-				mb.join[it.Cid] = len(mb.meta.Events)
-			}
+			mb.joinEvent(it.Tick, it.Cid, fmt.Sprintf("client %d joined (%s)", it.Cid, proto))
 		}
 	case ItemDrop:
 		if mb.full() {
@@ -334,7 +439,9 @@ func (mb *metaBuilder) observe(it *Item, st *State) {
 			}
 			mb.event(it.Tick, formats.EventDrop, it.Cid, text)
 		}
-		if it.Cid >= 0 && it.Cid < MaxClients {
+		if it.Cid >= 0 && it.Cid < MaxClients && mb.sink != nil {
+			mb.resolve(it.Cid, "")
+		} else if it.Cid >= 0 && it.Cid < MaxClients {
 			mb.join[it.Cid] = 0
 		}
 	case ItemConsoleCommand:

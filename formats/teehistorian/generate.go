@@ -25,6 +25,15 @@ type GenOptions struct {
 	Messages bool
 	// NoFinish leaves out the FINISH record, like a server that crashed.
 	NoFinish bool
+	// CommandsPerHour adds console commands ("rank N", N counting from 1)
+	// at that rate of game time, each by an online player (skipped when
+	// none is online), on top of the simulated ones: with few players it
+	// makes a long file of many events that stays small (issue 13's test
+	// of a 16-hour server file).
+	CommandsPerHour int
+	// Idle is the share of the time (0 to 1) a player stands still, which
+	// writes no position records; default about 5%.
+	Idle float64
 }
 
 // genPlayer is the generator's view of one client slot.
@@ -111,6 +120,16 @@ func Generate(w io.Writer, opt GenOptions) error {
 	ps := make([]genPlayer, opt.Players)
 	var nextUID uint64
 	ticks := int64(opt.Duration / TickDuration)
+	var every, extra int64 // a command every `every` ticks; extra counts them
+	if opt.CommandsPerHour > 0 {
+		every = max(1, int64(time.Hour/TickDuration)/int64(opt.CommandsPerHour))
+	}
+	// A player idles for 50-549 ticks (300 on average) once per idleOdds
+	// ticks of moving: idle share 300/(300+idleOdds).
+	idleOdds := 1000
+	if opt.Idle > 0 && opt.Idle < 1 {
+		idleOdds = max(1, int(300*(1-opt.Idle)/opt.Idle))
+	}
 	var msg []byte
 	for t := int64(1); t <= ticks; t++ {
 		if err := rec.BeginTick(t); err != nil {
@@ -130,7 +149,7 @@ func Generate(w io.Writer, opt GenOptions) error {
 				continue
 			}
 			if t >= p.idleUntil {
-				if rng.IntN(1000) == 0 {
+				if rng.IntN(idleOdds) == 0 {
 					p.idleUntil = t + int64(50+rng.IntN(500))
 					p.vx, p.vy = 0, 0
 				} else {
@@ -232,6 +251,15 @@ func Generate(w io.Writer, opt GenOptions) error {
 				}
 				msg = AppendVarint(AppendVarint(msg[:0], id<<1), int32(rng.IntN(16)))
 				rec.Message(c, msg)
+			}
+		}
+		if every > 0 && t%every == 0 {
+			for i := range ps {
+				if c := (int(t/every) + i) % len(ps); ps[c].online {
+					extra++
+					rec.ConsoleCommand(int32(c), 128, "rank", fmt.Sprint(extra))
+					break
+				}
 			}
 		}
 		if t%1000 == 0 && rec.err != nil {

@@ -24,12 +24,14 @@ func main() {
 	n := flag.Int("n", 1, "number of files; with n > 1, -o is a directory")
 	out := flag.String("o", "", "output file (n = 1) or directory (n > 1)")
 	messages := flag.Bool("messages", false, "add emoticon and kill game messages")
+	cmds := flag.Int("cmds", 0, "console commands per hour of game time on top of the simulated ones")
+	idle := flag.Float64("idle", 0, "share of the time a player stands still (0: the generator's default, about 5%)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "thgen: -o is required")
 		os.Exit(2)
 	}
-	if err := run(*out, *n, teehistorian.GenOptions{Duration: *dur, Players: *players, Seed: *seed, Messages: *messages}); err != nil {
+	if err := run(*out, *n, teehistorian.GenOptions{Duration: *dur, Players: *players, Seed: *seed, Messages: *messages, CommandsPerHour: *cmds, Idle: *idle}); err != nil {
 		fmt.Fprintln(os.Stderr, "thgen:", err)
 		os.Exit(1)
 	}
