@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -156,4 +157,88 @@ func TestSplitTailMatchesSplit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSplitTail grows a file through SplitTail at cut points taken from
+// cuts (two bytes per step) and seals it: nothing may panic or allocate
+// without bound, and when Split takes the whole file, the live pieces
+// reassemble it exactly and its events and, for a finished file, its
+// chunks are Split's.
+func FuzzSplitTail(f *testing.F) {
+	for i, s := range fuzzSeeds(f) {
+		f.Add(s, []byte{byte(i), 7, 0, 200, 3, 1, 255, 255})
+	}
+	f.Fuzz(func(t *testing.T, file, cuts []byte) {
+		if len(file) > 256<<10 {
+			return
+		}
+		c := &Codec{ChunkSize: 256}
+		want, splitErr := formatstest.TrySplit(c, file)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var s liveSim
+		n := 0
+		for i := 0; n < len(file); i += 2 {
+			step := 1
+			if i+1 < len(cuts) {
+				step += int(cuts[i])<<8 | int(cuts[i+1])
+			} else {
+				step += len(file) / 3
+			}
+			n = min(len(file), n+step)
+			_, err := s.grow(t, c, file, n, false)
+			if errors.Is(err, formats.ErrNeedMore) {
+				continue
+			}
+			if err != nil {
+				if splitErr == nil {
+					t.Fatalf("cut at %d: %v; Split takes the whole file", n, err)
+				}
+				return
+			}
+			if s.end > int64(n) {
+				t.Fatalf("cut at %d: end %d past the bytes given", n, s.end)
+			}
+		}
+		res, err := s.grow(t, c, file, len(file), true)
+		runtime.ReadMemStats(&after)
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20+uint64(len(file))*512 {
+			t.Fatalf("%d bytes allocated growing a %d-byte file", grew, len(file))
+		}
+		if splitErr != nil {
+			return
+		}
+		if err != nil {
+			t.Fatalf("final grow: %v; Split takes the whole file", err)
+		}
+		got := append([]byte(nil), s.header...)
+		for _, b := range s.bytes {
+			got = append(got, b...)
+		}
+		got = append(got, s.trail...)
+		if !bytes.Equal(got, file) {
+			t.Fatalf("pieces are %d bytes, not the file's %d", len(got), len(file))
+		}
+		if res.End != int64(len(file)) {
+			t.Fatalf("end %d, want %d", res.End, len(file))
+		}
+		if res.Finished != (want.Metadata.Attrs["finished"] == "true") {
+			t.Fatalf("finished %v, Split's attrs %v", res.Finished, want.Metadata.Attrs)
+		}
+		if !reflect.DeepEqual(s.meta.Events, want.Metadata.Events) {
+			t.Fatalf("%d events, Split %d", len(s.meta.Events), len(want.Metadata.Events))
+		}
+		if !res.Finished {
+			return
+		}
+		if len(s.chunks) != len(want.ChunkIndex) {
+			t.Fatalf("%d chunks, Split made %d", len(s.chunks), len(want.ChunkIndex))
+		}
+		for i := range s.chunks {
+			a, b := s.chunks[i], want.ChunkIndex[i]
+			if a.StartTick != b.StartTick || a.Ticks != b.Ticks || a.Offset != b.Offset || a.Length != b.Length || !bytes.Equal(a.Resume, b.Resume) {
+				t.Fatalf("chunk %d: %+v, Split made %+v", i, a, b)
+			}
+		}
+	})
 }
