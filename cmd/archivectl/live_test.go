@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,7 +105,8 @@ func (s *gameServer) write(end int) {
 
 // TestLiveRecording is issue 13's promise, through serve --watch: a game
 // written as a server writes it is one live recording under its
-// game_uuid, each console command is found by search within 2 s of its
+// game_uuid, each console command is found by the server's search API
+// (GET /api/v1/recordings, one hit, the command among its events) within 2 s of its
 // bytes reaching the file, and once FINISH arrives (or, for a server
 // killed mid-game, once the file has been idle for --settle) the
 // recording is sealed, and its export is the file byte for byte.
@@ -123,7 +128,7 @@ func TestLiveRecording(t *testing.T) {
 			t.Error("serve did not stop within 10 s")
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	base := serveURL(t, &serveOut, &serveErr)
 	games := []*gameServer{newGameServer(t, dir, 1), newGameServer(t, dir, 2)}
 	var worst time.Duration
 	for i := range 6 {
@@ -136,11 +141,7 @@ func TestLiveRecording(t *testing.T) {
 			// piece ends inside a record most of the time.
 			s.write(end + s.rng.IntN(s.buf.Len()-end))
 			written := time.Now()
-			for {
-				out, _, _ := c.run("search", "cmd:"+mark)
-				if strings.Contains(out, s.id.String()) {
-					break
-				}
+			for !searchFinds(t, base, "cmd:"+mark, s.id, mark) {
 				if time.Since(written) > 5*time.Second {
 					t.Fatalf("%s not found 5 s after it was written:\n%s", mark, serveErr.String())
 				}
@@ -198,4 +199,57 @@ func TestLiveRecording(t *testing.T) {
 	if t.Failed() {
 		t.Log(serveErr.String())
 	}
+}
+
+// serveURL waits for serve's "serving DIR at URL" line and returns URL.
+func serveURL(t *testing.T, out, errs *syncBuffer) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, rest, ok := strings.Cut(out.String(), " at http"); ok {
+			if u, _, ok := strings.Cut(rest, " "); ok {
+				return "http" + u
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("serve did not say where it listens:\n%s%s", out.String(), errs.String())
+	return ""
+}
+
+// searchFinds asks the server's search API for q and says whether the
+// only hit is recording id with an event whose text holds text.
+func searchFinds(t *testing.T, base, q string, id uuid.UUID, text string) bool {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/recordings?q=" + url.QueryEscape(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET /api/v1/recordings?q=%s: %s %s", q, resp.Status, b)
+	}
+	var r struct {
+		Hits []struct {
+			ID     string
+			Events []struct{ Kind, Text string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("search answer: %v", err)
+	}
+	if len(r.Hits) == 0 {
+		return false
+	}
+	if len(r.Hits) != 1 || r.Hits[0].ID != id.String() {
+		t.Fatalf("search %s: %d hits, first %s, want only %s", q, len(r.Hits), r.Hits[0].ID, id)
+	}
+	for _, e := range r.Hits[0].Events {
+		if strings.Contains(e.Text, text) {
+			return true
+		}
+	}
+	t.Fatalf("search %s: hit %s shows no event with %q: %+v", q, id, text, r.Hits[0].Events)
+	return false
 }
