@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -250,7 +251,8 @@ func TestInterruptedDeleteIsFinished(t *testing.T) {
 
 func TestCorruptChunkIsReported(t *testing.T) {
 	a := openTest(t)
-	res := ingest(t, a, formatstest.LinesFile("e", 40), nil)
+	native := formatstest.LinesFile("e", 40)
+	res := ingest(t, a, native, nil)
 	m := res.Manifest
 	db, _ := a.shard(m.Shard, false)
 	key := chunkKey(m.ID, m.Chunks[3].StartTick)
@@ -263,8 +265,14 @@ func TestCorruptChunkIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := a.Open(res.ID)
-	if _, err := r.WriteTo(context.Background(), &bytes.Buffer{}); err == nil {
+	var out bytes.Buffer
+	if _, err := r.WriteTo(context.Background(), &out); err == nil {
 		t.Fatal("export of a corrupt chunk succeeded")
+	}
+	// Chunks are decompressed in parallel but written in order: what was
+	// written is the file up to the corrupt chunk, nothing after it.
+	if !bytes.HasPrefix(native, out.Bytes()) || out.Len() >= len(native) {
+		t.Errorf("wrote %d bytes before the error, not a prefix of the %d-byte file", out.Len(), len(native))
 	}
 	rep, _ := a.Check(context.Background(), CheckOptions{ReadData: true})
 	if len(rep.Problems) != 1 {
@@ -326,4 +334,46 @@ func TestFlags(t *testing.T) {
 	if m, err = a.Unflag(res.ID, "griefing"); err != nil || len(m.AllFlags()) != 1 {
 		t.Errorf("unflag: %v %v", m.AllFlags(), err)
 	}
+}
+
+// TestExportStopsWhenCancelled checks that a whole export, whose chunks
+// are read on several goroutines, returns the context's error when it is
+// cancelled mid-way, and that no reader is left behind.
+func TestExportStopsWhenCancelled(t *testing.T) {
+	a := openTest(t)
+	native := formatstest.LinesFile("c", 400)
+	res := ingest(t, a, native, nil)
+	before := runtime.NumGoroutine()
+	r, err := a.Open(res.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &cancelAfter{n: len(native) / 3, cancel: cancel}
+	if _, err := r.WriteTo(ctx, w); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled export: %v, want context.Canceled", err)
+	}
+	if !bytes.HasPrefix(native, w.b.Bytes()) {
+		t.Error("what was written before the cancel is not a prefix of the file")
+	}
+	for i := 0; runtime.NumGoroutine() > before && i < 100; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the export, %d before", n, before)
+	}
+}
+
+// cancelAfter is a writer that cancels its context once it holds n bytes.
+type cancelAfter struct {
+	b      bytes.Buffer
+	n      int
+	cancel context.CancelFunc
+}
+
+func (w *cancelAfter) Write(p []byte) (int, error) {
+	if w.b.Len() >= w.n {
+		w.cancel()
+	}
+	return w.b.Write(p)
 }

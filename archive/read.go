@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/zstd"
@@ -35,8 +37,9 @@ type Recording struct {
 	// only when Manifest is called (see Open).
 	table     []byte
 	tableOnce sync.Once
-	// reads counts chunk reads (for tests and `frames --stats`).
-	reads int
+	// reads counts chunk reads (for tests and `frames --stats`); atomic,
+	// since a whole export reads chunks on several goroutines.
+	reads atomic.Int64
 	// offs, for a recording in the remote store, holds where each chunk
 	// starts in its object, and the object's size last.
 	offs []int64
@@ -135,7 +138,7 @@ func (r *Recording) Trailer() []byte { return r.trailer }
 func (r *Recording) Chunks() []formats.Chunk { return r.chunks }
 
 // Reads returns how many chunks have been read through r.
-func (r *Recording) Reads() int { return r.reads }
+func (r *Recording) Reads() int { return int(r.reads.Load()) }
 
 // ReadChunk implements formats.Source: it reads chunk i from the shard in
 // one short transaction, then decompresses and verifies it outside it.
@@ -187,7 +190,7 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 	if err != nil {
 		return nil, nil, fmt.Errorf("archive: recording %s chunk %d (tick %d): %w", r.m.ID, i, e.StartTick, err)
 	}
-	r.reads++
+	r.reads.Add(1)
 	return native, resume, nil
 }
 
@@ -259,6 +262,10 @@ func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 		default:
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		// The reader stopped early because the export was cancelled.
+		return n, err
+	}
 	if err := write(r.trailer); err != nil {
 		return n, err
 	}
@@ -282,32 +289,75 @@ type exportPiece struct {
 
 // readAhead reads every chunk in order into pieces, then closes it. It
 // stops at the first error (sent as the last piece) or when ctx ends.
+// Chunks are independent, so exportWorkers goroutines read and decompress
+// them at once (decompression is most of an export's work) while this one
+// hands them on in order; at most exportAhead chunks are in flight.
 // Buffers the writer is done with come back through free: a whole export
 // allocates a handful of chunk buffers, not one per chunk.
 func (r *Recording) readAhead(ctx context.Context, pieces chan<- exportPiece, free <-chan []byte) {
 	defer close(pieces)
-	var blobBuf []byte
-	for i := range r.chunks {
-		dst := []byte{} // never nil: see readChunk
-		select {
-		case dst = <-free:
-		default:
+	ctx, cancel := context.WithCancel(ctx)
+	type job struct {
+		i   int
+		dst []byte
+		out chan exportPiece
+	}
+	jobs := make(chan job)
+	order := make(chan chan exportPiece, exportAhead)
+	var wg sync.WaitGroup
+	defer wg.Wait() // no worker touches r once pieces is closed
+	defer cancel()
+	for range exportWorkers() {
+		wg.Go(func() {
+			var blobBuf []byte
+			for j := range jobs {
+				native, _, err := r.readChunk(ctx, j.i, &blobBuf, j.dst)
+				j.out <- exportPiece{native, err}
+			}
+		})
+	}
+	wg.Go(func() {
+		defer close(order)
+		defer close(jobs)
+		for i := range r.chunks {
+			dst := []byte{} // never nil: see readChunk
+			select {
+			case dst = <-free:
+			default:
+			}
+			j := job{i, dst, make(chan exportPiece, 1)}
+			select {
+			case order <- j.out:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				j.out <- exportPiece{err: ctx.Err()}
+				return
+			}
 		}
-		var native []byte
-		err := ctx.Err()
-		if err == nil {
-			native, _, err = r.readChunk(ctx, i, &blobBuf, dst)
+	})
+	for out := range order {
+		p := <-out
+		if p.err == nil {
+			p.err = ctx.Err()
 		}
 		select {
-		case pieces <- exportPiece{native, err}:
+		case pieces <- p:
 		case <-ctx.Done():
 			return
 		}
-		if err != nil {
+		if p.err != nil {
 			return
 		}
 	}
 }
+
+// exportWorkers is how many goroutines decompress a whole export's chunks
+// at once: one per core the process may use, up to 4.
+func exportWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 4)) }
 
 // Verify reads every chunk of the recording and checks per-chunk CRCs and
 // the whole file's sha256, writing nothing.

@@ -584,7 +584,7 @@ func (r *Recording) remoteAhead(ctx context.Context, pieces chan<- exportPiece, 
 			}
 		}
 		if err == nil {
-			r.reads++
+			r.reads.Add(1)
 			c := r.chunks[i]
 			native, _, err = r.a.decodeBlobInto(blobBuf, ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}, dst)
 		}
