@@ -21,7 +21,9 @@ import (
 // holds (the archive keeps them all: ingest's TestLongFileKeepsEveryEvent
 // goes past the old 100,000-event bound; this one stays small enough to
 // index in a test). The codec's in-memory bound is set below the file's
-// event count, to show that the archive path is not bounded by it.
+// event count, to show that the archive path is not bounded by it. The
+// commands' text (80 KB) is more than a recording document carries
+// (query's maxRecText): the last command is found through its event.
 func TestLongFileEveryCommandSearchable(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "long.teehistorian")
@@ -29,7 +31,7 @@ func TestLongFileEveryCommandSearchable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := teehistorian.GenOptions{Duration: 16 * time.Hour, Players: 2, Seed: 9, CommandsPerHour: 250, Idle: 0.95}
+	opt := teehistorian.GenOptions{Duration: 16 * time.Hour, Players: 2, Seed: 9, CommandsPerHour: 500, Idle: 0.95}
 	if err := teehistorian.Generate(f, opt); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestLongFileEveryCommandSearchable(t *testing.T) {
 			ranks++
 		}
 	}
-	if len(want) < 3900 {
+	if len(want) < 7800 {
 		t.Fatalf("only %d distinct rank commands generated", len(want))
 	}
 	opts := replay.Options{Create: true, Archive: archive.Options{NoSync: true}, Index: query.Options{MaxEvents: ranks + 1}}
@@ -87,5 +89,11 @@ func TestLongFileEveryCommandSearchable(t *testing.T) {
 	}
 	if r, err := x.Search(context.Background(), `cmd:"`+last+`"`, 0, 10); err != nil || len(r.Hits) != 1 || r.Hits[0].EventTotal != 1 {
 		t.Errorf("cmd:%q, the last generated command: %+v, %v", last, r, err)
+	}
+	if r, err := x.Search(context.Background(), `cmd:"rank 99999999"`, 0, 10); err != nil || len(r.Hits) != 0 || r.Total != 0 {
+		t.Errorf("cmd:\"rank 99999999\", never typed: %+v, %v", r, err)
+	}
+	if r, err := x.Search(context.Background(), `-cmd:"`+last+`"`, 0, 10); err != nil || len(r.Hits) != 0 {
+		t.Errorf("-cmd:%q: %+v, %v", last, r, err)
 	}
 }

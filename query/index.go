@@ -87,6 +87,7 @@ const (
 	fRChat   = "rchat"   // analysed: all chat text of the recording
 	fREtc    = "retc"    // analysed: text of the recording's other events
 	pairs    = "2"       // suffix of the word-pair field of each of the four above
+	fOver    = "over"    // keyword: rcmd, rchat, retc when they hold only part of the text (maxRecText)
 	// Event documents.
 	fKind = "kind" // keyword: event kind
 	fCmd  = "cmd"  // analysed: text of a command event
@@ -245,7 +246,7 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
 		return f
 	}
-	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs} {
+	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs, fOver} {
 		dm.AddFieldMappingsAt(name, kw())
 	}
 	for _, name := range []string{fWords, fRCmd, fRChat, fREtc, fText, fCmd, fChat} {
@@ -455,13 +456,30 @@ type eventText struct {
 	seen           map[string]bool
 	cmd, chat, etc []byte
 	texts          [3]map[string]bool // seen values of cmd, chat, etc
+	over           [3]bool            // a class reached maxRecText
 }
 
+// maxRecText bounds the distinct text of one class (commands, chat, other)
+// that a recording document carries. Analysing the text of a recording
+// document costs about 150 times its size: a 16-hour server file with
+// 128,000 distinct commands (1 MB) took the index update to 390 MiB
+// (issue 13). Past the bound the document is marked (fOver) and a search
+// confirms such a recording from its event documents, which are all
+// indexed (search.go, overflowed).
+const maxRecText = 64 << 10
+
 // add appends text to the values of class i (0 cmd, 1 chat, 2 other)
-// unless it is there already.
+// unless it is there already or the class is full.
 func (t *eventText) add(i int, v *[]byte, text string) {
+	if t.over[i] {
+		return
+	}
 	if t.texts[i] == nil {
 		t.texts[i] = map[string]bool{}
+	}
+	if !t.texts[i][text] && len(*v)+len(text) > maxRecText {
+		t.over[i], t.texts[i] = true, nil
+		return
 	}
 	if !t.texts[i][text] {
 		t.texts[i][text] = true
@@ -587,6 +605,11 @@ func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 		v    []byte
 	}{{fRCmd, t.cmd}, {fRChat, t.chat}, {fREtc, t.etc}} {
 		ix.addText(d, f.name, f.v)
+	}
+	for i, f := range []string{fRCmd, fRChat, fREtc} {
+		if t.over[i] {
+			kw(fOver, f)
+		}
 	}
 	d.AddField(document.NewTextFieldCustom(fData, nil, encodeRec(r), storeOpts, nil))
 	return d

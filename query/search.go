@@ -75,6 +75,7 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		from = 0
 	}
 	var must, not, events []query.Query
+	var confirm []*Term  // text terms a recording of overflowed text must confirm
 	needRecField := true // must the query be limited to recording documents?
 	for i := range q.Terms {
 		t := &q.Terms[i]
@@ -83,6 +84,15 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 			return nil, fmt.Errorf("query: term %q: unknown operator %q", t.Raw, t.Op)
 		}
 		rq := op.rec(t)
+		if op.kind == opText && op.event != nil {
+			// A recording whose document holds only part of its text
+			// (maxRecText) may match, or may not be excluded by a negated
+			// term: overflowed decides from its events.
+			if !t.Neg {
+				rq = query.NewDisjunctionQuery([]query.Query{rq, overQuery(t.Op)})
+			}
+			confirm = append(confirm, t)
+		}
 		if t.Neg {
 			not = append(not, rq)
 			continue
@@ -123,6 +133,11 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		}
 		out.Hits = append(out.Hits, h)
 	}
+	if len(confirm) > 0 {
+		if err := ix.overflowed(ctx, out, confirm); err != nil {
+			return nil, err
+		}
+	}
 	if evq != nil && len(out.Hits) > 0 {
 		if err := ix.allEvents(ctx, out.Hits, evq); err != nil {
 			return nil, err
@@ -130,6 +145,59 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 	}
 	out.Took = time.Since(began)
 	return out, nil
+}
+
+// overQuery matches recording documents whose text of the classes op
+// searches is only partly in them (fOver, see maxRecText).
+func overQuery(op string) query.Query {
+	switch op {
+	case "cmd":
+		return termQ(fOver, fRCmd)
+	case "chat":
+		return termQ(fOver, fRChat)
+	}
+	return query.NewDisjunctionQuery([]query.Query{termQ(fOver, fRCmd), termQ(fOver, fRChat), termQ(fOver, fREtc)})
+}
+
+// overflowed drops the hits whose recording document holds only part of
+// their text and that do not match terms by it or by one of its events:
+// every positive text term must match, no negated one may. Total then
+// counts one less per dropped hit (a page may come out short).
+func (ix *Index) overflowed(ctx context.Context, out *Results, terms []*Term) error {
+	count := func(q query.Query) (uint64, error) {
+		res, err := ix.bi.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, 0, 0, false))
+		if err != nil {
+			return 0, fmt.Errorf("query: confirm: %w", err)
+		}
+		return res.Total, nil
+	}
+	kept := out.Hits[:0]
+	for _, h := range out.Hits {
+		rec := termQ(fRec, h.ID)
+		n, err := count(query.NewConjunctionQuery([]query.Query{rec, termQ(fIsRec, "r"), overQuery("")}))
+		if err != nil {
+			return err
+		}
+		ok := true
+		for _, t := range terms {
+			if n == 0 || !ok {
+				break
+			}
+			op, _ := lookup(t.Op)
+			m, err := count(query.NewConjunctionQuery([]query.Query{rec, query.NewDisjunctionQuery([]query.Query{op.rec(t), op.event(t)})}))
+			if err != nil {
+				return err
+			}
+			ok = m > 0 != t.Neg
+		}
+		if ok {
+			kept = append(kept, h)
+		} else if out.Total > 0 {
+			out.Total--
+		}
+	}
+	out.Hits = kept
+	return nil
 }
 
 // windowMin is the default number of matching recordings above which
