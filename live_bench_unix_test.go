@@ -50,6 +50,10 @@ type liveServer struct {
 // CPU (getrusage user+system) per wall second, which includes the
 // writers (a small share: one write per file per tick). At the end every
 // "rank" command is found by search in its recording.
+//
+//	go test . -run '^$' -bench LiveAppendLatency -benchtime=1x
+//
+// LIVE_BENCH_SECONDS sets the game time written (default 20).
 func BenchmarkLiveAppendLatency(b *testing.B) {
 	const servers = 16
 	game := 20 * time.Second
@@ -82,7 +86,8 @@ func BenchmarkLiveAppendLatency(b *testing.B) {
 				s.warm++
 			}
 		}
-		x, err := replay.Open(filepath.Join(dir, "a"), replay.Options{Create: true, Archive: archive.Options{}})
+		// LIVE_BENCH_NOSYNC=1: no fsync per grow, to tell the disk's share.
+		x, err := replay.Open(filepath.Join(dir, "a"), replay.Options{Create: true, Archive: archive.Options{NoSync: os.Getenv("LIVE_BENCH_NOSYNC") != ""}})
 		if err != nil {
 			b.Fatal(err)
 		}
