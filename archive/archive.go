@@ -168,7 +168,12 @@ func Open(dir string, opts Options) (*Archive, error) {
 
 // newArchive wraps an open catalog.
 func newArchive(dir string, opts Options, db *bolt.DB) (*Archive, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
+	// The archive-wide encoder compresses headers, trailers and the chunks
+	// of live recordings, each on its own (EncodeAll): a window of
+	// chunkWindow, as chunk encoders have, instead of the default 8 MiB
+	// whose 16 MiB history every commit paid for (issue 15).
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)
