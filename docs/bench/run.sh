@@ -29,6 +29,9 @@ if has gen; then
 	[ -f "$W/big.th" ] || "$W/thgen" -dur 67h -o "$W/big.th"
 	[ -d "$W/day" ] || "$W/thgen" -dur 1h -n 24 -seed 100 -o "$W/day"
 	[ -d "$W/games" ] || "$W/thgen" -dur 5m -n 200 -seed 1000 -o "$W/games"
+	# A 16-hour server file of 2 mostly idle players and 8,000 commands an
+	# hour (146,112 events, more than the old 100,000 bound; issue 13).
+	[ -f "$W/long.th" ] || "$W/thgen" -dur 16h -players 2 -cmds 8000 -idle 0.95 -o "$W/long.th"
 fi
 
 if has rss; then
@@ -37,7 +40,7 @@ if has rss; then
 	/usr/bin/time -v "$W/archivectl" --help >/dev/null 2>"$W/base.time" || true
 	base=$(kib "$W/base.time")
 	echo "baseline RSS ${base} KiB"
-	for c in hour big day games; do
+	for c in hour big day games long; do
 		rm -rf "$W/a-$c"
 		/usr/bin/time -v $A --archive "$W/a-$c" ingest "$W/$c"* >/dev/null 2>"$W/ingest-$c.time"
 		if [ -d "$W/$c" ]; then
