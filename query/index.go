@@ -80,6 +80,7 @@ const (
 	fHeld    = "held"    // keyword "true"/"false"
 	fKinds   = "kinds"   // keyword: event kinds present in the recording
 	fStart   = "start"   // date, for ranges
+	fEnd     = "end"     // date: start + duration, for at: and during:
 	fSort    = "ts"      // keyword with doc values: start and id, for sorting
 	fDur     = "dur"     // number: duration in milliseconds
 	fWords   = "words"   // analysed: player names, map, server, attrs
@@ -151,7 +152,7 @@ type Index struct {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-22.1"
+const layoutVersion = "2026-11-25.1"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
@@ -258,6 +259,9 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 	st := bleve.NewDateTimeFieldMapping()
 	st.Store, st.IncludeInAll = false, false
 	dm.AddFieldMappingsAt(fStart, st)
+	en := bleve.NewDateTimeFieldMapping()
+	en.Store, en.IncludeInAll = false, false
+	dm.AddFieldMappingsAt(fEnd, en)
 	du := bleve.NewNumericFieldMapping()
 	du.Store, du.IncludeInAll, du.DocValues = false, false, false
 	dm.AddFieldMappingsAt(fDur, du)
@@ -591,6 +595,9 @@ func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 	if !r.Start.IsZero() {
 		if f, err := document.NewDateTimeFieldWithIndexingOptions(fStart, nil, r.Start, time.RFC3339Nano, index.IndexField); err == nil {
 			d.AddField(f)
+			if e, err := document.NewDateTimeFieldWithIndexingOptions(fEnd, nil, r.Start.Add(r.Duration), time.RFC3339Nano, index.IndexField); err == nil {
+				d.AddField(e)
+			}
 			ts = fmt.Sprintf("1%016x%s", uint64(r.Start.UnixNano())^(1<<63), r.ID)
 		}
 	}

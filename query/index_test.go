@@ -157,6 +157,30 @@ func TestSearch(t *testing.T) {
 		{"cmd:kick chat:please", nil, nil},
 		{"player:kitty kick", []string{idA, idC}, evs{idA: {"kick 3", "kick Bob"}, idC: {"hello kick"}}},
 		{"flag:speedhack after:2023-12-01 before:2024-01-01", []string{idC}, nil},
+		// at: and during: find recordings running then (start ≤ t < end):
+		// A runs 2024-03-01 10:00-10:10, B 2024-06-15 00:00-02:00, C
+		// 2023-12-31 23:00-23:01:30, D has no start.
+		{"at:2024-03-01T10:05", []string{idA}, nil},     // started before the minute
+		{"at:2024-03-01T10:00", []string{idA}, nil},     // started in it
+		{"at:2024-03-01T09:59", nil, nil},               // the whole minute, but before the start
+		{"at:2024-03-01T10:10", nil, nil},               // the end is exclusive
+		{"at:2024-03-01T10:09:59Z", []string{idA}, nil}, // seconds
+		{"at:2024-03-01T10:10:00Z", nil, nil},
+		{"at:2024-03-01T10:09:59.999Z", []string{idA}, nil},
+		{"at:2024-03-01T10:05:00+02:00", nil, nil}, // 08:05 UTC
+		{"at:2024-06-15T03:30+02:00", []string{idB}, nil},
+		{"at:2024-06-15T01", []string{idB}, nil}, // the whole hour
+		{"at:2023-12-31", []string{idC}, nil},    // the whole day
+		{"at:2024-01-01", nil, nil},
+		{"-at:2024-03-01", []string{idB, idC, idD}, nil},
+		{"after:2024-03-01T10:05:00Z", []string{idB}, nil}, // start semantics
+		{"during:2024-03-01T10:05..", []string{idB, idA}, nil},
+		{"during:..2024-01-01", []string{idC}, nil},
+		{"during:..2024-03-01T10:00", []string{idC}, nil}, // TO is exclusive
+		{"during:2023-12-31T23:01..2024-03-01T10:01", []string{idA, idC}, nil},
+		{"during:2023-12-31T23:02..2024-03-01T10:00", nil, nil},
+		{"during:2024-06-15T01", []string{idB}, nil},
+		{"player:kitty during:2024-01-01..", []string{idA}, nil},
 		// Secrets are never indexed, and neither are these attribute values.
 		{"hunter2xyz", nil, nil},
 		{"zq9timeout", nil, nil},

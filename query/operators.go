@@ -18,6 +18,7 @@ const (
 	opKeyword  opKind = iota // case-insensitive exact value, '*' suffix for prefix
 	opText                   // analysed words or a phrase
 	opDate                   // RFC 3339 or YYYY-MM-DD
+	opWindow                 // a time as a window (a whole minute, day...), or FROM..TO
 	opDuration               // units.ParseDuration, as archivectl's flags
 	opBool                   // true/false, yes/no, 1/0
 )
@@ -48,6 +49,8 @@ var operators = map[string]operator{
 	"chat":      {kind: opText, rec: recText(fRChat), event: text(fChat)},
 	"after":     {kind: opDate, rec: startAfter},
 	"before":    {kind: opDate, rec: startBefore},
+	"at":        {kind: opWindow, rec: running},
+	"during":    {kind: opWindow, rec: running},
 	"longer":    {kind: opDuration, rec: longer},
 	"shorter":   {kind: opDuration, rec: shorter},
 	"held":      {kind: opBool, rec: held},
@@ -115,6 +118,26 @@ func startBefore(t *Term) query.Query {
 	q := query.NewDateRangeInclusiveQuery(time.Time{}, t.Time, nil, &no)
 	q.SetField(fStart)
 	return q
+}
+
+// running matches recordings that were running at some moment of the
+// term's window: start < Until and start + duration > Time, so a game
+// that began before the window and was still going is found too.
+func running(t *Term) query.Query {
+	var qs []query.Query
+	if !t.Until.IsZero() {
+		no := false
+		q := query.NewDateRangeInclusiveQuery(time.Time{}, t.Until, nil, &no)
+		q.SetField(fStart)
+		qs = append(qs, q)
+	}
+	if !t.Time.IsZero() {
+		no := false
+		q := query.NewDateRangeInclusiveQuery(t.Time, time.Time{}, &no, nil)
+		q.SetField(fEnd)
+		qs = append(qs, q)
+	}
+	return query.NewConjunctionQuery(qs)
 }
 
 func longer(t *Term) query.Query {

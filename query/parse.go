@@ -4,6 +4,7 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -55,8 +56,12 @@ type Term struct {
 	// Words are the analysed words of a text value (cmd:, chat:, free words):
 	// lower-cased, split on word boundaries. More than one word is a phrase.
 	Words []string
-	// Time is the bound of after: and before:.
+	// Time is the bound of after: and before:, and the (inclusive) start
+	// of the window of at: and during: (zero: unbounded).
 	Time time.Time
+	// Until is the exclusive end of the window of at: and during: (zero:
+	// unbounded).
+	Until time.Time
 	// Dur is the bound of longer: and shorter:.
 	Dur time.Duration
 	// Bool is the value of held:.
@@ -261,6 +266,12 @@ func (t *Term) check(a analysis.Analyzer) error {
 			return fmt.Errorf("%s: date out of range (years 1700 to 2200)", name)
 		}
 		t.Time = tm
+	case opWindow:
+		from, until, err := parseWindow(t.Value, t.Op == "during")
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		t.Time, t.Until = from, until
 	case opDuration:
 		d, err := units.ParseDuration(t.Value)
 		if err != nil {
@@ -287,4 +298,75 @@ func parseDate(s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Parse(time.DateOnly, s)
+}
+
+// windowLayouts are the forms a time of at: and during: may take, each
+// with the span it means: a minute-precision value is the whole minute.
+var windowLayouts = []struct {
+	layout string
+	span   time.Duration
+}{
+	{time.RFC3339Nano, 0}, // an instant
+	{"2006-01-02T15:04:05Z07:00", time.Second},
+	{"2006-01-02T15:04:05", time.Second},
+	{"2006-01-02T15:04Z07:00", time.Minute},
+	{"2006-01-02T15:04", time.Minute},
+	{"2006-01-02T15Z07:00", time.Hour},
+	{"2006-01-02T15", time.Hour},
+	{time.DateOnly, 24 * time.Hour},
+}
+
+// parseSpan reads one time of at: or during: as the window [from, until)
+// it means: a whole day, hour, minute or second as precise as it is
+// written (UTC unless it has a zone), or an instant (until = from + 1ns).
+func parseSpan(s string) (from, until time.Time, err error) {
+	for _, l := range windowLayouts {
+		t, err := time.Parse(l.layout, s)
+		if err != nil || (l.span == 0 && !strings.Contains(s, ".")) {
+			continue // whole seconds mean the whole second, below
+		}
+		if l.span == 0 {
+			return t, t.Add(time.Nanosecond), nil
+		}
+		return t, t.Add(l.span), nil
+	}
+	return time.Time{}, time.Time{}, errors.New("not a time (want RFC 3339, YYYY-MM-DDThh:mm or YYYY-MM-DD)")
+}
+
+// parseWindow reads the value of at: (one time, the window it means) or
+// during: (also FROM..TO, either side optional: from FROM's start to TO's
+// start, exclusive).
+func parseWindow(s string, ranged bool) (from, until time.Time, err error) {
+	a, b, isRange := strings.Cut(s, "..")
+	if !isRange {
+		from, until, err = parseSpan(s)
+	} else if !ranged {
+		return from, until, errors.New("a range FROM..TO is for during:")
+	} else {
+		if a == "" && b == "" {
+			return from, until, errors.New("want FROM..TO, FROM.. or ..TO")
+		}
+		if a != "" {
+			if from, _, err = parseSpan(a); err != nil {
+				return from, until, err
+			}
+		}
+		if b != "" {
+			if until, _, err = parseSpan(b); err != nil {
+				return from, until, err
+			}
+		}
+		if !from.IsZero() && !until.IsZero() && !until.After(from) {
+			return from, until, errors.New("TO is not after FROM")
+		}
+	}
+	if err != nil {
+		return from, until, err
+	}
+	for _, t := range []time.Time{from, until} {
+		if !t.IsZero() && (t.Year() < 1700 || t.Year() > 2200) {
+			return from, until, errors.New("date out of range (years 1700 to 2200)")
+		}
+	}
+	return from, until, nil
 }

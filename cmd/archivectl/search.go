@@ -45,7 +45,11 @@ func cmdSearch() *command {
   map:NAME  server:NAME  format:NAME  session:ID  flag:NAME
   cmd:WORDS          console command text, e.g. cmd:kick or cmd:"ban 3"
   chat:WORDS         chat text
-  after:DATE  before:DATE     RFC 3339 or YYYY-MM-DD
+  after:DATE  before:DATE     started at/after, before; RFC 3339 or YYYY-MM-DD
+  at:TIME            running then: at:2023-11-27T21:48 (the whole minute), UTC
+                     unless zoned; a day, hour, minute or second as written
+  during:FROM..TO    running at some time from FROM to TO (exclusive);
+                     during:FROM.. (still running after), during:..TO
   longer:DUR  shorter:DUR     e.g. 90s, 5m, 2h, 2d, 2w
   held:true  flagged:true     held, or carrying any flag (false: not)
   id:PREFIX          a recording id or its prefix
