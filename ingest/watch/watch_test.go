@@ -237,11 +237,23 @@ func TestShrunkAndRewrittenFilesWarn(t *testing.T) {
 	if !h.waitFor(5*time.Second, func() bool { return len(h.ready) == 1 }) {
 		t.Fatal("not handed over")
 	}
-	os.WriteFile(path, bytes.Repeat([]byte("b"), 20000), 0o644) // same name, new content
+	// Each new content replaces the file at once (a dot file renamed over
+	// it): os.WriteFile truncates first, and a watcher looking between
+	// the truncation and the write sees a file of 0 bytes.
+	replace := func(b []byte) {
+		tmp := filepath.Join(dir, ".notes.tmp")
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace(bytes.Repeat([]byte("b"), 20000)) // same name, new content
 	if !h.waitFor(5*time.Second, func() bool { return len(h.ready) == 2 }) {
 		t.Fatal("rewritten file not handed over again")
 	}
-	os.WriteFile(path, []byte("short"), 0o644)
+	replace([]byte("short"))
 	if !h.waitFor(5*time.Second, func() bool { return len(h.ready) == 3 }) {
 		t.Fatal("shrunk file not handed over again")
 	}
