@@ -47,6 +47,11 @@ func TestOffersOnlyWhatWorks(t *testing.T) {
 	if m == nil || filepath.Ext(m[2]) != ".teehistorian" {
 		t.Fatalf("show of a teehistorian recording offers no clip with the format's extension:\n%s", show)
 	}
+	// The offered clip runs and stays within the recording.
+	offered := append(strings.Fields(m[1]), "-o", filepath.Join(t.TempDir(), m[2]))
+	if _, errs, code := c.run(offered...); code != exitOK || strings.Contains(errs, "past the last tick") {
+		t.Errorf("the offered %q: exit %d, %q", m[1], code, errs)
+	}
 	out := filepath.Join(t.TempDir(), "clip.teehistorian")
 	_, errs, code := c.run("export", ids["teehistorian"], "--from", "0", "--to", "999999999", "-o", out)
 	if code != exitOK || !strings.Contains(errs, "past the last tick, cut there") {

@@ -158,13 +158,17 @@ func runSearch(ctx context.Context, e *env, o *searchOptions, args []string) err
 }
 
 // offerCommand is what a hit suggests for an event: an export of a clip a
-// few seconds either side of it where the format can clip (by offset, so
-// it never runs past the end: the export cuts at the last tick), else the
-// frames around it.
+// few seconds either side of it where the format can clip (by offset,
+// --to clamped to the recording's duration so it never runs past the
+// end), else the frames around it.
 func offerCommand(x *replay.Archive, h query.Hit, ev query.EventHit) string {
 	id := h.ID[:8]
 	from := max(ev.Time-replay.ClipMargin*time.Second, 0)
 	to := ev.Time + replay.ClipMargin*time.Second
+	if h.Duration > 0 {
+		to = min(to, h.Duration.Truncate(time.Second))
+		from = min(from, to)
+	}
 	if x.CanClip(h.Format) {
 		return fmt.Sprintf("archivectl export %s --from %s --to %s -o clip-%s-%d%s", id, units.FormatDuration(from.Round(time.Second)),
 			units.FormatDuration(to.Round(time.Second)), id, ev.Tick, replay.Extension(h.Format))

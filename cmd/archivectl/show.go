@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/internal/textsafe"
+	"github.com/replayarchive/replay/internal/units"
 )
 
 // showOptions are the flags of archivectl show.
@@ -182,7 +184,11 @@ func runShow(ctx context.Context, e *env, o *showOptions, args []string) error {
 	short, ext := j.ID[:8], replay.Extension(j.Format)
 	fmt.Fprintf(w, "get it:    archivectl export %s -o %s%s\n", short, short, ext)
 	if x, err := e.lib(); err == nil && x.CanClip(j.Format) {
-		fmt.Fprintf(w, "clip:      archivectl export %s --from 1m --to 1m30s -o clip-%s%s\n", short, short, ext)
+		// A clip of the middle, at most 30 s, never past the end.
+		d := m.Meta.Duration.Truncate(time.Second)
+		from := max(d/2-15*time.Second, 0).Truncate(time.Second)
+		to := min(from+30*time.Second, d)
+		fmt.Fprintf(w, "clip:      archivectl export %s --from %s --to %s -o clip-%s%s\n", short, units.FormatDuration(from), units.FormatDuration(to), short, ext)
 	} else {
 		fmt.Fprintf(w, "frames:    archivectl frames %s --from 0 --to 100   (%s recordings cannot be clipped)\n", short, j.Format)
 	}
