@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/replayarchive/replay/archive/blob/s3test"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/internal/crash"
 )
 
 // countStore counts the reads that reach the bucket.
@@ -247,7 +247,7 @@ func TestUploadHelperProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = a.Upload(context.Background(), UploadOptions{OlderThan: time.Hour, afterObject: func() {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		crash.Self()
 	}})
 	t.Fatalf("upload survived its kill: %v", err)
 }
@@ -274,8 +274,7 @@ func TestRemoteUploadKilled(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestUploadHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), uploadHelperEnv+"="+dir+"|"+url, uploadHelperEnv+"_S3="+srv.Endpoint+"|"+srv.CredentialsFile)
 	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+	if !crash.Killed(err) {
 		t.Fatalf("helper: %v, want killed by SIGKILL; output:\n%s", err, out)
 	}
 	if keys := bucketKeys(t, store, "manifests/"); len(keys) != 0 {

@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/internal/crash"
 )
 
 func ingestLines(t testing.TB, a *archive.Archive, session string, n int) *archive.Manifest {
@@ -119,7 +119,7 @@ func TestMain(m *testing.M) {
 			os.Exit(4)
 		}
 		// The catalog commit is durable; die before the index hears of it.
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		crash.Self()
 		select {}
 	}
 	os.Exit(m.Run())
@@ -147,8 +147,7 @@ func TestCrashBetweenCatalogAndIndex(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
 	err = cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+	if !crash.Killed(err) {
 		t.Fatalf("child did not die by SIGKILL: %v", err)
 	}
 
