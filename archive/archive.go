@@ -32,6 +32,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/archive/blob"
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // ErrNotFound is returned for a recording id or prefix that names nothing.
@@ -201,7 +202,7 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		// (Where mapping extends the file, disk_other.go maps less.)
 		// update keeps the file's sparse tail small (growStep).
 		db, err := bolt.Open(path, opts.fileMode(), &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmapSize})
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("archive: %s: %w", path, ErrInUse)
 		}
 		if err != nil {

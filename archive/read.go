@@ -194,12 +194,8 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 	return native, resume, nil
 }
 
-// readBlob copies one chunk blob out of its shard.
-func (a *Archive) readBlob(shard string, owner uuid.UUID, tick int64) ([]byte, error) {
-	return a.readBlobInto(shard, owner, tick, nil)
-}
-
-// readBlobInto is readBlob copying into buf's storage (grown if needed).
+// readBlobInto copies one chunk blob out of its shard into buf's storage
+// (grown if needed).
 func (a *Archive) readBlobInto(shard string, owner uuid.UUID, tick int64, buf []byte) ([]byte, error) {
 	var blob []byte
 	err := a.viewShard(shard, func(tx *bolt.Tx) error {

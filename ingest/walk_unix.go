@@ -11,7 +11,6 @@ import (
 // dirKey identifies a directory however it is reached: device and inode.
 type dirKey struct {
 	dev, ino uint64
-	path     string // unused on unix
 }
 
 func dirKeyOf(path string, st fs.FileInfo) (dirKey, error) {

@@ -137,7 +137,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, errBadRequest):
 		writeError(w, http.StatusBadRequest, "bad_request", strings.TrimSuffix(err.Error(), ": "+errBadRequest.Error()))
-	case errors.Is(err, r499):
+	case errors.Is(err, errClientGone):
 		// The client went away; nobody reads an answer.
 	default:
 		s.log.Error("request failed", "err", err)
@@ -147,7 +147,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 
 var (
 	errBadRequest = errors.New("bad request")
-	r499          = errors.New("client gone")
+	errClientGone = errors.New("client gone")
 )
 
 func badRequest(format string, args ...any) error {
@@ -653,7 +653,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	if redact {
 		release, err := s.acquireHeavy(r.Context())
 		if err != nil {
-			s.fail(w, fmt.Errorf("%w: %v", r499, err))
+			s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
 			return
 		}
 		defer release()
@@ -706,7 +706,7 @@ func (s *Server) clip(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, build func(io.Writer) (string, error)) {
 	release, err := s.acquireHeavy(r.Context())
 	if err != nil {
-		s.fail(w, fmt.Errorf("%w: %v", r499, err))
+		s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
 		return
 	}
 	defer release()

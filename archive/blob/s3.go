@@ -109,7 +109,7 @@ func NewS3(ctx context.Context, rawURL string, opts S3Options) (*S3, error) {
 	if err != nil {
 		return nil, err
 	}
-	creds, err := loadCredentials(opts)
+	creds, err := loadCredentials(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func parseEndpoint(endpoint string) (host string, secure bool, err error) {
 
 // loadCredentials reads the keys from the file the options name, else from
 // the environment, and fails now rather than at the first request.
-func loadCredentials(opts S3Options) (*credentials.Credentials, error) {
+func loadCredentials(ctx context.Context, opts S3Options) (*credentials.Credentials, error) {
 	var c *credentials.Credentials
 	where := "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 	if opts.CredentialsFile != "" {
@@ -180,7 +180,7 @@ func loadCredentials(opts S3Options) (*credentials.Credentials, error) {
 	} else {
 		c = credentials.NewEnvAWS()
 	}
-	v, err := c.Get()
+	v, err := c.GetWithContext(&credentials.CredContext{Context: ctx})
 	if err != nil {
 		return nil, fmt.Errorf("blob: credentials from %s: %w", where, err)
 	}

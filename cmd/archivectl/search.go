@@ -17,10 +17,6 @@ import (
 	"github.com/replayarchive/replay/server"
 )
 
-// clipMargin is how many ticks before and after an event the suggested
-// clip command covers.
-const clipMargin = 250
-
 // searchOptions are the flags of archivectl search.
 type searchOptions struct {
 	json  bool

@@ -101,10 +101,9 @@ func bufioScanner(r io.Reader) *bufio.Scanner {
 
 // LineReader reads .echoreplay lines one at a time.
 type LineReader struct {
-	sc   *bufio.Scanner
-	n    int   // lines returned
-	off  int64 // byte offset of the next line
-	line []byte
+	sc  *bufio.Scanner
+	n   int   // lines returned
+	off int64 // byte offset of the next line
 }
 
 // NewLineReader reads plain .echoreplay text from r.

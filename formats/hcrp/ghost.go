@@ -26,7 +26,6 @@ type Ghost struct {
 	ents  []Entity
 	sum   GhostSummary
 	total float64
-	both  int64
 }
 
 // GhostSummary sums up a ghost race.

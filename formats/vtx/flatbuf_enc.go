@@ -252,31 +252,6 @@ func (e *fbEnc) frame(f *Frame) flatbuffers.UOffsetT {
 	return e.b.EndObject()
 }
 
-// fbEncodeChunk returns a finished Chunk buffer.
-func (e *fbEnc) chunk(c *Chunk) []byte {
-	e.b.Reset()
-	cd := e.bytes(c.CompressedData)
-	var frames flatbuffers.UOffsetT
-	if len(c.Frames) > 0 {
-		offs := make([]flatbuffers.UOffsetT, len(c.Frames))
-		for i := range c.Frames {
-			offs[i] = e.frame(&c.Frames[i])
-		}
-		frames = e.offsets(offs)
-	}
-	var cf flatbuffers.UOffsetT
-	if len(c.CompressedFrames) > 0 {
-		cf = e.byteArrays(c.CompressedFrames)
-	}
-	e.b.StartObject(5)
-	e.slot(4, cf)
-	e.slot(3, frames)
-	e.slot(2, cd)
-	e.b.PrependInt32Slot(0, c.Index, 0)
-	e.b.PrependBoolSlot(1, c.IsCompressed, false)
-	return e.finish(e.b.EndObject())
-}
-
 // header returns a finished FileHeader buffer.
 func (e *fbEnc) header(h *Header) []byte {
 	e.b.Reset()

@@ -233,7 +233,6 @@ func sint32Of(v uint64) int32    { return int32(protowire.DecodeZigZag(v & math.
 func sint64Of(v uint64) int64    { return protowire.DecodeZigZag(v) }
 func float32Of(v uint32) float32 { return math.Float32frombits(v) }
 func float64Of(v uint64) float64 { return math.Float64frombits(v) }
-func u32id(v uint32) uint32      { return v }
 
 // pbHeader decodes a FileHeader.
 func pbHeader(b []byte) (*Header, error) {
