@@ -152,7 +152,7 @@ type Index struct {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-25.1"
+const layoutVersion = "2026-11-25.2"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
@@ -595,7 +595,10 @@ func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 	if !r.Start.IsZero() {
 		if f, err := document.NewDateTimeFieldWithIndexingOptions(fStart, nil, r.Start, time.RFC3339Nano, index.IndexField); err == nil {
 			d.AddField(f)
-			if e, err := document.NewDateTimeFieldWithIndexingOptions(fEnd, nil, r.Start.Add(r.Duration), time.RFC3339Nano, index.IndexField); err == nil {
+			// A zero-length recording (a live one before its first tick)
+			// runs at its start: at: must find it.
+			end := r.Start.Add(max(r.Duration, time.Nanosecond))
+			if e, err := document.NewDateTimeFieldWithIndexingOptions(fEnd, nil, end, time.RFC3339Nano, index.IndexField); err == nil {
 				d.AddField(e)
 			}
 			ts = fmt.Sprintf("1%016x%s", uint64(r.Start.UnixNano())^(1<<63), r.ID)
