@@ -341,7 +341,7 @@ func parseWindow(s string, ranged bool) (from, until time.Time, err error) {
 	if !isRange {
 		from, until, err = parseSpan(s)
 	} else if !ranged {
-		return from, until, errors.New("a range FROM..TO is for during:")
+		return from, until, errors.New("a range FROM..TO is for the during operator only")
 	} else {
 		if a == "" && b == "" {
 			return from, until, errors.New("want FROM..TO, FROM.. or ..TO")
