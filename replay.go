@@ -215,6 +215,10 @@ func (x *Archive) index(ctx context.Context) (*query.Index, error) {
 	dir := filepath.Join(x.dir, "index")
 	if x.opts.ReadOnly {
 		ix, err := query.OpenWith(dir, query.Options{ReadOnly: true, MaxEvents: x.opts.Index.MaxEvents})
+		if errors.Is(err, query.ErrStale) || errors.Is(err, query.ErrOldLayout) {
+			// Only a writer rebuilds it: say how, not just that.
+			return nil, fmt.Errorf("search index: %w (run 'archivectl reindex', or any command that writes, to rebuild it)", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("search index: %w", err)
 		}
