@@ -52,8 +52,8 @@ func cmdSearch() *command {
   free words and "quoted phrases" match names, map, server, commands, chat
   -term              exclude
 OR, AND, NOT and parentheses are refused: terms always AND together.
-Each hit is a recording with the events that matched under it (tick, time,
-who, what) and a ready-to-run export command for a clip around each event.`,
+Each hit is a recording with the events that matched under it (tick, offset,
+wall-clock time in UTC where the start is known, who, what) and a ready-to-run export command for a clip around each event.`,
 		flags: o.AddFlags,
 		run:   func(ctx context.Context, e *env, args []string) error { return runSearch(ctx, e, o, args) },
 	}
@@ -142,7 +142,7 @@ func runSearch(ctx context.Context, e *env, o *searchOptions, args []string) err
 			if who == "" {
 				who = "-"
 			}
-			fmt.Fprintln(w, textsafe.Line(fmt.Sprintf("    tick %-8d %-9s %-8s %-16s %s", ev.Tick, fmtOffset(ev.Time.Milliseconds()), ev.Kind, who, ev.Text)))
+			fmt.Fprintln(w, textsafe.Line(fmt.Sprintf("    tick %-8d %-9s %-20s %-8s %-16s %s", ev.Tick, fmtOffset(ev.Time.Milliseconds()), eventAt(h.Start, ev.Time), ev.Kind, who, ev.Text)))
 			fmt.Fprintf(w, "      %s\n", offerCommand(x, h, ev))
 		}
 		if shown := min(len(h.Events), showEvents); h.EventTotal > shown {
@@ -171,6 +171,17 @@ func offerCommand(x *replay.Archive, h query.Hit, ev query.EventHit) string {
 	}
 	return fmt.Sprintf("archivectl frames %s --from %d --to %d   (%s cannot be clipped; export %s -o FILE gives the whole file)",
 		id, ev.Tick, ev.Tick, h.Format, id)
+}
+
+// eventAt is the wall-clock time of an event at offset t of a recording
+// that started at start, UTC to the second (RFC 3339) so a moderator can
+// match it against a server's logs or a report; "-" when the start is not
+// known.
+func eventAt(start time.Time, t time.Duration) string {
+	if start.IsZero() {
+		return "-"
+	}
+	return start.Add(t).UTC().Format(time.RFC3339)
 }
 
 func fmtOffset(ms int64) string {
