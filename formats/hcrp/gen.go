@@ -117,12 +117,6 @@ func (s *Session) Options() Options {
 	}
 }
 
-// Meta returns the session's metadata.
-func (s *Session) Meta() *Meta { m := s.meta; return &m }
-
-// Ticks returns how many ticks the session records.
-func (s *Session) Ticks() int { return s.cfg.Ticks }
-
 func (s *Session) snapshot(r *Recorder, tick int64) error {
 	e := Event{Type: ClearGhostBlocks}
 	if err := r.Add(&e); err != nil {

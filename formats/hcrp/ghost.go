@@ -77,9 +77,6 @@ func NewGhost(ctx context.Context, a, b formats.Source) (*Ghost, error) {
 	return newGhost(ctx, ra, rb)
 }
 
-// NewGhostReaders is NewGhost over two Readers (which the Ghost closes).
-func NewGhostReaders(ctx context.Context, a, b *Reader) (*Ghost, error) { return newGhost(ctx, a, b) }
-
 func newGhost(ctx context.Context, ra, rb *Reader) (*Ghost, error) {
 	if ra.Header.WorldID != rb.Header.WorldID {
 		ra.Close()

@@ -412,6 +412,9 @@ func TestGhost(t *testing.T) {
 	defer g.Close()
 	n := 0
 	for g.Next() {
+		if g.Tick() != int64(n) {
+			t.Fatalf("step %d reports tick %d", n, g.Tick())
+		}
 		if n == 300 && len(g.Positions()) != 3 {
 			t.Fatalf("ghost has %d entities", len(g.Positions()))
 		}

@@ -176,13 +176,3 @@ func Compact(ctx context.Context, r *Reader, w io.Writer, opts CompactOptions) e
 		return data[e.Offset : e.Offset+int64(e.CompressedLen)], nil
 	})
 }
-
-// CompactDir compacts the recording directory dir into w.
-func CompactDir(ctx context.Context, dir string, w io.Writer, opts CompactOptions) error {
-	r, err := OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return Compact(ctx, r, w, opts)
-}
