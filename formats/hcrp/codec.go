@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -81,6 +82,7 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 		return nil, fmt.Errorf("hcrp: header: %w", err)
 	}
 	meta, col := newMetadata(h, metaRaw)
+	col.sink, _ = w.(formats.EventWriter)
 	dec, err := newDecoder()
 	if err != nil {
 		return nil, err
@@ -132,7 +134,9 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 		}
 		return nil, formats.Errorf(Name, end, "expected end of file after the last chunk, found more bytes")
 	}
-	col.finish(meta)
+	if err := col.finish(meta); err != nil {
+		return nil, err
+	}
 	return meta, nil
 }
 
@@ -181,11 +185,11 @@ func newMetadata(h *Header, metaRaw []byte) (*formats.Metadata, *collector) {
 		if f.Detail != "" {
 			text += ": " + f.Detail
 		}
-		col.events = append(col.events, formats.Event{Tick: int64(f.Tick), Time: time.Duration(f.Tick) * TickDuration,
+		col.meta = append(col.meta, formats.Event{Tick: int64(f.Tick), Time: time.Duration(f.Tick) * TickDuration,
 			Kind: formats.EventFlag, Player: byUUID[f.Player], PlayerID: f.Player, Text: text})
 	}
 	for _, c := range m.Chat {
-		col.events = append(col.events, formats.Event{Tick: int64(c.Tick), Time: time.Duration(c.Tick) * TickDuration,
+		col.meta = append(col.meta, formats.Event{Tick: int64(c.Tick), Time: time.Duration(c.Tick) * TickDuration,
 			Kind: formats.EventChat, Player: byUUID[c.Player], PlayerID: c.Player, Text: c.Text})
 	}
 	known := map[string]bool{"map": true, "server": true, "players": true, "anticheat": true, "chat": true}
@@ -197,17 +201,48 @@ func newMetadata(h *Header, metaRaw []byte) (*formats.Metadata, *collector) {
 	return md, col
 }
 
-// maxIndexedEvents bounds the metadata events taken from chunks, so a file
-// of millions of tiny events cannot make Split's metadata huge.
+// maxIndexedEvents bounds the events taken from chunks where they are held
+// in memory (Split's Writer is not a formats.EventWriter), so a file of
+// millions of tiny events cannot make Split's metadata huge. The archive's
+// Writer takes every event as it comes: there nothing is left out.
 const maxIndexedEvents = 100_000
 
-// collector turns chunk events into searchable metadata events.
+// collector turns chunk events into searchable metadata events. With a
+// sink, every event goes to it as it is found, in tick order, the
+// preamble's (anticheat flags, chat: bounded by the preamble's size)
+// merged in before the first chunk event past their tick; without one,
+// events are collected in memory up to maxIndexedEvents.
 type collector struct {
 	players map[int32]formats.Player // by entity id
 	seen    map[int32]bool           // player entities spawned
+	meta    []formats.Event          // the preamble's events
+	sink    formats.EventWriter
+	sorted  bool // meta is in tick order and sent up to sent
+	sent    int
+	err     error // sink's first error
 	events  []formats.Event
 	n       int // events taken from chunks
 	dropped int // events past maxIndexedEvents
+}
+
+// flush hands the sink the preamble's events up to tick.
+func (c *collector) flush(tick int64) {
+	if !c.sorted {
+		sort.SliceStable(c.meta, func(i, j int) bool { return c.meta[i].Tick < c.meta[j].Tick })
+		c.sorted = true
+	}
+	for c.sent < len(c.meta) && c.meta[c.sent].Tick <= tick && c.err == nil {
+		c.err = c.sink.Event(c.meta[c.sent])
+		c.sent++
+	}
+}
+
+// send hands e to the sink after the preamble's events up to its tick.
+func (c *collector) send(e formats.Event) {
+	c.flush(e.Tick)
+	if c.err == nil {
+		c.err = c.sink.Event(e)
+	}
 }
 
 func (c *collector) event(tick int64, e *Event) {
@@ -216,7 +251,7 @@ func (c *collector) event(tick int64, e *Event) {
 	default:
 		return
 	}
-	if c.n >= maxIndexedEvents {
+	if c.sink == nil && c.n >= maxIndexedEvents {
 		c.dropped++
 		return
 	}
@@ -251,15 +286,30 @@ func (c *collector) event(tick int64, e *Event) {
 		ev.Player, ev.PlayerID = runner.Name, runner.ID
 	}
 	c.n++
+	if c.sink != nil {
+		c.send(ev)
+		return
+	}
 	c.events = append(c.events, ev)
 }
 
-func (c *collector) finish(md *formats.Metadata) {
+// finish puts the events into md (or the rest of the preamble's into the
+// sink) and returns the sink's first error.
+func (c *collector) finish(md *formats.Metadata) error {
+	if c.sink != nil {
+		c.flush(math.MaxInt64)
+		if c.err != nil {
+			return fmt.Errorf("hcrp: events: %w", c.err)
+		}
+		return nil
+	}
 	if c.dropped > 0 {
 		md.Warnings = append(md.Warnings, fmt.Sprintf("%s: %d run and join events past the first %d were not indexed", Name, c.dropped, maxIndexedEvents))
 	}
-	sort.SliceStable(c.events, func(i, j int) bool { return c.events[i].Tick < c.events[j].Tick })
-	md.Events = c.events
+	events := append(c.meta, c.events...)
+	sort.SliceStable(events, func(i, j int) bool { return events[i].Tick < events[j].Tick })
+	md.Events = events
+	return nil
 }
 
 // runTime formats a run time in milliseconds as m:ss.mmm.

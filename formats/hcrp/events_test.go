@@ -1,0 +1,89 @@
+package hcrp
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+)
+
+// sinkRecording is a formatstest.Recording that takes events as they come,
+// as the archive's Writer does.
+type sinkRecording struct {
+	*formatstest.Recording
+	events []formats.Event
+}
+
+// Event implements formats.EventWriter.
+func (s *sinkRecording) Event(e formats.Event) error {
+	s.events = append(s.events, e)
+	return nil
+}
+
+func splitToSink(t *testing.T, file []byte) *sinkRecording {
+	t.Helper()
+	s := &sinkRecording{Recording: new(formatstest.Recording)}
+	md, err := Codec{}.Split(ctx, bytes.NewReader(file), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Metadata = md
+	if !bytes.Equal(s.Bytes(), file) {
+		t.Fatal("the pieces do not reassemble to the file")
+	}
+	return s
+}
+
+// TestEveryEventToSink checks issue 13's "every event is searchable": with
+// a Writer that takes events as they come (the archive's), every run
+// event of a file reaches it, far past maxIndexedEvents, with no warning
+// and none held in Metadata.Events.
+func TestEveryEventToSink(t *testing.T) {
+	// 7 ticks of 30000 run_start events each: more than maxIndexedEvents.
+	var raw []byte
+	for tick := range 7 {
+		raw = AppendVarInt(raw, int32(tick))
+		raw = append(raw, 30000>>8, 30000&0xff)
+		raw = append(raw, bytes.Repeat([]byte{byte(RunStart)}, 30000)...)
+	}
+	enc, _ := newEncoder(3)
+	comp := enc.EncodeAll(raw, nil)
+	var buf bytes.Buffer
+	err := writeCompacted(&buf, Header{}, []byte{0x0a, 0}, []IndexEntry{{Ticks: 7, Flags: FlagSnapshot,
+		CompressedLen: int32(len(comp)), UncompressedLen: int32(len(raw))}}, func(int) ([]byte, error) { return comp, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := splitToSink(t, buf.Bytes())
+	if len(s.events) != 7*30000 || len(s.Metadata.Events) != 0 || len(s.Metadata.Warnings) != 0 {
+		t.Fatalf("%d events to the sink (want %d), %d in the metadata, warnings %v", len(s.events), 7*30000,
+			len(s.Metadata.Events), s.Metadata.Warnings)
+	}
+	if last := s.events[len(s.events)-1]; last.Tick != 6 || last.Kind != "run_start" {
+		t.Fatalf("last event %+v", last)
+	}
+}
+
+// TestSinkEventsAsCollected checks that the events a sink gets are those
+// Split lists without one, in the same order: the preamble's anticheat
+// flags and chat merged in tick order among the chunks' events.
+func TestSinkEventsAsCollected(t *testing.T) {
+	file, err := Generate(SessionConfig{Seed: 7, Ticks: 1000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := formatstest.Split(t, Codec{}, file).Metadata.Events
+	kinds := map[string]int{}
+	for _, e := range want {
+		kinds[e.Kind]++
+	}
+	if kinds[formats.EventFlag] == 0 || kinds[formats.EventChat] == 0 || kinds[formats.EventJoin] == 0 {
+		t.Fatalf("the generated file lacks preamble or chunk events: %v", kinds)
+	}
+	got := splitToSink(t, file).events
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("sink events differ from the collected ones:\n got %v\nwant %v", got, want)
+	}
+}
