@@ -136,9 +136,6 @@ func (x *Archive) Dir() string { return x.dir }
 // and the audit log.
 func (x *Archive) Store() *archive.Archive { return x.a }
 
-// ReadOnly reports whether the archive was opened read-only.
-func (x *Archive) ReadOnly() bool { return x.opts.ReadOnly }
-
 // Codec returns the codec for format name, or nil when this build has none.
 func (x *Archive) Codec(name string) formats.Codec {
 	for _, c := range x.codecs {

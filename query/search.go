@@ -469,11 +469,3 @@ func textQuery(field string, t *Term) query.Query {
 	return query.NewPhraseQuery(t.Words, field)
 }
 
-// String returns the query in a normalised form.
-func (q *Query) String() string {
-	parts := make([]string, len(q.Terms))
-	for i, t := range q.Terms {
-		parts[i] = t.Raw
-	}
-	return strings.Join(parts, " ")
-}

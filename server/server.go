@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 )
@@ -82,15 +81,6 @@ func New(x *replay.Archive, cfg Config) *Server {
 	s.routes()
 	return s
 }
-
-// Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
-
-// Registry returns the Prometheus registry /metrics serves.
-func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
-
-// Wait blocks until uploads in flight have finished.
-func (s *Server) Wait() { s.uploads.Wait() }
 
 // Endpoint is what `serve` writes into the archive directory so that the
 // command line finds the running server.

@@ -191,9 +191,6 @@ func (w *Writer) Add(f *Frame) error {
 	return nil
 }
 
-// Frames returns how many frames were added.
-func (w *Writer) Frames() int { return w.n }
-
 func (w *Writer) flushChunk() error {
 	w.payload = w.payload[:0]
 	var lastBones *Bones

@@ -56,9 +56,6 @@ func (rec *Recorder) reset() {
 	rec.prevMaxCid, rec.maxCid = MaxClients, MaxClients
 }
 
-// Tick returns the current tick.
-func (rec *Recorder) Tick() int64 { return rec.tick }
-
 // BeginTick starts tick t (DDNet's BeginTick followed by BeginPlayers).
 // Ticks must increase; BeginTick(0) at the start does nothing, since tick 0
 // is implicit.

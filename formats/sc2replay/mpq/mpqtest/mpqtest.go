@@ -5,7 +5,6 @@ package mpqtest
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 
 	"github.com/replayarchive/replay/formats/sc2replay/mpq"
@@ -25,16 +24,6 @@ type File struct {
 	Data  []byte
 	Size  uint32
 	Flags uint32 // mpq.Flag* except FlagExists, which Build adds
-}
-
-// Zlib returns b compressed as one zlib unit behind its mask byte.
-func Zlib(b []byte) []byte {
-	var buf bytes.Buffer
-	buf.WriteByte(MaskZlib)
-	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestCompression)
-	zw.Write(b)
-	zw.Close()
-	return buf.Bytes()
 }
 
 // Sectors lays out already compressed sectors behind their offset table.
