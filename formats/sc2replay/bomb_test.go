@@ -18,7 +18,7 @@ import (
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/sc2replay/mpq"
-	"github.com/replayarchive/replay/formats/sc2replay/mpq/mpqtest"
+	"github.com/replayarchive/replay/internal/mpqtest"
 )
 
 // bzip2Zeros is `bzip2 -9` of 128 MiB of zeros (Go has no bzip2 writer);
