@@ -106,8 +106,8 @@ func getManifest(tx *bolt.Tx, id uuid.UUID) (*Manifest, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
-	m := new(Manifest)
-	if err := json.Unmarshal(v, m); err != nil {
+	m, err := decodeManifest(v)
+	if err != nil {
 		return nil, fmt.Errorf("archive: manifest %s: %w", id, err)
 	}
 	return m, nil
@@ -132,10 +132,18 @@ func (a *Archive) Manifest(id uuid.UUID) (*Manifest, error) {
 }
 
 // Resolve turns a full id or a unique prefix of its hex form (dashes
-// optional) into a recording id.
+// optional) into a recording id. A full id is only looked up, not
+// decoded: the caller opens the recording next (the manifest of a long
+// recording is most of the cost of opening it).
 func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
 	if id, err := uuid.Parse(ref); err == nil {
-		if _, err := a.Manifest(id); err != nil {
+		err := a.catalog.View(func(tx *bolt.Tx) error {
+			if tx.Bucket(bucketRecordings).Get(id[:]) == nil {
+				return fmt.Errorf("%s: %w", id, ErrNotFound)
+			}
+			return nil
+		})
+		if err != nil {
 			return uuid.Nil, err
 		}
 		return id, nil
@@ -191,8 +199,8 @@ func (a *Archive) List(ctx context.Context, fn func(*Manifest) error) error {
 				k, v = c.Next()
 			}
 			for ; k != nil && len(batch) < page; k, v = c.Next() {
-				m := new(Manifest)
-				if err := json.Unmarshal(v, m); err != nil {
+				m, err := decodeManifest(v)
+				if err != nil {
 					return fmt.Errorf("manifest %x: %w", k, err)
 				}
 				batch = append(batch, m)
