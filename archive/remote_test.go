@@ -15,10 +15,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive/blob"
-	"github.com/replayarchive/replay/archive/blob/s3test"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/internal/crash"
+	"github.com/replayarchive/replay/internal/s3test"
 )
 
 // countStore counts the reads that reach the bucket.

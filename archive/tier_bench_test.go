@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/replayarchive/replay/archive/blob/s3test"
 	"github.com/replayarchive/replay/formats/all"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/s3test"
 )
 
 // BenchmarkTier compares reading a recording from the local shard with

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/archive/blob"
-	"github.com/replayarchive/replay/archive/blob/s3test"
+	"github.com/replayarchive/replay/internal/s3test"
 )
 
 // benchObjectSize is the object the benchmarks read: a sealed recording's

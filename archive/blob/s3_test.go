@@ -14,7 +14,7 @@ import (
 
 	"github.com/replayarchive/replay/archive/blob"
 	"github.com/replayarchive/replay/archive/blob/blobtest"
-	"github.com/replayarchive/replay/archive/blob/s3test"
+	"github.com/replayarchive/replay/internal/s3test"
 )
 
 const testBucket = s3test.Bucket

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replayarchive/replay/archive/blob/s3test"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/internal/s3test"
 )
 
 // TestRemoteTwoNodes runs the tier from the command line against a real
