@@ -162,10 +162,35 @@ func (r *Recording) TickAt(d time.Duration) int64 {
 	}
 	c := cs[i]
 	tick := c.StartTick
-	if rate := r.Meta().TickRate; rate > 0 {
-		tick += int64((d - c.Time).Seconds() * rate)
-	}
+	tick += ticksIn(d-c.Time, r.Meta().TickRate)
 	return min(tick, r.LastTick())
+}
+
+// ticksIn is how many whole ticks at rate per second fit in d. A whole
+// rate is counted in integers: the float of d in seconds times the rate
+// lands just under a whole tick for most offsets (2m0s at tick 6000 of a
+// teehistorian chunk gave tick 5999, and the clip a search hit offered
+// stopped before its event).
+func ticksIn(d time.Duration, rate float64) int64 {
+	if rate <= 0 || d <= 0 {
+		return 0
+	}
+	if n := int64(rate); float64(n) == rate {
+		s := int64(d / time.Second)
+		return s*n + int64(d%time.Second)*n/int64(time.Second)
+	}
+	return int64(float64(d) * rate / float64(time.Second))
+}
+
+// tickSpan is the time n ticks at rate per second take (see ticksIn).
+func tickSpan(n int64, rate float64) time.Duration {
+	if rate <= 0 || n <= 0 {
+		return 0
+	}
+	if r := int64(rate); float64(r) == rate {
+		return time.Duration(n/r)*time.Second + time.Duration(n%r)*time.Second/time.Duration(r)
+	}
+	return time.Duration(float64(n) * float64(time.Second) / rate)
 }
 
 // TimeAt returns the offset of tick from the recording's start.
@@ -179,11 +204,7 @@ func (r *Recording) TimeAt(tick int64) time.Duration {
 		return 0
 	}
 	c := cs[i]
-	t := c.Time
-	if rate := r.Meta().TickRate; rate > 0 && tick > c.StartTick {
-		t += time.Duration(float64(tick-c.StartTick) / rate * float64(time.Second))
-	}
-	return t
+	return c.Time + tickSpan(tick-c.StartTick, r.Meta().TickRate)
 }
 
 // Extension returns the file name extension of the recording's format.
