@@ -1,3 +1,5 @@
+// This file holds the index: opening it, building documents and Apply.
+
 // Package query indexes archived recordings and their searchable events in a
 // bleve index and answers the moderator query language (see Parse) over it.
 //
@@ -14,8 +16,6 @@
 // a search hit shows. The recording document also carries copies of all its
 // events' text (command, chat, other), so that every query is one search over
 // recording documents; events are then fetched for the page of hits only.
-//
-// This file holds the index: opening it, building documents and Apply.
 package query
 
 import (

@@ -1,7 +1,7 @@
 // Package blob is the archive's object-storage tier: a small key/value store
 // of immutable byte objects with ranged reads, listing by prefix and an
 // atomic create-only write. Sealed recordings move out of the local shards
-// into it (issue 17); a local directory (Dir) and an S3-compatible bucket
+// into it; a local directory (Dir) and an S3-compatible bucket
 // (S3) implement it, and blobtest checks both against the same contract.
 //
 // Keys are '/'-separated relative paths ("rec/2026-01/<id>"): no empty

@@ -1,3 +1,7 @@
+// This file holds the fixed layout: the header, the index entries, the
+// preamble checks and the primitive encodings (big-endian integers and
+// Minecraft VarInt/VarLong).
+
 // Package hcrp reads and writes Hollow Cube's chunked replay format ("HCRP",
 // format version 4) as their mapmaker server implements it: a 256-byte
 // big-endian header, network NBT metadata, a chunk index, and one zstd frame
@@ -5,10 +9,6 @@
 // directory of append-only segment files plus a preamble file (header,
 // metadata and index) rewritten atomically after every segment; compaction
 // turns the directory into one file.
-//
-// This file holds the fixed layout: the header, the index entries, the
-// preamble checks and the primitive encodings (big-endian integers and
-// Minecraft VarInt/VarLong).
 package hcrp
 
 import (

@@ -1,10 +1,10 @@
-// Package vtx reads and writes VTX replay files (Zenos Interactive's
-// per-frame state format, both the protobuf "VTXP" and the FlatBuffers
-// "VTXF" backends) and implements formats.Codec for them.
-//
 // This file holds the Codec: Split (header, one archive chunk per VTX chunk,
 // trailer), metadata from the header, the embedded schema and the frames,
 // Frames (decoded frames as JSON with schema names) and Clip.
+
+// Package vtx reads and writes VTX replay files (Zenos Interactive's
+// per-frame state format, both the protobuf "VTXP" and the FlatBuffers
+// "VTXF" backends) and implements formats.Codec for them.
 package vtx
 
 import (
