@@ -468,4 +468,3 @@ func textQuery(field string, t *Term) query.Query {
 	}
 	return query.NewPhraseQuery(t.Words, field)
 }
-
