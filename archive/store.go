@@ -463,6 +463,7 @@ type ReplaceError struct {
 	Reason string
 }
 
+// Error says which recording was not replaced and why.
 func (e *ReplaceError) Error() string {
 	return fmt.Sprintf("refused: the input names recording %s but may not replace it: %s", e.ID, e.Reason)
 }

@@ -44,6 +44,7 @@ type TakenDownError struct {
 	Takedown Takedown
 }
 
+// Error names the takedown (who, when, why) that refused the bytes.
 func (e *TakenDownError) Error() string {
 	t := e.Takedown
 	by := t.By
@@ -99,6 +100,7 @@ type SweepError struct {
 	Err error
 }
 
+// Error says the delete took effect and what finishes the sweep.
 func (e *SweepError) Error() string {
 	return fmt.Sprintf("archive: deleted %d recording(s) from the catalog, but removing their chunks failed (%v): the delete took effect; the next delete, prune or check --repair finishes it", len(e.IDs), e.Err)
 }

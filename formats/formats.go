@@ -296,6 +296,7 @@ type Error struct {
 	Err    error  // the underlying cause, may be nil
 }
 
+// Error reads "format: byte offset N: what", so a report points at the byte.
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%s: byte offset %d: %s", e.Format, e.Offset, e.What)
 	if e.Err != nil {
@@ -304,6 +305,7 @@ func (e *Error) Error() string {
 	return s
 }
 
+// Unwrap returns the cause, so errors.Is sees io.ErrUnexpectedEOF and the like.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns an *Error for format at offset with a formatted message.

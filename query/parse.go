@@ -23,6 +23,7 @@ type ParseError struct {
 	Msg  string // what is wrong, e.g. "after: not a date"
 }
 
+// Error points at the term and its position in the query.
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("query: position %d: %q: %s", e.Pos, e.Term, e.Msg)
 }

@@ -15,7 +15,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// SessionConfig describes a generated session.
+// SessionConfig describes a generated session. The generator (NewSession,
+// Generate) makes deterministic test data for this package's tests, the
+// other packages' tests, benchmarks and archivectl's demo; it lives here, not
+// under internal/, because this package's own tests use it and Go does not
+// let them import a package that imports this one.
 type SessionConfig struct {
 	Seed    uint64
 	Ticks   int // ticks to record (default 1200, one minute)
