@@ -14,6 +14,10 @@ import (
 )
 
 // GenOptions configures Generate. Zero fields take the defaults noted.
+// Generate makes test data for tests, benchmarks, internal/cmd/thgen and
+// archivectl's demo; it lives here, not under internal/, because this
+// package's own tests use it and Go does not let them import a package that
+// imports this one.
 type GenOptions struct {
 	Duration time.Duration // recorded game time; default 1 minute
 	Players  int           // client slots in use (max concurrent players); default 16, at most MaxClients
