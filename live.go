@@ -30,14 +30,15 @@ func (x *Archive) Grow(ctx context.Context, path string, final bool, by Actor, r
 	switch g.Action {
 	case ingest.GrowNotLive:
 		if final {
-			return g, x.Ingest(ctx, []string{path}, IngestOptions{By: by}, report)
+			// g.Path: a file of a live recording directory stands for it.
+			return g, x.Ingest(ctx, []string{g.Path}, IngestOptions{By: by}, report)
 		}
 		return g, nil
-	case ingest.GrowWaiting:
+	case ingest.GrowWaiting, ingest.GrowDone:
 		return g, nil
 	case ingest.GrowStarted, ingest.GrowSealed:
 		x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditIngest, Recording: g.ID,
-			Detail: fmt.Sprintf("live recording %s %s (%d bytes)", filepath.Base(path), g.Action, g.NativeBytes)})
+			Detail: fmt.Sprintf("live recording %s %s (%d bytes)", filepath.Base(g.Path), g.Action, g.NativeBytes)})
 	}
 	if err := x.sync(ctx); err != nil {
 		return g, fmt.Errorf("archived, but %w", err)

@@ -9,6 +9,14 @@
 // The sha256 of the native bytes advances without re-reading the file:
 // crypto/sha256's digest implements encoding.BinaryMarshaler, and its state
 // after the last archived byte is stored with the recording.
+//
+// A live recording may also have a header that every grow rewrites (an
+// HCRP segment set, whose preamble before the chunks holds counts and an
+// index: Growth.RewritesHeader). Its grows only append chunks, never send
+// an archived one again, and shift the archived chunks' file offsets by
+// the change of the header's length; the sha256 then covers the chunk
+// bytes (Manifest.ChunksSHA256), and sealing reads the archived chunks
+// once to hash the whole file.
 
 package archive
 
@@ -47,6 +55,9 @@ type liveState struct {
 	Codec []byte `json:"codec"`
 	// TailResume is the open tail chunk's resume state.
 	TailResume []byte `json:"tail_resume"`
+	// HeaderChanges says every grow rewrites the header piece: SHA is of
+	// the chunk bytes, and grows only append chunks.
+	HeaderChanges bool `json:"header_changes,omitempty"`
 }
 
 // Live is an archived live recording as the next grow resumes it.
@@ -65,7 +76,7 @@ func (l *Live) End() int64 { return l.state.End }
 // Tail returns the input for the codec's SplitTail: where the open tail
 // chunk starts and what the codec left.
 func (l *Live) Tail() formats.TailInput {
-	in := formats.TailInput{Header: l.Header, State: l.state.Codec, Events: l.Events}
+	in := formats.TailInput{Header: l.Header, State: l.state.Codec, Events: l.Events, Chunks: len(l.Manifest.Chunks)}
 	if n := len(l.Manifest.Chunks); n > 0 {
 		t := l.Manifest.Chunks[n-1]
 		in.Offset, in.StartTick, in.Seen, in.Resume = t.Offset, t.StartTick, t.Length, l.state.TailResume
@@ -140,6 +151,10 @@ type Growth struct {
 	resumes  [][]byte
 	blobs    [][]byte
 	scratch  []byte
+	// rewrite: the header piece is rewritten by every grow (RewritesHeader);
+	// newHeader: this grow has written it; shift: its change of length.
+	rewrite, newHeader bool
+	shift              int64
 }
 
 // NewGrowth starts a grow of live (nil: a new live recording of the given
@@ -153,13 +168,44 @@ func (a *Archive) NewGrowth(format, source string, live *Live) (*Growth, error) 
 		g.hashFrom = live.state.End
 		g.off = live.Tail().Offset
 		g.header = live.Header
+		if live.state.HeaderChanges {
+			g.rewrite, g.off = true, live.state.End
+		}
 	}
 	return g, nil
 }
 
+// RewritesHeader says that the recording's header piece is written anew
+// by every grow, and grows only append chunks (formats.AppendableDir).
+// Call it before the first piece of a new live recording; a grow of an
+// existing one knows it from the recording.
+func (g *Growth) RewritesHeader() error {
+	if g.live != nil && !g.rewrite {
+		return fmt.Errorf("archive: live recording %s keeps its header", g.live.Manifest.ID)
+	}
+	if g.off != 0 && g.live == nil {
+		return errors.New("archive: RewritesHeader after the first piece")
+	}
+	g.rewrite = true
+	return nil
+}
+
 // Header implements formats.Writer.
 func (g *Growth) Header(b []byte) error {
-	if g.live != nil || g.header != nil {
+	switch {
+	case g.rewrite && !g.newHeader && len(g.chunks) == 0:
+		old := int64(0)
+		if g.live != nil {
+			old = int64(len(g.live.Header))
+		}
+		g.header, g.newHeader = bytes.Clone(b), true
+		if g.header == nil {
+			g.header = []byte{}
+		}
+		g.shift = int64(len(b)) - old
+		g.off += g.shift // not hashed: see Manifest.ChunksSHA256
+		return nil
+	case g.rewrite, g.live != nil, g.header != nil:
 		return errors.New("archive: header must come first, once")
 	}
 	g.header = bytes.Clone(b)
@@ -169,6 +215,12 @@ func (g *Growth) Header(b []byte) error {
 
 // write hashes the bytes of b that were not hashed before and moves on.
 func (g *Growth) write(b []byte) {
+	if g.rewrite {
+		// Only new chunks come: every byte is hashed.
+		g.sha.Write(b)
+		g.off += int64(len(b))
+		return
+	}
 	if skip := g.hashFrom - g.off; skip < int64(len(b)) {
 		g.sha.Write(b[max(skip, 0):])
 	}
@@ -185,6 +237,16 @@ func (g *Growth) Chunk(c formats.Chunk, native []byte) error {
 	var prev *formats.Chunk
 	if n := len(g.chunks); n > 0 {
 		prev = &formats.Chunk{StartTick: g.chunks[n-1].StartTick}
+	} else if g.rewrite && g.live != nil {
+		if !g.newHeader {
+			return errors.New("archive: a grow that rewrites the header writes it first")
+		}
+		// Appended after the last archived chunk, which stays.
+		t := g.live.Manifest.Chunks[len(g.live.Manifest.Chunks)-1]
+		if c.StartTick != t.StartTick+t.Ticks {
+			return &ReplaceError{ID: g.live.Manifest.ID, Reason: fmt.Sprintf("its next chunk starts at tick %d, the archived ones end at tick %d: it does not extend the recording", c.StartTick, t.StartTick+t.Ticks)}
+		}
+		prev = &formats.Chunk{StartTick: t.StartTick}
 	} else if g.live != nil {
 		if err := g.extendsTail(c, native); err != nil {
 			return err
@@ -237,6 +299,13 @@ func (g *Growth) Trailer(b []byte) error {
 // included).
 func (g *Growth) Chunks() int { return len(g.chunks) }
 
+// Changed reports whether the grow has anything to commit: chunks, or a
+// rewritten header that differs from the archived one.
+func (g *Growth) Changed() bool {
+	return len(g.chunks) > 0 || g.trailer != nil ||
+		g.newHeader && (g.live == nil || !bytes.Equal(g.header, g.live.Header))
+}
+
 // GrowResult says what CommitGrow did.
 type GrowResult struct {
 	Manifest *Manifest
@@ -255,8 +324,11 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 	if res == nil || res.Meta == nil {
 		return nil, errors.New("archive: grow without metadata")
 	}
-	if len(g.chunks) == 0 {
+	if len(g.chunks) == 0 && !(g.rewrite && g.live != nil) {
 		return nil, errors.New("archive: grow without chunks")
+	}
+	if g.rewrite && !g.newHeader {
+		return nil, errors.New("archive: a grow that rewrites the header must write it")
 	}
 	if g.off != res.End {
 		return nil, fmt.Errorf("archive: the codec's pieces end at byte %d, its result at %d", g.off, res.End)
@@ -274,6 +346,13 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 		return nil, fmt.Errorf("archive: save the sha256 state: %w", err)
 	}
 	sum := g.sha.Sum(nil)
+	chunksOnly := g.rewrite
+	if g.rewrite && seal {
+		if sum, err = a.hashRewritten(ctx, g); err != nil {
+			return nil, err
+		}
+		chunksOnly = false
+	}
 
 	a.commitMu.Lock()
 	defer a.commitMu.Unlock()
@@ -321,7 +400,7 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 	}
 
 	m := a.grownManifest(old, g, res, id, now)
-	m.SHA256, m.Live = hex.EncodeToString(sum), !seal
+	m.SHA256, m.Live, m.ChunksSHA256 = hex.EncodeToString(sum), !seal, chunksOnly
 	ticks := make([]int64, len(g.chunks))
 	for i, c := range g.chunks {
 		ticks[i] = c.StartTick
@@ -329,7 +408,11 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 	if err := a.writeBlobs(m.Shard, m.owner(), ticks, g.blobs); err != nil {
 		return nil, err
 	}
-	state, err := json.Marshal(liveState{End: res.End, SHA: shaState, Codec: res.State, TailResume: g.resumes[len(g.resumes)-1]})
+	tail := g.live.tailResume()
+	if n := len(g.resumes); n > 0 {
+		tail = g.resumes[n-1]
+	}
+	state, err := json.Marshal(liveState{End: res.End, SHA: shaState, Codec: res.State, TailResume: tail, HeaderChanges: g.rewrite})
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +457,17 @@ func (a *Archive) grownManifest(old *Manifest, g *Growth, res *formats.TailResul
 	if old != nil {
 		c := *old
 		m = &c
-		m.Chunks = append(old.Chunks[:len(old.Chunks)-1:len(old.Chunks)-1], g.chunks...)
+		if g.rewrite {
+			// The archived chunks stay, moved by the header's change.
+			m.Chunks = make([]ChunkEntry, 0, len(old.Chunks)+len(g.chunks))
+			for _, e := range old.Chunks {
+				e.Offset += g.shift
+				m.Chunks = append(m.Chunks, e)
+			}
+			m.Chunks = append(m.Chunks, g.chunks...)
+		} else {
+			m.Chunks = append(old.Chunks[:len(old.Chunks)-1:len(old.Chunks)-1], g.chunks...)
+		}
 	} else {
 		start := meta.Start
 		if start.IsZero() {
@@ -419,7 +512,7 @@ func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, g *Growth, res *format
 			}
 		}
 	}
-	if sources.Get(sum) == nil {
+	if !m.ChunksSHA256 && sources.Get(sum) == nil {
 		if err := sources.Put(sum, m.ID[:]); err != nil {
 			return err
 		}
@@ -493,4 +586,54 @@ func blobResume(blob []byte) ([]byte, int, error) {
 		return nil, 0, errors.New("blob resume length out of range")
 	}
 	return blob[1+k : 1+k+int(n)], 1 + k + int(n), nil
+}
+
+// tailResume is the archived open tail chunk's resume state (nil for a
+// new recording).
+func (l *Live) tailResume() []byte {
+	if l == nil {
+		return nil
+	}
+	return l.state.TailResume
+}
+
+// hashRewritten returns the sha256 of the whole file a sealing grow of a
+// recording with a rewritten header leaves: the new header, the archived
+// chunks read back from the shard (each checked against its CRC-32C),
+// then the grow's own. This is the one time such a recording's archived
+// bytes are read again.
+func (a *Archive) hashRewritten(ctx context.Context, g *Growth) ([]byte, error) {
+	h := sha256.New()
+	h.Write(g.header)
+	if g.live != nil {
+		m := g.live.Manifest
+		var buf, dst []byte
+		for _, e := range m.Chunks {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			blob, err := a.readBlobInto(m.Shard, m.owner(), e.StartTick, buf)
+			if err != nil {
+				return nil, fmt.Errorf("archive: seal %s: chunk at tick %d: %w", m.ID, e.StartTick, err)
+			}
+			buf = blob
+			native, _, err := a.decodeBlobInto(blob, e, dst)
+			if err != nil {
+				return nil, fmt.Errorf("archive: seal %s: chunk at tick %d: %w", m.ID, e.StartTick, err)
+			}
+			if !e.Precompressed {
+				dst = native
+			}
+			h.Write(native)
+		}
+	}
+	for i, b := range g.blobs {
+		native, _, err := a.decodeBlobInto(b, g.chunks[i], nil)
+		if err != nil {
+			return nil, fmt.Errorf("archive: seal: new chunk at tick %d: %w", g.chunks[i].StartTick, err)
+		}
+		h.Write(native)
+	}
+	h.Write(g.trailer)
+	return h.Sum(nil), nil
 }

@@ -28,8 +28,13 @@ type Manifest struct {
 	// bucket: they can be many, and listing recordings does not need them).
 	Meta formats.Metadata `json:"meta"`
 	// SHA256 is the hex sha256 of the whole native file.
-	SHA256      string `json:"sha256"`
-	NativeBytes int64  `json:"native_bytes"`
+	SHA256 string `json:"sha256"`
+	// ChunksSHA256 says SHA256 covers the chunk bytes only, not the header
+	// piece: a live recording whose header is rewritten by every grow (an
+	// HCRP segment set) cannot resume a hash of the whole file. Sealing
+	// hashes the whole file once and clears it.
+	ChunksSHA256 bool  `json:"chunks_sha256,omitempty"`
+	NativeBytes  int64 `json:"native_bytes"`
 	// HeaderBytes and TrailerBytes are the sizes of the native header and
 	// trailer pieces (kept in the catalog's heads bucket).
 	HeaderBytes  int64 `json:"header_bytes"`

@@ -230,7 +230,14 @@ func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 		n += int64(k)
 		return err
 	}
-	if err := write(r.header); err != nil {
+	if r.m.ChunksSHA256 {
+		// A live recording whose header changes: its sha256 is of the
+		// chunks (Manifest.ChunksSHA256).
+		k, err := w.Write(r.header)
+		if n = int64(k); err != nil {
+			return n, err
+		}
+	} else if err := write(r.header); err != nil {
 		return n, err
 	}
 	ctx, cancel := context.WithCancel(ctx)

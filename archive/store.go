@@ -517,7 +517,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 				continue
 			}
 			if old, err := getManifest(tx, id); p.meta.ID != uuid.Nil && err == nil {
-				if p.meta.Growing {
+				if p.meta.Growing && !old.Live {
 					if err := canReplace(old, p); err != nil {
 						results[i] = Result{ID: id, Outcome: Refused, Err: err}
 						continue
@@ -527,6 +527,10 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 				} else {
 					derived := IDFromSHA256(p.sum)
 					results[i].Note = fmt.Sprintf("the file names recording %s, which holds other bytes (sha256 %s…); archived as %s", id, old.SHA256[:12], derived)
+					if old.Live {
+						// Live recordings grow by their own path (live.go).
+						results[i].Note = fmt.Sprintf("the input names live recording %s, which it does not extend; archived as %s", id, derived)
+					}
 					id = derived
 				}
 			}

@@ -49,6 +49,8 @@ type TailInput struct {
 	State []byte
 	// Events are the events archived so far; new ones are appended.
 	Events []Event
+	// Chunks is how many chunks are archived (for SplitDirTail).
+	Chunks int
 	// Final says the file is finished or idle: every byte is taken, a
 	// half-written last record as the trailer.
 	Final bool
@@ -70,4 +72,35 @@ type TailResult struct {
 	// Touched is the lowest index of an event that is new or changed
 	// (len(TailInput.Events) when only new ones were added).
 	Touched int
+	// Read is how many bytes of input the call read (0 when the codec
+	// does not count), so that tests and stats can show that a grow reads
+	// what was added, not what was archived before.
+	Read int64
 }
+
+// AppendableDir is implemented by codecs whose live recordings are
+// directories of pieces written once each, indexed by a small file
+// rewritten with every commit (an HCRP segment set: preamble.dat and
+// segment-NNN.dat). The archive extends one live recording as commits
+// arrive, as it does for an Appendable file, except that the header
+// piece is written anew by every grow (its counts and index change) and
+// archived chunks are never sent again: new chunks follow the last one.
+type AppendableDir interface {
+	DirInput
+	// LiveDir reads the recording id and session the directory dir
+	// names. It returns ErrNeedMore while the directory has no index yet.
+	LiveDir(dir string) (id uuid.UUID, session string, err error)
+	// SplitDirTail continues the split of the growing directory dir: it
+	// hands w the whole header piece, then the chunks after the
+	// in.Chunks already archived (in.Header, in.State and in.Events are
+	// the archive's). Without in.Final and before the directory says it
+	// is complete, it returns ErrNeedMore when nothing was added. It
+	// returns an error wrapping ErrNotExtending when the directory no
+	// longer holds what was archived (a segment rewritten, another
+	// recording under the same name).
+	SplitDirTail(ctx context.Context, dir string, in TailInput, w Writer) (*TailResult, error)
+}
+
+// ErrNotExtending says a growing input no longer holds the bytes archived
+// from it, so it cannot extend its live recording.
+var ErrNotExtending = errors.New("the input does not extend its live recording")

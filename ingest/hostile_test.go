@@ -183,48 +183,74 @@ func TestHostileDirectoryHijack(t *testing.T) {
 	})
 }
 
-// A live HCRP recording is replaced as it grows, but only by its own
+// A live HCRP recording grows in place, but only by its own
 // continuation: a directory of another world, or of the same world with
-// other bytes, naming the same id is refused.
+// other bytes, naming the same id does not extend it (a warning, nothing
+// changed) and, ingested whole, becomes a recording of its own; a held
+// recording is not extended.
 func TestHostileLiveReplace(t *testing.T) {
 	a := newArchive(t)
 	p := &Pipeline{Archive: a, Codecs: hostileCodecs()}
+	ctx := context.Background()
 	id := uuid.MustParse("0b9f6c1e-5b7a-4c8e-9a1d-2f3e4d5c6b7a")
 	dir, rec, sess := liveDir(t, t.TempDir(), id, hcrp.SessionConfig{Seed: 7, Ticks: 3000}, 1000)
-	if r := runAll(t, p, dir)[id.String()]; r.Outcome != OutcomeIngested || r.ID != id {
-		t.Fatalf("first ingest: %+v", r)
+	if g, err := p.Grow(ctx, dir, false); err != nil || g.Action != GrowStarted || g.ID != id {
+		t.Fatalf("first grow: %+v %v", g, err)
 	}
 
 	refused := func(name string, cfg hcrp.SessionConfig, want string) {
 		t.Run(name, func(t *testing.T) {
 			other, _, _ := liveDir(t, t.TempDir(), id, cfg, 1500)
 			state := archiveState(t, a)
-			r := runAll(t, p, other)[id.String()]
-			if r.Outcome != OutcomeRefused || !strings.Contains(r.Err, want) {
-				t.Fatalf("got %s %q, want refused saying %q", r.Outcome, r.Err, want)
+			g, err := p.Grow(ctx, other, false)
+			if err != nil || g.Action != GrowNotLive || !g.Warn || !strings.Contains(g.Why, want) {
+				t.Fatalf("got %+v %v, want not live saying %q", g, err, want)
 			}
 			if after := archiveState(t, a); after != state {
 				t.Fatalf("the archive changed:\n%s\nbecame\n%s", state, after)
 			}
+			r := runAll(t, p, other)[id.String()]
+			if r.Outcome != OutcomeIngested || r.ID == id || !strings.Contains(r.Note, "live recording "+id.String()) {
+				t.Fatalf("whole ingest: %+v, want a recording of its own", r)
+			}
+			if m, err := a.Manifest(id); err != nil || !m.Live || m.Meta.Ticks != 1000 {
+				t.Fatalf("the live recording is now %+v %v", m, err)
+			}
 		})
 	}
-	refused("other world", hcrp.SessionConfig{Seed: 7, Ticks: 3000, WorldID: uuid.New()}, "belongs to session")
-	refused("same world, other bytes", hcrp.SessionConfig{Seed: 8, Ticks: 3000}, "differs from the archived copy")
+	refused("other world", hcrp.SessionConfig{Seed: 7, Ticks: 3000, WorldID: uuid.New()}, "names another recording")
+	refused("same world, other bytes", hcrp.SessionConfig{Seed: 8, Ticks: 3000}, "names another recording")
 
-	// The real continuation replaces it, flags and all.
+	// A held recording is not extended.
+	step(t, rec, sess, 500)
+	if _, err := a.SetHold(id, "case 9"); err != nil {
+		t.Fatal(err)
+	}
+	state := archiveState(t, a)
+	if g, err := p.Grow(ctx, dir, false); err != nil || g.Action != GrowNotLive || !strings.Contains(g.Why, "held (case 9)") {
+		t.Fatalf("held: %+v %v", g, err)
+	}
+	if after := archiveState(t, a); after != state {
+		t.Fatalf("the archive changed:\n%s\nbecame\n%s", state, after)
+	}
+	if _, err := a.Release(id); err != nil {
+		t.Fatal(err)
+	}
+
+	// The real continuation extends it, flags and all.
 	if _, err := a.SetFlag(id, "review", "watch this one"); err != nil {
 		t.Fatal(err)
 	}
-	step(t, rec, sess, 1000)
-	if r := runAll(t, p, dir)[id.String()]; r.Outcome != OutcomeReplaced || r.ID != id {
-		t.Fatalf("grown: %+v", r)
+	step(t, rec, sess, 500)
+	if g, err := p.Grow(ctx, dir, false); err != nil || g.Action != GrowGrew || g.ID != id {
+		t.Fatalf("grown: %+v %v", g, err)
 	}
 	m, err := a.Manifest(id)
-	if err != nil || len(m.Flags) != 1 || m.Meta.Ticks < 2000 {
-		t.Fatalf("after the replace: %+v %v", m, err)
+	if err != nil || len(m.Flags) != 1 || m.Meta.Ticks != 2000 || !m.Live {
+		t.Fatalf("after the grow: %+v %v", m, err)
 	}
-	rep, err := a.Check(context.Background(), archive.CheckOptions{ReadData: true})
-	if err != nil || !rep.OK() || rep.Recordings != 1 {
+	rep, err := a.Check(ctx, archive.CheckOptions{ReadData: true})
+	if err != nil || !rep.OK() || rep.Recordings != 3 {
 		t.Fatalf("check: %+v %v", rep, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
@@ -35,6 +36,10 @@ const (
 	// GrowNotLive: the file is not followed as a live recording
 	// (Grown.Why says why); it is ingested whole once ready.
 	GrowNotLive GrowAction = "not live"
+	// GrowDone: the live recording directory is sealed already and its
+	// recording holds all of it: nothing to do (a directory's files are
+	// offered one by one, each after the seal).
+	GrowDone GrowAction = "done"
 )
 
 // Grown is what Grow did with one file.
@@ -53,6 +58,10 @@ type Grown struct {
 	Warn     bool
 	Warnings []string
 	Manifest *archive.Manifest
+	// Read is how many bytes of input the grow read, where the codec
+	// counts them (HCRP directories): the new commit, not what was
+	// archived before.
+	Read int64
 }
 
 // liveHead is how much of a growing file is read to find its id.
@@ -68,11 +77,16 @@ const liveHead = 64 << 10
 // is GrowNotLive too, to be ingested as a whole file. The error is for
 // what stops the grow itself (the file cannot be read, the archive
 // cannot be written).
+//
+// A live recording directory (formats.AppendableDir: an HCRP segment set)
+// grows the same way, from path naming the directory or any file in it;
+// Grown.Path is then the directory.
 func (p *Pipeline) Grow(ctx context.Context, path string, final bool) (*Grown, error) {
 	out := &Grown{Path: path}
-	notLive := func(warn bool, cause error, format string, args ...any) (*Grown, error) {
-		out.Action, out.Warn, out.Cause, out.Why = GrowNotLive, warn, cause, fmt.Sprintf(format, args...)
-		return out, nil
+	notLive := out.notLive
+	if dir, codec := p.liveDir(path); codec != nil {
+		out.Path = dir
+		return p.growDir(ctx, out, dir, codec, final)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -104,20 +118,11 @@ func (p *Pipeline) Grow(ctx context.Context, path string, final bool) (*Grown, e
 		return notLive(false, nil, "%s files do not grow in place", codec.Name())
 	}
 	id, session, hlen, err := ap.LiveID(head)
-	if errors.Is(err, formats.ErrNeedMore) && !final {
-		out.Action = GrowWaiting
-		return out, nil
-	}
-	if err != nil {
-		return notLive(false, err, "%v", err)
-	}
-	out.ID = id
-	live, err := p.Archive.LiveOf(id)
+	live, answer, err := p.liveOf(out, id, err, final, "file")
 	switch {
-	case errors.Is(err, archive.ErrNotFound):
-		if final {
-			return notLive(false, nil, "no live recording: the file is ingested whole")
-		}
+	case answer != nil:
+		return answer, nil
+	case err == nil && live == nil:
 		return p.grow(ctx, out, ap, f, size, nil, false)
 	case errors.Is(err, archive.ErrSealed):
 		if m, err := p.Archive.Manifest(id); err == nil && m.NativeBytes == size {
@@ -175,6 +180,12 @@ func (p *Pipeline) grow(ctx context.Context, out *Grown, ap formats.Appendable, 
 		out.Action = GrowWaiting // a header, no complete record yet
 		return out, nil
 	}
+	return p.commitGrow(ctx, out, g, res, final)
+}
+
+// commitGrow commits a grow the codec has split.
+func (p *Pipeline) commitGrow(ctx context.Context, out *Grown, g *archive.Growth, res *formats.TailResult, final bool) (*Grown, error) {
+	var re *archive.ReplaceError
 	r, err := p.Archive.CommitGrow(ctx, g, res, final)
 	if errors.As(err, &re) || errors.As(err, new(*archive.TakenDownError)) {
 		out.Action, out.Warn, out.Cause, out.Why = GrowNotLive, true, err, err.Error()
@@ -183,7 +194,7 @@ func (p *Pipeline) grow(ctx context.Context, out *Grown, ap formats.Appendable, 
 	if err != nil {
 		return nil, err
 	}
-	out.Manifest, out.Added, out.NativeBytes, out.Warnings = r.Manifest, r.Added, r.Manifest.NativeBytes, res.Meta.Warnings
+	out.Manifest, out.Added, out.NativeBytes, out.Warnings, out.Read = r.Manifest, r.Added, r.Manifest.NativeBytes, res.Meta.Warnings, res.Read
 	switch {
 	case r.Sealed:
 		out.Action = GrowSealed
@@ -210,4 +221,113 @@ func safelyTail(c formats.Codec, split func() (*formats.TailResult, error)) (res
 		}
 	}()
 	return split()
+}
+
+// liveDir returns the live recording directory path stands for (path
+// itself, or the directory of a file in it) and its codec, or nil.
+func (p *Pipeline) liveDir(path string) (string, formats.Codec) {
+	for _, dir := range []string{path, filepath.Dir(path)} {
+		for _, c := range p.Codecs {
+			if d, ok := c.(formats.AppendableDir); ok && d.IsDirInput(dir) {
+				return dir, c
+			}
+		}
+	}
+	return "", nil
+}
+
+// growDir is Grow for a live recording directory: each commit of the
+// directory's writer extends the recording (only the commit's new
+// chunks are read), its header piece is written anew.
+func (p *Pipeline) growDir(ctx context.Context, out *Grown, dir string, codec formats.Codec, final bool) (*Grown, error) {
+	ad := codec.(formats.AppendableDir)
+	notLive := out.notLive
+	id, session, err := ad.LiveDir(dir)
+	live, answer, err := p.liveOf(out, id, err, final, "directory")
+	switch {
+	case answer != nil:
+		return answer, nil
+	case errors.Is(err, archive.ErrSealed):
+		if m, err := p.Archive.Manifest(id); err == nil && m.Format == codec.Name() && setSize(ad, dir) == m.NativeBytes {
+			out.Action, out.NativeBytes = GrowDone, m.NativeBytes
+			return out, nil
+		}
+		return notLive(true, err, "recording %s (session %s) is sealed: the directory is not extending it, and becomes a new recording once complete or idle", id, session)
+	case err != nil:
+		return nil, err
+	}
+	g, err := p.Archive.NewGrowth(codec.Name(), dir, live)
+	if err != nil {
+		return nil, err
+	}
+	var in formats.TailInput
+	if live != nil {
+		in = live.Tail()
+	} else if err := g.RewritesHeader(); err != nil {
+		return nil, err
+	}
+	in.Final = final
+	res, err := safelyTail(codec, func() (*formats.TailResult, error) { return ad.SplitDirTail(ctx, dir, in, g) })
+	var re *archive.ReplaceError
+	switch {
+	case errors.Is(err, formats.ErrNeedMore):
+		out.Action = GrowWaiting
+		return out, nil
+	case live != nil && errors.Is(err, formats.ErrNotExtending), errors.As(err, &re):
+		return notLive(true, err, "%v: not extending live recording %s; the directory becomes a new recording once complete or idle", err, id)
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if live == nil && g.Chunks() == 0 || !g.Changed() && !final && !res.Finished {
+		out.Action = GrowWaiting // an index with no chunk yet, or nothing new
+		return out, nil
+	}
+	return p.commitGrow(ctx, out, g, res, final)
+}
+
+// setSize is the size of the byte stream a directory stands for, or -1.
+func setSize(ad formats.AppendableDir, dir string) int64 {
+	rc, err := ad.OpenDir(dir)
+	if err != nil {
+		return -1
+	}
+	defer rc.Close()
+	if s, ok := rc.(interface{ Size() int64 }); ok {
+		return s.Size()
+	}
+	return -1
+}
+
+// notLive reports g as not followed live, for why.
+func (g *Grown) notLive(warn bool, cause error, format string, args ...any) (*Grown, error) {
+	g.Action, g.Warn, g.Cause, g.Why = GrowNotLive, warn, cause, fmt.Sprintf(format, args...)
+	return g, nil
+}
+
+// liveOf takes what LiveID or LiveDir returned (id, err) and finds the
+// live recording to extend: nil with a nil error when there is none yet
+// (a grow starts one), the answer when Grow is done (waiting for more
+// bytes, not live), or LiveOf's error (ErrSealed, a failure).
+func (p *Pipeline) liveOf(out *Grown, id uuid.UUID, err error, final bool, what string) (*archive.Live, *Grown, error) {
+	if errors.Is(err, formats.ErrNeedMore) && !final {
+		out.Action = GrowWaiting
+		return nil, out, nil
+	}
+	if err != nil {
+		answer, _ := out.notLive(false, err, "%v", err)
+		return nil, answer, nil
+	}
+	out.ID = id
+	live, err := p.Archive.LiveOf(id)
+	if errors.Is(err, archive.ErrNotFound) {
+		if final {
+			answer, _ := out.notLive(false, nil, "no live recording: the %s is ingested whole", what)
+			return nil, answer, nil
+		}
+		return nil, nil, nil
+	}
+	return live, nil, err
 }

@@ -111,7 +111,7 @@ func (f *follower) grew(ctx context.Context, file watch.File) (live, done bool) 
 	switch g.Action {
 	case ingest.GrowNotLive:
 		return false, false
-	case ingest.GrowSealed:
+	case ingest.GrowSealed, ingest.GrowDone:
 		return true, true
 	}
 	return true, false

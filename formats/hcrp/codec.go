@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/internal/bounded"
 )
@@ -83,14 +84,12 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 	}
 	meta, col := newMetadata(h, metaRaw)
 	col.sink, _ = w.(formats.EventWriter)
-	dec, err := newDecoder()
+	cs, err := newChunkSplitter(col, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer dec.Close()
-	var comp, raw []byte
-	var sc scanner
-	snap := 0
+	defer cs.close()
+	var comp []byte
 	for i := range index {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -100,30 +99,11 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 			return nil, &formats.Error{Format: Name, Offset: e.Offset + int64(len(comp)),
 				What: fmt.Sprintf("chunk %d: expected %d bytes", i, e.CompressedLen), Err: err}
 		}
-		if raw, err = decompress(dec, comp, e, i, raw); err != nil {
+		if err := cs.put(i, e, comp, w); err != nil {
 			return nil, err
 		}
-		sc.reset(raw, e)
-		for sc.next() {
-			col.event(sc.tick, &sc.Event)
-		}
-		if sc.err != nil {
-			meta.Warnings = append(meta.Warnings, chunkError(i, e, &sc).Error()+" (rest of the chunk not indexed)")
-		}
-		if e.Snapshot() {
-			snap = i
-		}
-		c := formats.Chunk{
-			StartTick:     int64(e.StartTick),
-			Ticks:         int64(e.Ticks),
-			Time:          time.Duration(e.StartTick) * TickDuration,
-			Resume:        binary.AppendUvarint([]byte{e.Flags}, uint64(snap)),
-			Precompressed: true,
-		}
-		if err := w.Chunk(c, comp); err != nil {
-			return nil, fmt.Errorf("hcrp: chunk %d: %w", i, err)
-		}
 	}
+	meta.Warnings = append(meta.Warnings, cs.warnings...)
 	end := h.PreambleLen()
 	if n := len(index); n > 0 {
 		end = index[n-1].Offset + int64(index[n-1].CompressedLen)
@@ -138,6 +118,62 @@ func (Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats
 		return nil, err
 	}
 	return meta, nil
+}
+
+// chunkSplitter hands a recording's chunks to a formats.Writer as they
+// are stored (a zstd frame each, so Precompressed), collecting their
+// events on the way. Chunk resume state is the chunk's index flags and
+// the number of the nearest snapshot chunk at or before it.
+type chunkSplitter struct {
+	dec *zstd.Decoder
+	raw []byte
+	sc  scanner
+	col *collector
+	// snap is the number of the last snapshot chunk.
+	snap int
+	// warnings say which chunks' events stopped decoding.
+	warnings []string
+}
+
+func newChunkSplitter(col *collector, snap int) (*chunkSplitter, error) {
+	dec, err := newDecoder()
+	if err != nil {
+		return nil, err
+	}
+	return &chunkSplitter{dec: dec, col: col, snap: snap}, nil
+}
+
+func (cs *chunkSplitter) close() { cs.dec.Close() }
+
+// put decompresses chunk i (comp, with index entry e), collects its
+// events and hands it to w.
+func (cs *chunkSplitter) put(i int, e *IndexEntry, comp []byte, w formats.Writer) error {
+	var err error
+	if cs.raw, err = decompress(cs.dec, comp, e, i, cs.raw); err != nil {
+		return err
+	}
+	sc := &cs.sc
+	sc.reset(cs.raw, e)
+	for sc.next() {
+		cs.col.event(sc.tick, &sc.Event)
+	}
+	if sc.err != nil {
+		cs.warnings = append(cs.warnings, chunkError(i, e, sc).Error()+" (rest of the chunk not indexed)")
+	}
+	if e.Snapshot() {
+		cs.snap = i
+	}
+	c := formats.Chunk{
+		StartTick:     int64(e.StartTick),
+		Ticks:         int64(e.Ticks),
+		Time:          time.Duration(e.StartTick) * TickDuration,
+		Resume:        binary.AppendUvarint([]byte{e.Flags}, uint64(cs.snap)),
+		Precompressed: true,
+	}
+	if err := w.Chunk(c, comp); err != nil {
+		return fmt.Errorf("hcrp: chunk %d: %w", i, err)
+	}
+	return nil
 }
 
 // newMetadata fills what the preamble says and returns a collector for the

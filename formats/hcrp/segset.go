@@ -70,11 +70,7 @@ func OpenSegmentSetFS(fsys fs.FS, name string) (*SegmentSet, error) {
 		parts = append(parts, io.NewSectionReader(f, 0, set.spans[i]))
 		size += set.spans[i]
 	}
-	id, err := uuid.Parse(name)
-	if err != nil {
-		id = recordingID(set.hdr)
-	}
-	return &SegmentSet{set: set, r: io.MultiReader(parts...), size: size, id: id}, nil
+	return &SegmentSet{set: set, r: io.MultiReader(parts...), size: size, id: setID(name, set.hdr)}, nil
 }
 
 // Read implements io.Reader over the compacted bytes.

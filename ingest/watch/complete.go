@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/teehistorian"
@@ -22,11 +23,15 @@ const finishByte = 0x40
 // is complete when its codec's split reads to a proper end. Only
 // teehistorian has such an end (FINISH, Metadata.Attrs["finished"]); a
 // file of another format is never complete here and becomes ready once
-// idle for Options.Settle. Compressed files (gzip, xz, zstd) are looked
+// idle for Options.Settle. A file in a live recording directory (an HCRP
+// segment set) is complete when the directory has its "finished" marker. Compressed files (gzip, xz, zstd) are looked
 // through. A plain teehistorian file whose last byte cannot be FINISH's is
 // not split at all, so a growing file costs one small read per change.
 func CodecComplete(codecs []formats.Codec) func(ctx context.Context, path string) (bool, error) {
 	return func(ctx context.Context, path string) (bool, error) {
+		if done, ok := dirComplete(codecs, filepath.Dir(path)); ok {
+			return done, nil
+		}
 		rc, kind, err := ingest.OpenNative(path)
 		if err != nil {
 			return false, err
@@ -54,6 +59,26 @@ func CodecComplete(codecs []formats.Codec) func(ctx context.Context, path string
 		}
 		return meta.Attrs["finished"] == "true", nil
 	}
+}
+
+// dirComplete reports, for a file in a live recording directory (an HCRP
+// segment set: formats.DirInput), whether the directory says it is
+// complete (its "finished" marker); ok is false for any other file.
+func dirComplete(codecs []formats.Codec, dir string) (done, ok bool) {
+	for _, c := range codecs {
+		d, isDir := c.(formats.DirInput)
+		if !isDir || !d.IsDirInput(dir) {
+			continue
+		}
+		rc, err := d.OpenDir(dir)
+		if err != nil {
+			return false, true
+		}
+		defer rc.Close()
+		f, ok := rc.(interface{ Finished() bool })
+		return ok && f.Finished(), true
+	}
+	return false, false
 }
 
 // endsWith reports whether the file at path ends with byte b.
