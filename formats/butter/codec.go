@@ -388,34 +388,23 @@ func (c *Codec) Clip(ctx context.Context, src formats.Source, r formats.Range, w
 		return err
 	}
 	chunks := src.Chunks()
-	first := formats.FindChunk(chunks, max(r.From, 0))
-	if first >= len(chunks) || r.Empty() {
+	if formats.FindChunk(chunks, max(r.From, 0)) >= len(chunks) || r.Empty() {
 		return fmt.Errorf("%s: clip %v: no frames in range", Name, r)
 	}
 	var pieces [][]byte
-	for i := first; i < len(chunks); i++ {
-		ch := chunks[i]
-		if r.Past(ch.StartTick) {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		native, _, err := src.ReadChunk(ctx, i)
-		if err != nil {
-			return err
-		}
+	err = formats.EachChunk(ctx, src, r, func(i int, ch formats.Chunk, native, _ []byte) error {
 		keep := ch.Ticks
 		if r.Past(ch.EndTick() - 1) {
 			keep = r.To - ch.StartTick + 1
 		}
 		piece, err := cutChunk(h, native, int(keep), ch.Offset, i, c.Options.maxPayload())
-		if err != nil {
-			return err
-		}
 		if len(piece) > 0 {
 			pieces = append(pieces, piece)
 		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	out := bytes.Clone(src.Header()[:h.HeaderLen])
 	out = appendU32(out, uint32(len(pieces)))

@@ -38,6 +38,7 @@ type chunkWalker struct {
 	rd     *Reader
 	st     State
 	r      formats.Range // the ticks wanted: chunks past it are not read
+	peeks  int           // calls to peek, so ctx is checked every 1024th
 }
 
 func newChunkWalker(src formats.Source, r formats.Range) (*chunkWalker, error) {
@@ -51,7 +52,15 @@ func newChunkWalker(src formats.Source, r formats.Range) (*chunkWalker, error) {
 
 // peek returns the next record (not yet applied; call commit), or io.EOF
 // after the last chunk or FINISH. The state before the record is w.rd.State().
+// It checks ctx on the first call and every 1024th after it, so the loops
+// over it stop soon after a cancel without paying for a check per record.
 func (w *chunkWalker) peek(ctx context.Context) (*Item, error) {
+	if w.peeks&1023 == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	w.peeks++
 	for {
 		if w.rd != nil {
 			it, err := w.rd.peek()
@@ -96,12 +105,7 @@ func (c *Codec) Frames(ctx context.Context, src formats.Source, r formats.Range,
 	if err != nil {
 		return err
 	}
-	for n := 0; ; n++ {
-		if n&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
+	for {
 		it, err := w.peek(ctx)
 		if errIsEOF(err) {
 			return nil
@@ -330,12 +334,7 @@ func (c *Codec) clip(ctx context.Context, src formats.Source, r formats.Range, w
 		}
 		return rec.err
 	}
-	for n := 0; ; n++ {
-		if n&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
+	for {
 		it, err := wk.peek(ctx)
 		if errIsEOF(err) {
 			break

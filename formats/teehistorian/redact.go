@@ -40,12 +40,7 @@ func (c *Codec) Redact(ctx context.Context, src formats.Source, r formats.Range,
 		return fmt.Errorf("teehistorian: redact: write header: %w", err)
 	}
 	var scratch []byte
-	for n := 0; ; n++ {
-		if n&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
+	for {
 		it, err := wk.peek(ctx)
 		if errIsEOF(err) {
 			break
