@@ -37,10 +37,11 @@ const MaxChunkBytes = 64 << 20
 // maxTrailing bounds the bytes kept after FINISH.
 const maxTrailing = 16 << 20
 
-// DefaultMaxEvents bounds Metadata.Events of one recording where the events
-// are held in memory: when Split's Writer is not a formats.EventWriter, and
-// in a live recording's metadata (SplitTail). The archive's Pending is an
-// EventWriter: there every event is kept and searchable (issue 13).
+// DefaultMaxEvents bounds Metadata.Events of one recording where Split
+// holds the events in memory: when its Writer is not a formats.EventWriter.
+// The archive's Pending is an EventWriter, and a live recording
+// (SplitTail) keeps every event: there every event is searchable (issue
+// 13).
 const DefaultMaxEvents = 100_000
 
 // maxQueued bounds the events held back behind a JOIN that waits for its
@@ -64,11 +65,12 @@ type Codec struct {
 	// ChunkSize is the native size after which Split cuts a chunk at the
 	// next tick boundary; 0 means DefaultChunkSize.
 	ChunkSize int
-	// MaxEvents bounds Metadata.Events where events are held in memory (a
-	// server running for days records many commands); later events are
-	// counted in a warning. 0 means DefaultMaxEvents. It does not apply
-	// when Split's Writer takes the events as they come
-	// (formats.EventWriter, as the archive does): nothing is left out.
+	// MaxEvents bounds Metadata.Events where Split holds the events in
+	// memory (a server running for days records many commands); later
+	// events are counted in a warning. 0 means DefaultMaxEvents. It does
+	// not apply when Split's Writer takes the events as they come
+	// (formats.EventWriter, as the archive does), nor to SplitTail: a live
+	// recording keeps every event, so nothing is left out.
 	MaxEvents int
 }
 
@@ -109,7 +111,10 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 		return nil, fmt.Errorf("teehistorian: write header: %w", err)
 	}
 	mb := newMetaBuilder(hdr)
-	mb.maxEvents = c.maxEvents()
+	mb.maxEvents = DefaultMaxEvents
+	if c != nil && c.MaxEvents > 0 {
+		mb.maxEvents = c.MaxEvents
+	}
 	mb.sink, _ = w.(formats.EventWriter)
 	rd.keep = rd.pos
 	records, err := c.splitRecords(ctx, rd, mb, w, 0, appendResume(nil, &rd.st), 0, false)
@@ -502,7 +507,11 @@ func (mb *metaBuilder) finish(lastTick int64, records, finished bool) *formats.M
 	}
 	m.Duration = TickTime(lastTick)
 	m.Attrs["finished"] = strconv.FormatBool(finished)
-	if mb.dropped > 0 {
+	switch {
+	case mb.dropped > 0 && mb.maxEvents == math.MaxInt:
+		// A live recording grown by an older version, which capped.
+		m.Warnings = append(m.Warnings, fmt.Sprintf("%d events left out of the metadata", mb.dropped))
+	case mb.dropped > 0:
 		m.Warnings = append(m.Warnings, fmt.Sprintf("%d events after the first %d left out of the metadata", mb.dropped, mb.maxEvents))
 	}
 	if mb.unlisted > 0 {

@@ -79,7 +79,7 @@ func (c *Codec) SplitTail(ctx context.Context, in formats.TailInput, w formats.W
 			return nil, fmt.Errorf("teehistorian: write header: %w", err)
 		}
 		mb = newMetaBuilder(hdr)
-		mb.maxEvents = c.maxEvents()
+		mb.maxEvents = math.MaxInt // every event of a live recording is kept
 		mb.meta.Events = in.Events
 		rd.keep = rd.pos
 	} else {
@@ -130,14 +130,6 @@ func (c *Codec) SplitTail(ctx context.Context, in formats.TailInput, w formats.W
 	return &formats.TailResult{Meta: meta, State: state, End: end, Finished: rd.finished, Touched: touched}, nil
 }
 
-// maxEvents is MaxEvents or its default.
-func (c *Codec) maxEvents() int {
-	if c != nil && c.MaxEvents > 0 {
-		return c.MaxEvents
-	}
-	return DefaultMaxEvents
-}
-
 // resume rebuilds the reader and the metadata builder at the open tail
 // chunk from the archived header, the chunk's resume state and the state
 // the previous SplitTail returned.
@@ -160,7 +152,7 @@ func (c *Codec) resume(in formats.TailInput) (*Reader, *metaBuilder, error) {
 		return nil, nil, err
 	}
 	mb := &metaBuilder{meta: ls.Meta, names: ls.Names, auth: ls.Auth, join: ls.Join,
-		players: make(map[string]int, len(ls.Meta.Players)), maxEvents: c.maxEvents(),
+		players: make(map[string]int, len(ls.Meta.Players)), maxEvents: math.MaxInt,
 		dropped: ls.Dropped, unlisted: ls.Unlisted, msgNames: ls.MsgNames, touched: math.MaxInt}
 	if mb.meta.Attrs == nil {
 		mb.meta.Attrs = map[string]string{}
