@@ -282,13 +282,19 @@ func (c *MilkCodec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*
 	return meta, nil
 }
 
-// milkFrames decodes the samples of r.
-func (c *MilkCodec) milkFrames(ctx context.Context, src formats.Source, r formats.Range, emit func(tick int64, f *Frame) error) error {
+// milkSourceHeader parses the header piece of an archived .milk recording
+// (the JSON header and its NUL).
+func milkSourceHeader(src formats.Source) (*MilkHeader, error) {
 	hb := src.Header()
 	if len(hb) == 0 {
-		return formats.Errorf(MilkName, 0, "missing header")
+		return nil, formats.Errorf(MilkName, 0, "missing header")
 	}
-	h, err := parseMilkHeader(hb[:len(hb)-1])
+	return parseMilkHeader(hb[:len(hb)-1])
+}
+
+// milkFrames decodes the samples of r.
+func (c *MilkCodec) milkFrames(ctx context.Context, src formats.Source, r formats.Range, emit func(tick int64, f *Frame) error) error {
+	h, err := milkSourceHeader(src)
 	if err != nil {
 		return err
 	}
@@ -327,15 +333,11 @@ func (c *MilkCodec) Frames(ctx context.Context, src formats.Source, r formats.Ra
 // Clip implements formats.Codec: the header, then for each covered group
 // its header and the samples of r.
 func (c *MilkCodec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
-	hb := src.Header()
-	if len(hb) == 0 {
-		return formats.Errorf(MilkName, 0, "missing header")
-	}
-	h, err := parseMilkHeader(hb[:len(hb)-1])
+	h, err := milkSourceHeader(src)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(hb); err != nil {
+	if _, err := w.Write(src.Header()); err != nil {
 		return err
 	}
 	return formats.EachChunk(ctx, src, r, func(_ int, ch formats.Chunk, native, _ []byte) error {

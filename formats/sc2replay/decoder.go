@@ -467,14 +467,20 @@ func decodeVersioned(p *protocol, b []byte, typeid int) (s2prot.Struct, int, err
 	d := versioned{newDec(p, b)}
 	var v any
 	err := d.run(func() { v = d.instance(typeid, 0) })
+	return rootStruct(v, d.idx, err)
+}
+
+// rootStruct returns a root value decoded from the first n bytes as the
+// struct it must be.
+func rootStruct(v any, n int, err error) (s2prot.Struct, int, error) {
 	if err != nil {
-		return nil, d.idx, err
+		return nil, n, err
 	}
 	s, ok := v.(s2prot.Struct)
 	if !ok {
-		return nil, d.idx, errNotStruct
+		return nil, n, errNotStruct
 	}
-	return s, d.idx, nil
+	return s, n, nil
 }
 
 // decodeBitPacked decodes the bit-packed value of type typeid at the start
@@ -483,14 +489,7 @@ func decodeBitPacked(p *protocol, b []byte, typeid int) (s2prot.Struct, int, err
 	d := bitPacked{newDec(p, b)}
 	var v any
 	err := d.run(func() { v = d.instance(typeid, 0) })
-	if err != nil {
-		return nil, d.idx, err
-	}
-	s, ok := v.(s2prot.Struct)
-	if !ok {
-		return nil, d.idx, errNotStruct
-	}
-	return s, d.idx, nil
+	return rootStruct(v, d.idx, err)
 }
 
 // eventStream names what decodeEvents needs to know about one stream.
