@@ -237,10 +237,11 @@ func newMetadata(h *Header, metaRaw []byte) (*formats.Metadata, *collector) {
 	return md, col
 }
 
-// maxIndexedEvents bounds the events taken from chunks where they are held
-// in memory (Split's Writer is not a formats.EventWriter), so a file of
+// maxIndexedEvents bounds the events taken from chunks where Split holds
+// them in memory (its Writer is not a formats.EventWriter), so a file of
 // millions of tiny events cannot make Split's metadata huge. The archive's
-// Writer takes every event as it comes: there nothing is left out.
+// Writer takes every event as it comes, and a live recording
+// (SplitDirTail) keeps every event: there nothing is left out.
 const maxIndexedEvents = 100_000
 
 // collector turns chunk events into searchable metadata events. With a
@@ -253,6 +254,7 @@ type collector struct {
 	seen    map[int32]bool           // player entities spawned
 	meta    []formats.Event          // the preamble's events
 	sink    formats.EventWriter
+	keepAll bool // no maxIndexedEvents: a live recording's (SplitDirTail)
 	sorted  bool // meta is in tick order and sent up to sent
 	sent    int
 	err     error // sink's first error
@@ -287,7 +289,7 @@ func (c *collector) event(tick int64, e *Event) {
 	default:
 		return
 	}
-	if c.sink == nil && c.n >= maxIndexedEvents {
+	if c.sink == nil && !c.keepAll && c.n >= maxIndexedEvents {
 		c.dropped++
 		return
 	}

@@ -3,6 +3,7 @@ package hcrp
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/replayarchive/replay/formats"
@@ -85,5 +86,42 @@ func TestSinkEventsAsCollected(t *testing.T) {
 	got := splitToSink(t, file).events
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("sink events differ from the collected ones:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestLiveDirKeepsEveryEvent checks that a live segment set's grow keeps
+// every event past maxIndexedEvents: the archived events it is given
+// (100,000 here, the old cap) and the new chunks' after them, with no
+// "not indexed" warning.
+func TestLiveDirKeepsEveryEvent(t *testing.T) {
+	dir, _ := recordDir(t, t.TempDir(), SessionConfig{Seed: 3, Ticks: 400}, false)
+	fresh, err := Codec{}.SplitDirTail(ctx, dir, formats.TailInput{}, new(formatstest.Recording))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunkEvents int
+	for _, e := range fresh.Meta.Events {
+		if e.Kind != formats.EventFlag && e.Kind != formats.EventChat {
+			chunkEvents++
+		}
+	}
+	if chunkEvents == 0 {
+		t.Fatal("the recorded set has no chunk events")
+	}
+	old := make([]formats.Event, maxIndexedEvents)
+	for i := range old {
+		old[i] = formats.Event{Kind: "run_start", Text: "run started"}
+	}
+	res, err := Codec{}.SplitDirTail(ctx, dir, formats.TailInput{Events: old}, new(formatstest.Recording))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(fresh.Meta.Events) + len(old); len(res.Meta.Events) != want {
+		t.Errorf("%d events after a grow of %d archived ones, want %d", len(res.Meta.Events), len(old), want)
+	}
+	for _, w := range res.Meta.Warnings {
+		if strings.Contains(w, "not indexed") {
+			t.Errorf("warning %q", w)
+		}
 	}
 }
