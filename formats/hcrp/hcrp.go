@@ -308,25 +308,22 @@ func AppendVarLong(b []byte, v int64) []byte {
 // readVarInt decodes a VarInt at b[p:], returning the value and the offset
 // after it.
 func readVarInt(b []byte, p int) (int32, int, error) {
-	var u uint32
-	for i := 0; i < 5; i++ {
-		if p >= len(b) {
-			return 0, p, errShort
-		}
-		c := b[p]
-		p++
-		u |= uint32(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			return int32(u), p, nil
-		}
-	}
-	return 0, p, fmt.Errorf("VarInt longer than 5 bytes")
+	u, p, err := readVar(b, p, 5, "VarInt")
+	return int32(uint32(u)), p, err
 }
 
 // readVarLong decodes a VarLong at b[p:].
 func readVarLong(b []byte, p int) (int64, int, error) {
+	u, p, err := readVar(b, p, 10, "VarLong")
+	return int64(u), p, err
+}
+
+// readVar decodes Minecraft's little-endian base-128 integer of at most n
+// bytes (5 for a VarInt, 10 for a VarLong) at b[p:]; the caller keeps the
+// low 32 or 64 bits, as Minecraft does.
+func readVar(b []byte, p, n int, what string) (uint64, int, error) {
 	var u uint64
-	for i := 0; i < 10; i++ {
+	for i := 0; i < n; i++ {
 		if p >= len(b) {
 			return 0, p, errShort
 		}
@@ -334,8 +331,8 @@ func readVarLong(b []byte, p int) (int64, int, error) {
 		p++
 		u |= uint64(c&0x7f) << (7 * i)
 		if c < 0x80 {
-			return int64(u), p, nil
+			return u, p, nil
 		}
 	}
-	return 0, p, fmt.Errorf("VarLong longer than 10 bytes")
+	return 0, p, fmt.Errorf("%s longer than %d bytes", what, n)
 }
