@@ -86,6 +86,10 @@ func (p *Pipeline) Grow(ctx context.Context, path string, final bool) (*Grown, e
 	notLive := out.notLive
 	if dir, codec := p.liveDir(path); codec != nil {
 		out.Path = dir
+		if final && dir != path && !newest(dir, path) {
+			// A file of the directory is idle, but the directory is not.
+			final = false
+		}
 		return p.growDir(ctx, out, dir, codec, final)
 	}
 	f, err := os.Open(path)
@@ -330,4 +334,23 @@ func (p *Pipeline) liveOf(out *Grown, id uuid.UUID, err error, final bool, what 
 		return nil, nil, nil
 	}
 	return live, nil, err
+}
+
+// newest reports whether no file in dir was modified after the file at
+// path: a directory is idle when its newest file is.
+func newest(dir, path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.ModTime().After(st.ModTime()) {
+			return false
+		}
+	}
+	return true
 }

@@ -204,6 +204,15 @@ func TestGrowLiveDir(t *testing.T) {
 	if g, err := p.Grow(ctx, dir, false); err != nil || g.Action != GrowWaiting {
 		t.Fatalf("no new commit: %+v %v", g, err)
 	}
+	// An idle segment does not seal a set whose preamble changed later.
+	seg0 := filepath.Join(dir, hcrp.SegmentName(0))
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, hcrp.PreambleFile), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := p.Grow(ctx, seg0, true); err != nil || g.Action != GrowWaiting {
+		t.Fatalf("final grow through an older file: %+v %v", g, err)
+	}
 
 	var reads []int64
 	for range 3 {

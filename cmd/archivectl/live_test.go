@@ -113,22 +113,8 @@ func (s *gameServer) write(end int) {
 func TestLiveRecording(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	var serveOut, serveErr syncBuffer
-	done := make(chan int, 1)
 	const settle = 3 * time.Second
-	go func() {
-		done <- run(ctx, []string{"--archive", c.dir, "serve", "--listen", "127.0.0.1:0", "--watch", dir, "--settle", settle.String()}, strings.NewReader(""), &serveOut, &serveErr)
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("serve did not stop within 10 s")
-		}
-	}()
-	base := serveURL(t, &serveOut, &serveErr)
+	base, serveErr := serveWatch(t, c, dir, settle)
 	games := []*gameServer{newGameServer(t, dir, 1), newGameServer(t, dir, 2)}
 	var worst time.Duration
 	for i := range 6 {
@@ -167,13 +153,7 @@ func TestLiveRecording(t *testing.T) {
 	for _, s := range games {
 		s.f.Close()
 	}
-	deadline := time.Now().Add(settle + 10*time.Second)
-	for strings.Count(serveErr.String(), "live recording sealed") < 2 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := strings.Count(serveErr.String(), "live recording sealed"); n != 2 {
-		t.Fatalf("%d recordings sealed, want 2:\n%s", n, serveErr.String())
-	}
+	waitSealed(t, serveErr, 2, settle+10*time.Second)
 	if since := time.Since(killed); since < settle {
 		t.Errorf("the killed game was sealed %v after its last write, before --settle %v", since, settle)
 	}
@@ -198,6 +178,41 @@ func TestLiveRecording(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(serveErr.String())
+	}
+}
+
+// serveWatch runs archivectl serve --watch dir --settle settle on c's
+// archive until the test ends, and returns its URL and its log.
+func serveWatch(t *testing.T, c cli, dir string, settle time.Duration) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveOut syncBuffer
+	serveErr := new(syncBuffer)
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--archive", c.dir, "serve", "--listen", "127.0.0.1:0", "--watch", dir, "--settle", settle.String()}, strings.NewReader(""), &serveOut, serveErr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not stop within 10 s")
+		}
+	})
+	return serveURL(t, &serveOut, serveErr), serveErr
+}
+
+// waitSealed waits until serve's log reports n live recordings sealed,
+// and fails the test if that takes longer than timeout.
+func waitSealed(t *testing.T, log *syncBuffer, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for strings.Count(log.String(), "live recording sealed") < n && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := strings.Count(log.String(), "live recording sealed"); got != n {
+		t.Fatalf("%d live recordings sealed, want %d:\n%s", got, n, log.String())
 	}
 }
 
