@@ -111,7 +111,7 @@ type Writer interface {
 // EventWriter is implemented by Writers that take a recording's events as
 // the codec finds them, so that a codec need not hold them all until Split
 // returns: a server running for days records hundreds of thousands, and
-// every one must stay searchable (issue 13). A codec may send events to it
+// every one must stay searchable. A codec may send events to it
 // instead of listing them in Metadata.Events (teehistorian does); the
 // recording's events are then those sent, in order, followed by any in
 // Metadata.Events.

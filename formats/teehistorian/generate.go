@@ -32,8 +32,8 @@ type GenOptions struct {
 	// CommandsPerHour adds console commands ("rank N", N counting from 1)
 	// at that rate of game time, each by an online player (skipped when
 	// none is online), on top of the simulated ones: with few players it
-	// makes a long file of many events that stays small (issue 13's test
-	// of a 16-hour server file).
+	// makes a long file of many events that stays small (the test of a
+	// 16-hour server file).
 	CommandsPerHour int
 	// Idle is the share of the time (0 to 1) a player stands still, which
 	// writes no position records; default about 5%.

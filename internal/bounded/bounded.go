@@ -20,7 +20,7 @@ import (
 
 // FileBudget is the memory budget for decoding one file: no single piece
 // of a file (a zip member, a decompressed chunk, a record) may need more
-// than this. Issue 12 sets it at 256 MiB so that a server decoding a few
+// than this. It is 256 MiB so that a server decoding a few
 // uploads at once stays within a few GiB whatever the uploads claim.
 const FileBudget = 256 << 20
 
@@ -196,7 +196,7 @@ func ZstdMaxOutput(n int64) int64 {
 
 // PeakHeap runs f and returns the most heap it held at once above what
 // was live before, sampled every millisecond (and at the end). The bomb
-// tests of every codec measure with it: issue 12 asks for the peak heap,
+// tests of every codec measure with it: what matters is the peak heap,
 // not the total allocated, which counts every buffer freed on the way.
 func PeakHeap(f func()) uint64 {
 	runtime.GC()

@@ -58,7 +58,7 @@ const (
 const DefaultMaxFileSize = 128 << 20
 
 // DefaultBudget is the default total of decompressed bytes one archive
-// hands out over all its reads: the per-file memory budget of issue 12
+// hands out over all its reads: the per-file memory budget
 // (bounded.FileBudget, 256 MiB). Inner files may share compressed data, so
 // without it a small archive could expand to many times MaxFileSize.
 const DefaultBudget = bounded.FileBudget
