@@ -14,6 +14,8 @@
   // and how far ahead the first fetch reaches.
   const TRAIL_SECONDS = 3;
   const AHEAD_SECONDS = 0.5;
+  // The steps in which a trail fades into the past.
+  const TRAIL_STEPS = 12;
   // Fetched ranges kept in memory.
   const MAX_RANGES = 48;
   // The events fetched for a recording's timeline.
@@ -444,15 +446,23 @@
     state.ranges = [];
     state.rangeTouched = false;
     const token = state.token;
+    performance.mark('replay:start');
     let rec, evs;
     // The recording, its events and who is signed in are asked at once;
     // the frames around the selected moment as soon as the recording's
     // chunk list is in, while the events are still on their way.
     const evsP = api(recURL(id, `/events?compact=1&limit=${EVENT_LIMIT}`));
     evsP.catch(() => {});
+    const recP = api(recURL(id));
+    // Size the canvases while the answers are on their way and the page
+    // is its empty frame: reading their width lays out only that frame,
+    // where after the tables are filled it would lay them all out once
+    // more.
+    sizeCanvases();
     try {
-      rec = await api(recURL(id));
+      rec = await recP;
       if (token === state.token) {
+        performance.mark('replay:rec');
         state.rec = rec;
         const t = parseInt(new URLSearchParams(location.search).get('t'), 10);
         state.sel = clamp(isFinite(t) ? t : firstTick());
@@ -482,15 +492,18 @@
     renderAudit(rec.audit || []);
     renderActions();
     setDefaultRange();
-    sizeCanvases();
     drawTimeline();
-    renderEventRows();
     updatePos();
     performance.mark('replay:drawn');
     await drawTrails();
     if (token !== state.token) return;
+    performance.mark('replay:trails');
     document.body.dataset.ready = 'recording';
     window.replayReadyAt = performance.now();
+    // The list of the events in view is below the fold: it is filled once
+    // the page is usable, so its rows are not laid out in the first frame.
+    const later = window.requestIdleCallback || ((f) => setTimeout(f, 1));
+    later(() => { if (token === state.token) renderEventRows(); }, { timeout: 200 });
   }
 
   /**
@@ -750,7 +763,12 @@
   }
 
   const laneOf = (kind) => { const i = LANES.findIndex((l) => l.includes(kind)); return i < 0 ? LANES.length - 1 : i; };
-  const colorOf = (kind) => KIND_COLORS[kind] || KIND_COLORS.other;
+  /** The index of an event kind in KIND_COLORS (unknown kinds are "other"). */
+  const kindIndex = (() => {
+    const idx = new Map(Object.keys(KIND_COLORS).map((k, i) => [k, i]));
+    const other = idx.get('other');
+    return (kind) => { const i = idx.get(kind); return i === undefined ? other : i; };
+  })();
 
   function drawTimeline() {
     const c = $('timeline'), g = c.getContext('2d');
@@ -778,19 +796,38 @@
       g.beginPath(); g.moveTo(xx, top); g.lineTo(xx, H); g.stroke();
       g.fillText(offset(ms).replace(/\.00$/, ''), xx + 2, 12);
     }
-    // Events, one lane per group of kinds.
+    // Events, one lane per group of kinds: a mark 3 px wide per pixel
+    // column and lane (an hour's thousands of events share a few hundred
+    // columns), the latest event of a column giving its colour, and one
+    // path per colour.
+    const cols = Math.ceil(W) + 2, kinds = Object.keys(KIND_COLORS), lanes = kinds.map(laneOf);
+    const cell = new Uint8Array(cols * LANES.length); // kind index + 1
+    let inView = 0;
     for (const e of state.events) {
       if (e.tick < a || e.tick > b) continue;
-      const xx = x(e.tick), lane = laneOf(e.kind);
-      g.fillStyle = colorOf(e.kind);
-      g.fillRect(xx - 1, top + lane * laneH + 2, 3, laneH - 4);
+      inView++;
+      const k = kindIndex(e.kind);
+      cell[lanes[k] * cols + Math.min(cols - 1, Math.max(0, Math.round(x(e.tick)) + 1))] = k + 1;
+    }
+    for (let k = 0; k < kinds.length; k++) {
+      g.beginPath();
+      let any = false;
+      for (let i = 0; i < cell.length; i++) {
+        if (cell[i] !== k + 1) continue;
+        const lane = Math.floor(i / cols), col = i % cols - 1;
+        g.rect(col - 1, top + lane * laneH + 2, 3, laneH - 4);
+        any = true;
+      }
+      if (!any) continue;
+      g.fillStyle = KIND_COLORS[kinds[k]];
+      g.fill();
     }
     // The selected moment.
     const xs = x(state.sel);
     g.fillStyle = '#b3261e';
     g.fillRect(xs - 1, top - 4, 2, H - top + 4);
     $('tl-range').textContent = `${offset(timeAt(a))} – ${offset(timeAt(b))}`;
-    c.dataset.events = String(state.events.filter((e) => e.tick >= a && e.tick <= b).length);
+    c.dataset.events = String(inView);
     if (!$('tl-legend').children.length) {
       const seen = new Set(state.events.map((e) => (KIND_COLORS[e.kind] ? e.kind : 'other')));
       for (const k of Object.keys(KIND_COLORS)) {
@@ -1143,12 +1180,25 @@
         g.strokeStyle = col;
         g.lineWidth = 2;
         g.lineJoin = 'round';
+        // The trail fades into the past in TRAIL_STEPS steps: one path
+        // per step, not a stroke per segment.
+        let step = -1, last = null;
         for (let i = 1; i < t.pts.length; i++) {
           const p = t.pts[i - 1], q = t.pts[i];
           if (isNaN(p[1]) || isNaN(q[1]) || q[0] - p[0] > trail / 3) continue; // a gap: dead or away
-          g.globalAlpha = 0.25 + 0.75 * ((q[0] - (sel - trail)) / trail);
-          g.beginPath(); g.moveTo(X(p[1]), Y(p[2])); g.lineTo(X(q[1]), Y(q[2])); g.stroke();
+          const k = Math.min(TRAIL_STEPS - 1, Math.max(0, Math.floor(((q[0] - (sel - trail)) / trail) * TRAIL_STEPS)));
+          if (k !== step) {
+            if (last) g.stroke();
+            step = k;
+            g.globalAlpha = 0.25 + 0.75 * ((k + 1) / TRAIL_STEPS);
+            g.beginPath();
+            last = null;
+          }
+          if (last !== p) g.moveTo(X(p[1]), Y(p[2]));
+          g.lineTo(X(q[1]), Y(q[2]));
+          last = q;
         }
+        if (last) g.stroke();
         g.globalAlpha = 1;
         const h = t.pts[t.pts.length - 1];
         if (isNaN(h[1])) continue; // not in the game at the selected moment
