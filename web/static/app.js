@@ -33,7 +33,7 @@
   const state = {
     who: null, // {name, role}
     rec: null, // the recording JSON
-    events: [], // its events, by tick
+    events: null, // its events, by tick (eventColumns)
     eventTotal: 0,
     sel: 0, // the selected tick
     view: [0, 0], // the timeline's visible tick range
@@ -479,8 +479,8 @@
     if (token !== state.token) return;
     performance.mark('replay:data');
     state.rec = rec;
-    state.events = expandEvents(evs).sort((a, b) => a.tick - b.tick);
-    state.eventTotal = evs.total || state.events.length;
+    state.events = eventColumns(evs);
+    state.eventTotal = evs.total || state.events.n;
     state.names = clientNames(state.events);
     const first = firstTick(), last = lastTick();
     state.view = [first, Math.max(last, first + 1)];
@@ -508,17 +508,50 @@
 
   /**
    * The events of the API's column form (`events?compact=1`: ticks and
-   * times as differences, strings by index) as objects.
+   * times as differences, strings by index), kept as columns in tick
+   * order: the timeline reads an hour's thousands of ticks and kinds
+   * without an object per event, and at(i) makes the object of one event
+   * for the rows that list it.
    */
-  function expandEvents(c) {
-    const S = c.strings || [''], n = (c.tick || []).length, out = new Array(n);
-    let tick = 0, ms = 0;
-    for (let i = 0; i < n; i++) {
-      tick += c.tick[i];
-      ms += c.time_ms[i];
-      out[i] = { tick, time_ms: ms, kind: S[c.kind[i]], player: S[c.player[i]], player_id: S[c.player_id[i]], text: S[c.text[i]] };
+  /** The index of the first of the sorted ticks at t (after t when past). */
+  function bound(ticks, t, past) {
+    let lo = 0, hi = ticks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ticks[mid] < t || (past && ticks[mid] === t)) lo = mid + 1; else hi = mid;
     }
-    return out;
+    return lo;
+  }
+
+  function eventColumns(c) {
+    const S = c.strings || [''], n = (c.tick || []).length;
+    let tick = new Float64Array(n), ms = new Float64Array(n);
+    let kind = c.kind || [], player = c.player || [], pid = c.player_id || [], text = c.text || [];
+    let t = 0, m = 0, sorted = true;
+    for (let i = 0; i < n; i++) {
+      t += c.tick[i];
+      m += c.time_ms[i];
+      tick[i] = t;
+      ms[i] = m;
+      if (i && t < tick[i - 1]) sorted = false;
+    }
+    if (!sorted) {
+      const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => tick[a] - tick[b] || a - b);
+      const pick = (col) => order.map((i) => col[i]);
+      tick = Float64Array.from(order, (i) => tick[i]);
+      ms = Float64Array.from(order, (i) => ms[i]);
+      [kind, player, pid, text] = [pick(kind), pick(player), pick(pid), pick(text)];
+    }
+    // The kind of each string, as an index into KIND_COLORS (for the
+    // strings that are kinds).
+    const kindOf = Int8Array.from(S, (k) => kindIndex(k));
+    return {
+      n, tick, kind, kindOf, strings: S,
+      /** Event i as an object: tick, time_ms, kind, player, player_id, text. */
+      at: (i) => ({ tick: tick[i], time_ms: ms[i], kind: S[kind[i]], player: S[player[i]], player_id: S[pid[i]], text: S[text[i]] }),
+      /** The indexes [lo, hi) of the events in the tick range [a, b]. */
+      within: (a, b) => [bound(tick, a, false), bound(tick, b, true)],
+    };
   }
 
   const firstTick = () => (state.rec.first_tick !== undefined ? state.rec.first_tick : 0);
@@ -574,7 +607,7 @@
       ['Ticks', r.ticks !== undefined ? `${r.ticks}${r.tick_rate ? ` at ${r.tick_rate}/s` : ''}` : ''],
       ['Size', `${bytes(r.native_bytes)} native, ${bytes(r.stored_bytes)} stored`],
       ['File', r.source_name], ['sha256', r.sha256], ['Ingested', r.ingested ? wall(r.ingested) + ' UTC' : ''],
-      ['Events', `${state.eventTotal}${state.eventTotal > state.events.length ? ` (first ${state.events.length} shown)` : ''}`],
+      ['Events', `${state.eventTotal}${state.eventTotal > state.events.n ? ` (first ${state.events.n} shown)` : ''}`],
     ];
     for (const [k, v] of Object.entries(r.attrs || {})) rows.push([k, v]);
     const dl = $('meta');
@@ -589,8 +622,10 @@
    */
   function clientNames(events) {
     const byID = new Map();
-    for (const e of events) {
-      if (e.kind !== 'join' && e.kind !== 'drop') continue;
+    const join = events.strings.indexOf('join'), drop = events.strings.indexOf('drop');
+    for (let i = 0; i < events.n; i++) {
+      if (events.kind[i] !== join && events.kind[i] !== drop) continue;
+      const e = events.at(i);
       let cid = e.player_id;
       if (cid === undefined || cid === null || cid === '') {
         const m = (e.text || '').match(/client (\d+)/);
@@ -802,26 +837,24 @@
     // path per colour.
     const cols = Math.ceil(W) + 2, kinds = Object.keys(KIND_COLORS), lanes = kinds.map(laneOf);
     const cell = new Uint8Array(cols * LANES.length); // kind index + 1
-    let inView = 0;
-    for (const e of state.events) {
-      if (e.tick < a || e.tick > b) continue;
-      inView++;
-      const k = kindIndex(e.kind);
-      cell[lanes[k] * cols + Math.min(cols - 1, Math.max(0, Math.round(x(e.tick)) + 1))] = k + 1;
+    const ev = state.events, [lo, hi] = ev.within(a, b), inView = hi - lo;
+    const scale = W / (b - a || 1), evKind = ev.kind, kindOf = ev.kindOf, ticks = ev.tick;
+    for (let i = lo; i < hi; i++) {
+      const k = kindOf[evKind[i]];
+      cell[lanes[k] * cols + Math.min(cols - 1, Math.max(0, Math.round((ticks[i] - a) * scale) + 1))] = k + 1;
     }
-    for (let k = 0; k < kinds.length; k++) {
-      g.beginPath();
-      let any = false;
-      for (let i = 0; i < cell.length; i++) {
-        if (cell[i] !== k + 1) continue;
-        const lane = Math.floor(i / cols), col = i % cols - 1;
-        g.rect(col - 1, top + lane * laneH + 2, 3, laneH - 4);
-        any = true;
-      }
-      if (!any) continue;
+    const paths = kinds.map(() => null);
+    for (let i = 0; i < cell.length; i++) {
+      const k = cell[i] - 1;
+      if (k < 0) continue;
+      const p = paths[k] || (paths[k] = new Path2D());
+      p.rect(i % cols - 2, top + Math.floor(i / cols) * laneH + 2, 3, laneH - 4);
+    }
+    paths.forEach((p, k) => {
+      if (!p) return;
       g.fillStyle = KIND_COLORS[kinds[k]];
-      g.fill();
-    }
+      g.fill(p);
+    });
     // The selected moment.
     const xs = x(state.sel);
     g.fillStyle = '#b3261e';
@@ -829,7 +862,7 @@
     $('tl-range').textContent = `${offset(timeAt(a))} – ${offset(timeAt(b))}`;
     c.dataset.events = String(inView);
     if (!$('tl-legend').children.length) {
-      const seen = new Set(state.events.map((e) => (KIND_COLORS[e.kind] ? e.kind : 'other')));
+      const seen = new Set(Array.from(new Set(state.events.kind), (k) => kinds[state.events.kindOf[k]]));
       for (const k of Object.keys(KIND_COLORS)) {
         if (!seen.has(k)) continue;
         const sw = el('i');
@@ -895,12 +928,9 @@
     const tb = $('events').tBodies[0];
     tb.replaceChildren();
     const [a, b] = state.view;
-    let n = 0, total = 0;
-    for (const e of state.events) {
-      if (e.tick < a || e.tick > b) continue;
-      total++;
-      if (n >= EVENT_ROWS) continue;
-      n++;
+    const ev = state.events, [lo, hi] = ev.within(a, b), total = hi - lo, n = Math.min(total, EVENT_ROWS);
+    for (let i = lo; i < lo + n; i++) {
+      const e = ev.at(i);
       const ms = e.time_ms !== undefined ? e.time_ms : timeAt(e.tick);
       const w = e.at ? wall(e.at) : state.rec.start ? wall(new Date(Date.parse(state.rec.start) + ms)) : offset(ms);
       tb.append(el('tr', { dataset: { tick: e.tick } },
@@ -1168,10 +1198,12 @@
       const X = (v) => ox + (v - minX) * s, Y = (v) => oy + (v - minY) * s;
       g.strokeStyle = 'rgba(255,255,255,0.06)';
       g.lineWidth = 1;
+      g.beginPath();
       for (let i = 1; i < 8; i++) {
-        g.beginPath(); g.moveTo((W * i) / 8, 0); g.lineTo((W * i) / 8, H); g.stroke();
-        g.beginPath(); g.moveTo(0, (H * i) / 8); g.lineTo(W, (H * i) / 8); g.stroke();
+        g.moveTo((W * i) / 8, 0); g.lineTo((W * i) / 8, H);
+        g.moveTo(0, (H * i) / 8); g.lineTo(W, (H * i) / 8);
       }
+      g.stroke();
       g.font = '12px system-ui, sans-serif';
       for (const [id, t] of tracks) {
         if (!t.pts.length) continue;
@@ -1181,23 +1213,37 @@
         g.lineWidth = 2;
         g.lineJoin = 'round';
         // The trail fades into the past in TRAIL_STEPS steps: one path
-        // per step, not a stroke per segment.
-        let step = -1, last = null;
-        for (let i = 1; i < t.pts.length; i++) {
-          const p = t.pts[i - 1], q = t.pts[i];
-          if (isNaN(p[1]) || isNaN(q[1]) || q[0] - p[0] > trail / 3) continue; // a gap: dead or away
-          const k = Math.min(TRAIL_STEPS - 1, Math.max(0, Math.floor(((q[0] - (sel - trail)) / trail) * TRAIL_STEPS)));
-          if (k !== step) {
-            if (last) g.stroke();
-            step = k;
-            g.globalAlpha = 0.25 + 0.75 * ((k + 1) / TRAIL_STEPS);
-            g.beginPath();
-            last = null;
+        // per step, not a stroke per segment; a point less than a pixel
+        // from the last one drawn is passed over (a player standing still
+        // is one point, not a hundred).
+        const pts = t.pts, gapTicks = trail / 3, since = sel - trail;
+        let step = -1, last = null, lx = 0, ly = 0, qx = 0, qy = 0, behind = false;
+        for (let i = 1; i < pts.length; i++) {
+          const p = pts[i - 1], q = pts[i];
+          if (p[1] !== p[1] || q[1] !== q[1] || q[0] - p[0] > gapTicks) continue; // a gap (NaN): dead or away
+          const k = Math.min(TRAIL_STEPS - 1, Math.max(0, Math.floor(((q[0] - since) / trail) * TRAIL_STEPS)));
+          if (k !== step || last !== p) {
+            if (behind) g.lineTo(qx, qy);
+            if (k !== step) {
+              if (last) g.stroke();
+              step = k;
+              g.globalAlpha = 0.25 + 0.75 * ((k + 1) / TRAIL_STEPS);
+              g.beginPath();
+            }
+            lx = ox + (p[1] - minX) * s;
+            ly = oy + (p[2] - minY) * s;
+            g.moveTo(lx, ly);
           }
-          if (last !== p) g.moveTo(X(p[1]), Y(p[2]));
-          g.lineTo(X(q[1]), Y(q[2]));
+          qx = ox + (q[1] - minX) * s;
+          qy = oy + (q[2] - minY) * s;
           last = q;
+          behind = Math.abs(qx - lx) + Math.abs(qy - ly) < 1;
+          if (behind) continue;
+          g.lineTo(qx, qy);
+          lx = qx;
+          ly = qy;
         }
+        if (behind) g.lineTo(qx, qy);
         if (last) g.stroke();
         g.globalAlpha = 1;
         const h = t.pts[t.pts.length - 1];
