@@ -287,22 +287,12 @@ var errShort = fmt.Errorf("unexpected end of data")
 
 // AppendVarInt appends v as a Minecraft VarInt (negative values take 5 bytes).
 func AppendVarInt(b []byte, v int32) []byte {
-	u := uint32(v)
-	for u >= 0x80 {
-		b = append(b, byte(u)|0x80)
-		u >>= 7
-	}
-	return append(b, byte(u))
+	return binary.AppendUvarint(b, uint64(uint32(v)))
 }
 
 // AppendVarLong appends v as a Minecraft VarLong.
 func AppendVarLong(b []byte, v int64) []byte {
-	u := uint64(v)
-	for u >= 0x80 {
-		b = append(b, byte(u)|0x80)
-		u >>= 7
-	}
-	return append(b, byte(u))
+	return binary.AppendUvarint(b, uint64(v))
 }
 
 // readVarInt decodes a VarInt at b[p:], returning the value and the offset
