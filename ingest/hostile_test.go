@@ -446,3 +446,74 @@ func TestOutcomeJSON(t *testing.T) {
 		t.Error("an unknown outcome marshalled")
 	}
 }
+
+// A live HCRP set whose files turn bad while it grows (a preamble cut
+// short, an index naming a segment that is not there, a truncated
+// segment, a new chunk that is not zstd) stops growing with a clear error
+// or warning naming the file; the archive is left as it was.
+func TestHostileLiveDirDamage(t *testing.T) {
+	ctx := context.Background()
+	damage := map[string]func(t *testing.T, dir string){
+		"preamble cut short": func(t *testing.T, dir string) {
+			truncate(t, filepath.Join(dir, hcrp.PreambleFile), 100)
+		},
+		"segment missing": func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, hcrp.SegmentName(segments(t, dir)-1))); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"new segment truncated": func(t *testing.T, dir string) {
+			truncate(t, filepath.Join(dir, hcrp.SegmentName(segments(t, dir)-1)), 10)
+		},
+		"new chunk not zstd": func(t *testing.T, dir string) {
+			p := filepath.Join(dir, hcrp.SegmentName(segments(t, dir)-1))
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(b, "not a zstd frame")
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, spoil := range damage {
+		t.Run(name, func(t *testing.T) {
+			a := newArchive(t)
+			p := &Pipeline{Archive: a, Codecs: hostileCodecs()}
+			id := uuid.New()
+			dir, rec, sess := liveDir(t, t.TempDir(), id, hcrp.SessionConfig{Seed: 5, Ticks: 2000}, 600)
+			if g, err := p.Grow(ctx, dir, false); err != nil || g.Action != GrowStarted {
+				t.Fatalf("start: %+v %v", g, err)
+			}
+			step(t, rec, sess, 600)
+			spoil(t, dir)
+			state := archiveState(t, a)
+			for _, final := range []bool{false, true} {
+				g, err := p.Grow(ctx, dir, final)
+				if err == nil && g.Action != GrowNotLive {
+					t.Fatalf("final=%v: %+v, want an error or not live", final, g)
+				}
+				msg := ""
+				if err != nil {
+					msg = err.Error()
+				} else {
+					msg = g.Why
+				}
+				if !strings.Contains(msg, "hcrp") || !strings.Contains(msg, ".dat") {
+					t.Errorf("final=%v: %q names neither the format nor the file", final, msg)
+				}
+			}
+			if after := archiveState(t, a); after != state {
+				t.Fatalf("the archive changed:\n%s\nbecame\n%s", state, after)
+			}
+		})
+	}
+}
+
+func truncate(t *testing.T, path string, size int64) {
+	t.Helper()
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -39,6 +39,10 @@ func (Codec) LiveDir(dir string) (uuid.UUID, string, error) {
 	defer f.Close()
 	h, _, _, err := readPreambleStream(f)
 	if err != nil {
+		var fe *formats.Error
+		if errors.As(err, &fe) {
+			fe.What = PreambleFile + ": " + fe.What
+		}
 		return uuid.Nil, "", err
 	}
 	return setID(filepath.Base(filepath.Clean(dir)), h), h.WorldID.String(), nil
@@ -111,7 +115,7 @@ func (c Codec) splitDirTail(ctx context.Context, fsys fs.FS, name string, in for
 	} else if n != 0 {
 		return nil, fmt.Errorf("%d chunks archived without a header", n)
 	}
-	pre, _, err := compactedPreamble(*set.hdr, set.meta, set.index)
+	pre, abs, err := compactedPreamble(*set.hdr, set.meta, set.index)
 	if err != nil {
 		return nil, err
 	}
@@ -154,8 +158,10 @@ func (c Codec) splitDirTail(ctx context.Context, fsys fs.FS, name string, in for
 			return nil, fmt.Errorf("%s: read chunk %d: %w", SegmentName(seg), i, err)
 		}
 		read += int64(len(comp))
-		if err := cs.put(i, e, comp, w); err != nil {
-			return nil, err
+		// Offsets in errors and warnings are the compacted stream's, as
+		// a whole-directory ingest gives them; errors also name the file.
+		if err := cs.put(i, &abs[i], comp, w); err != nil {
+			return nil, fmt.Errorf("%s at byte %d: %w", SegmentName(seg), off, err)
 		}
 	}
 	warnings, snap := cs.warnings, cs.snap
