@@ -20,7 +20,7 @@ import (
 type IngestOptions struct {
 	// By is who ingests, for the audit log.
 	By Actor
-	// Progress, if set, is called after each input.
+	// Progress, if set, is called before and after each input.
 	Progress func(ingest.Progress)
 	// Stdin is read for the path "-".
 	Stdin io.Reader

@@ -134,6 +134,9 @@ type Progress struct {
 	Files, Done      int
 	Bytes, BytesDone int64
 	Elapsed          time.Duration
+	// Current is the input being read ("" between inputs), so that a
+	// status line during one long input says which.
+	Current string
 }
 
 // Pipeline ingests files into an archive.
@@ -146,7 +149,7 @@ type Pipeline struct {
 	// native bytes, 256 files): small recordings are committed together.
 	GroupBytes int64
 	GroupFiles int
-	// Progress, if set, is called after each input.
+	// Progress, if set, is called before and after each input.
 	Progress func(Progress)
 	// Stdin is what the path "-" reads (archivectl sets os.Stdin).
 	Stdin io.Reader
@@ -240,6 +243,11 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if p.Progress != nil {
+			prog.Current, prog.Elapsed = in.path, time.Since(start)
+			p.Progress(prog)
+			prog.Current = ""
 		}
 		res, pending := p.one(ctx, in)
 		if errors.Is(ctx.Err(), context.Canceled) {

@@ -8,7 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/replayarchive/replay"
@@ -23,6 +23,7 @@ type ingestOptions struct {
 	followLinks bool
 	follow      bool
 	settle      string
+	statusEvery string
 }
 
 // AddFlags declares the flags on fs.
@@ -31,6 +32,7 @@ func (o *ingestOptions) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.followLinks, "follow-links", false, "follow symbolic links that lead out of the directories given")
 	fs.BoolVar(&o.follow, "follow", false, "follow the directories given: ingest each file once complete or idle for --settle, until interrupted")
 	fs.StringVar(&o.settle, "settle", "10m", "with --follow, a file unchanged for `DUR` is ready even if not complete")
+	fs.StringVar(&o.statusEvery, "status-every", "10s", "a status line every `DUR` when stderr is not a terminal or with --json (not with --follow: it reports each rescan)")
 }
 
 func cmdIngest() *command {
@@ -49,7 +51,13 @@ retention policy's max age), "taken down <id> <path>: who, when, why",
 "failed <path>: <reason>". PATH "-" reads one file from standard input;
 a named pipe is read. Warnings (a file cut short, a missing footer) follow
 on stderr. The exit status is 5 when some inputs failed (the others are
-still ingested). Progress goes to stderr when it runs long.
+still ingested). Progress goes to stderr when it runs long: on a terminal
+one line redrawn every second, otherwise (a log, a pipe) a status line
+every --status-every (10s) naming the input being read. With --json,
+stdout carries JSON lines with a "message_type" as restic's --json does:
+"ingest" per input (its result's fields), "status" every --status-every
+(seconds_elapsed, percent_done, total_files, files_done, total_bytes,
+bytes_done, ingested, already_archived, failed, current_files).
 
 With --follow, the paths are directories to follow (recursively) until
 interrupted, as a game server writes into them: each file is ingested once
@@ -72,6 +80,13 @@ func runIngest(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	if o.follow {
 		return runFollow(ctx, e, o, args) // follow.go
 	}
+	every, err := parseDurationFlag("--status-every", o.statusEvery)
+	if err == nil && every <= 0 {
+		err = usagef("--status-every: must be positive")
+	}
+	if err != nil {
+		return err
+	}
 	x, err := e.lib()
 	if err != nil {
 		return err
@@ -80,50 +95,126 @@ func runIngest(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	for i, a := range args {
 		paths[i] = e.path(a)
 	}
+	var mu sync.Mutex // lines are whole; st is shared with the status ticker
+	var st ingestStatus
+	st.start = time.Now()
 	prog := newProgress(e.stderr, "ingest")
 	opts := replay.IngestOptions{By: e.who, Stdin: e.stdin, FollowOutside: o.followLinks, Progress: func(pr ingest.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		st.p = pr
 		prog.update(func() string {
 			rate := float64(pr.BytesDone) / 1e6 / max(pr.Elapsed.Seconds(), 1e-9)
 			return fmt.Sprintf("%d/%d inputs, %s/%s, %.1f MB/s", pr.Done, pr.Files, humanBytes(pr.BytesDone), humanBytes(pr.Bytes), rate)
 		})
 	}}
-	failed := 0
 	enc := json.NewEncoder(e.stdout)
+	stopStatus := func() {}
+	if o.json || !isTerminal(e.stderr) {
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		stopStatus = func() { close(stop); <-stopped }
+		go func() {
+			defer close(stopped)
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+				mu.Lock()
+				if o.json {
+					enc.Encode(st.json())
+				} else {
+					fmt.Fprintln(e.stderr, textsafe.Line(st.line()))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	err = x.Ingest(ctx, paths, opts, func(r ingest.FileResult) {
+		mu.Lock()
+		defer mu.Unlock()
 		prog.clear()
-		switch r.Outcome {
-		case ingest.OutcomeFailed, ingest.OutcomeTakenDown, ingest.OutcomeRefused:
-			failed++
-		}
+		st.count(r)
 		if o.json {
-			enc.Encode(r)
+			enc.Encode(followResult{"ingest", r})
 			return
 		}
-		line := r.Outcome.String()
-		if r.ID != [16]byte{} {
-			line += " " + r.ID.String()
-		}
-		line += " " + r.Path
-		if r.Err != "" {
-			line += ": " + strings.TrimPrefix(r.Err, r.Path+": ")
-		}
-		fmt.Fprintln(e.stdout, textsafe.Line(line))
-		if r.Note != "" {
-			fmt.Fprintf(e.stderr, "note: %s: %s\n", r.Path, textsafe.Line(r.Note))
-		}
-		for _, w := range r.Warnings {
-			fmt.Fprintf(e.stderr, "warning: %s: %s\n", r.Path, textsafe.Line(w))
-		}
+		printResult(e.stdout, e.stderr, r)
 	})
+	stopStatus()
+	mu.Lock()
+	defer mu.Unlock()
 	prog.clear()
 	if err != nil {
 		return err
 	}
-	if failed > 0 {
-		fmt.Fprintf(e.stderr, "%d of the inputs failed\n", failed)
+	if st.failed > 0 {
+		fmt.Fprintf(e.stderr, "%d of the inputs failed\n", st.failed)
 		return errPartial
 	}
 	return nil
+}
+
+// ingestStatus is what the status lines of a plain ingest say: the
+// pipeline's last progress report and the outcomes so far.
+type ingestStatus struct {
+	start                  time.Time
+	p                      ingest.Progress
+	ingested, dups, failed int
+}
+
+// count adds one input's outcome.
+func (s *ingestStatus) count(r ingest.FileResult) {
+	switch r.Outcome {
+	case ingest.OutcomeIngested, ingest.OutcomeReplaced:
+		s.ingested++
+	case ingest.OutcomeDup:
+		s.dups++
+	case ingest.OutcomeFailed, ingest.OutcomeTakenDown, ingest.OutcomeRefused:
+		s.failed++
+	}
+}
+
+// ingestStatusJSON is a plain ingest's "status" line (restic's status
+// message is the model).
+type ingestStatusJSON struct {
+	MessageType  string   `json:"message_type"` // "status"
+	Elapsed      float64  `json:"seconds_elapsed"`
+	PercentDone  float64  `json:"percent_done"` // of the bytes, 0 to 1
+	TotalFiles   int      `json:"total_files"`
+	FilesDone    int      `json:"files_done"`
+	TotalBytes   int64    `json:"total_bytes"`
+	BytesDone    int64    `json:"bytes_done"`
+	Ingested     int      `json:"ingested"`
+	Duplicates   int      `json:"already_archived"`
+	Failed       int      `json:"failed"`
+	CurrentFiles []string `json:"current_files,omitempty"`
+}
+
+func (s *ingestStatus) json() ingestStatusJSON {
+	j := ingestStatusJSON{MessageType: "status", Elapsed: time.Since(s.start).Seconds(), TotalFiles: s.p.Files,
+		FilesDone: s.p.Done, TotalBytes: s.p.Bytes, BytesDone: s.p.BytesDone, Ingested: s.ingested, Duplicates: s.dups, Failed: s.failed}
+	if s.p.Bytes > 0 {
+		j.PercentDone = float64(s.p.BytesDone) / float64(s.p.Bytes)
+	}
+	if s.p.Current != "" {
+		j.CurrentFiles = []string{s.p.Current}
+	}
+	return j
+}
+
+// line is the status for a log.
+func (s *ingestStatus) line() string {
+	l := fmt.Sprintf("ingest: %d/%d inputs, %s/%s; %d ingested, %d already archived, %d failed; %v",
+		s.p.Done, s.p.Files, humanBytes(s.p.BytesDone), humanBytes(s.p.Bytes), s.ingested, s.dups, s.failed,
+		time.Since(s.start).Round(time.Second))
+	if s.p.Current != "" {
+		l += "; reading " + s.p.Current
+	}
+	return l
 }
 
 // progress prints a status line to stderr once work has run for a while,

@@ -93,7 +93,7 @@ if has stored; then
 		# files of no known format): ingesting again lists them.
 		xz=0
 		for f in $($A --archive "$W/a-$c" ingest --json "$src" 2>/dev/null |
-			grep -v '"outcome":"\(skipped\|failed\)"' | sed 's/.*"path":"\([^"]*\)".*/\1/'); do
+			grep '"message_type":"ingest"' | grep -v '"outcome":"\(skipped\|failed\)"' | sed 's/.*"path":"\([^"]*\)".*/\1/'); do
 			xz=$((xz + $(nice -n 19 xz -9e -c "$f" | wc -c)))
 		done
 		stored=$($A --archive "$W/a-$c" stats --json | awk -F'[:,]' '/"stored_bytes"/ {print $2; exit}')
