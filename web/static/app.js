@@ -22,6 +22,16 @@
   const EVENT_LIMIT = 20000;
   // Rows shown in the "events in view" table.
   const EVENT_ROWS = 200;
+  // Rows of the players table drawn with the page; the rest (an hour's
+  // joins and drops are a hundred rows and more, most of them scrolled out
+  // of its box) follow once the page is usable.
+  const PLAYER_ROWS_FIRST = 24;
+  // The canvases' fonts. They are set when a canvas is sized, while the
+  // page is still its empty frame: setting a canvas font makes the browser
+  // compute the page's style, which after the tables are filled is all of
+  // theirs.
+  const TIMELINE_FONT = '11px system-ui, sans-serif';
+  const TRAILS_FONT = '12px system-ui, sans-serif';
   const KIND_COLORS = {
     join: '#2e8b57', drop: '#c0392b', command: '#1f5fbf', login: '#8e44ad', vote: '#d35400',
     chat: '#7f8c8d', finish: '#f1c40f', flag: '#e74c3c', team: '#16a085', other: '#95a5a6',
@@ -487,7 +497,7 @@
     document.title = `${rec.map || rec.id} · Replay archive`;
     $('rec-h').textContent = [rec.map || '(no map)', rec.format, rec.start ? wall(rec.start) + ' UTC' : ''].filter(Boolean).join(' · ');
     renderMeta();
-    renderPlayers();
+    const morePlayers = renderPlayers(PLAYER_ROWS_FIRST);
     renderMarks();
     renderAudit(rec.audit || []);
     renderActions();
@@ -500,10 +510,15 @@
     performance.mark('replay:trails');
     document.body.dataset.ready = 'recording';
     window.replayReadyAt = performance.now();
-    // The list of the events in view is below the fold: it is filled once
-    // the page is usable, so its rows are not laid out in the first frame.
+    // The list of the events in view is below the fold, and the players
+    // table's box shows its first rows: the rest is filled once the page
+    // is usable, so those rows are not laid out in the first frame.
     const later = window.requestIdleCallback || ((f) => setTimeout(f, 1));
-    later(() => { if (token === state.token) renderEventRows(); }, { timeout: 200 });
+    later(() => {
+      if (token !== state.token) return;
+      morePlayers();
+      renderEventRows();
+    }, { timeout: 200 });
   }
 
   /**
@@ -661,7 +676,11 @@
     return best;
   }
 
-  function renderPlayers() {
+  /**
+   * Fills the players table with its first rows, and returns a function
+   * that adds the rest.
+   */
+  function renderPlayers(first) {
     const tb = $('players').tBodies[0];
     tb.replaceChildren();
     const rows = [];
@@ -671,17 +690,21 @@
     rows.sort((a, b) => (a.from ?? -1) - (b.from ?? -1));
     const at = (t) => (t === null || t === undefined ? '' : offset(timeAt(t)));
     if (rows.length) {
-      for (const r of rows) {
-        const go = el('button', { type: 'button', text: at(r.from) || 'start', 'aria-label': `Go to when ${r.name} joined`, onclick: () => select(r.from ?? firstTick()) });
-        tb.append(el('tr', {}, el('td', { text: r.name || '(unnamed)' }), el('td', { class: 'num', text: r.id }),
-          el('td', {}, go), el('td', { class: 'num', text: r.to === null ? 'end' : at(r.to) })));
-      }
-      return;
+      const add = (list) => {
+        for (const r of list) {
+          const go = el('button', { type: 'button', text: at(r.from) || 'start', 'aria-label': `Go to when ${r.name} joined`, onclick: () => select(r.from ?? firstTick()) });
+          tb.append(el('tr', {}, el('td', { text: r.name || '(unnamed)' }), el('td', { class: 'num', text: r.id }),
+            el('td', {}, go), el('td', { class: 'num', text: r.to === null ? 'end' : at(r.to) })));
+        }
+      };
+      add(rows.slice(0, first));
+      return () => add(rows.slice(first));
     }
     for (const p of state.rec.players || []) {
       tb.append(el('tr', {}, el('td', { text: p.name || '(unnamed)' }), el('td', { class: 'num', text: p.id || (p.team ? `team ${p.team}` : '') }),
         el('td', { text: 'start' }), el('td', { text: 'end' })));
     }
+    return () => {};
   }
 
   function renderMarks() {
@@ -794,7 +817,14 @@
       c.style.height = h + 'px';
       c.width = Math.round(w * dpr);
       c.height = Math.round(h * dpr);
+      // A new size resets the canvas's state, its font with it.
+      setFont(c.getContext('2d'), c.id === 'trails' ? TRAILS_FONT : TIMELINE_FONT);
     }
+  }
+
+  /** Sets a canvas font, unless it is set already (see TIMELINE_FONT). */
+  function setFont(g, font) {
+    if (g.font !== font) g.font = font;
   }
 
   const laneOf = (kind) => { const i = LANES.findIndex((l) => l.includes(kind)); return i < 0 ? LANES.length - 1 : i; };
@@ -820,7 +850,7 @@
     g.fillRect(x(ra), top, Math.max(2, x(rb) - x(ra)), H - top);
     // Axis with offsets.
     g.fillStyle = '#5b6472';
-    g.font = '11px system-ui, sans-serif';
+    setFont(g, TIMELINE_FONT);
     g.strokeStyle = '#e3e6eb';
     const spanMs = timeAt(b) - timeAt(a);
     const steps = [100, 250, 500, 1000, 2000, 5000, 10000, 15000, 30000, 60000, 120000, 300000, 600000, 900000, 1800000, 3600000];
@@ -1204,7 +1234,7 @@
         g.moveTo(0, (H * i) / 8); g.lineTo(W, (H * i) / 8);
       }
       g.stroke();
-      g.font = '12px system-ui, sans-serif';
+      setFont(g, TRAILS_FONT);
       for (const [id, t] of tracks) {
         if (!t.pts.length) continue;
         t.pts.sort((p, q) => p[0] - q[0]);
@@ -1258,7 +1288,7 @@
       }
     }
     g.fillStyle = 'rgba(255,255,255,0.75)';
-    g.font = '12px system-ui, sans-serif';
+    setFont(g, TRAILS_FONT);
     g.fillText(`tick ${sel} · ${offset(timeAt(sel))}`, 8, H - 8);
     c.dataset.tracks = String(drawn);
     c.dataset.labels = labels.join('\n');
