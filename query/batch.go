@@ -44,6 +44,8 @@ type batcher struct {
 	ok, grown bool
 	// flushes counts batches written (for tests).
 	flushes int
+	// block is the event block being filled (reused between recordings).
+	block block
 }
 
 func (ix *Index) newBatcher(ctx context.Context) (*batcher, error) {
@@ -58,8 +60,10 @@ func (ix *Index) newBatcher(ctx context.Context) (*batcher, error) {
 	return bt, nil
 }
 
-// add queues one document, flushing first when the batch is full.
-func (bt *batcher) add(d *document.Document) error {
+// add queues one document, flushing first when the batch is full. A block
+// document counts as its events (n), so a batch holds at most maxDocs
+// events' worth of text to analyse.
+func (bt *batcher) add(d *document.Document, n int) error {
 	if bt.docs >= bt.maxDocs || bt.b.TotalDocsSize() >= bt.maxBytes {
 		if err := bt.write(0, false); err != nil {
 			return err
@@ -68,7 +72,7 @@ func (bt *batcher) add(d *document.Document) error {
 	if err := bt.b.IndexAdvanced(d); err != nil {
 		return fmt.Errorf("query: document %s: %w", d.ID(), err)
 	}
-	bt.docs++
+	bt.docs += n
 	return nil
 }
 
@@ -79,14 +83,22 @@ func (bt *batcher) deleteRecs(ids []string) error {
 		return err
 	}
 	for _, id := range old {
-		if bt.docs >= bt.maxDocs {
-			if err := bt.write(0, false); err != nil {
-				return err
-			}
+		if err := bt.del(id); err != nil {
+			return err
 		}
-		bt.b.Delete(id)
-		bt.docs++
 	}
+	return nil
+}
+
+// del queues the removal of one document.
+func (bt *batcher) del(id string) error {
+	if bt.docs >= bt.maxDocs {
+		if err := bt.write(0, false); err != nil {
+			return err
+		}
+	}
+	bt.b.Delete(id)
+	bt.docs++
 	return nil
 }
 
@@ -94,21 +106,47 @@ func (bt *batcher) deleteRecs(ids []string) error {
 // by events (so that they need not all be in memory). The recording's old
 // documents must have been deleted already (deleteRecs), or never existed.
 func (bt *batcher) put(r *RecordingDoc, events func(fn func(n int, e *formats.Event) error) error) error {
+	return bt.putFrom(r, 0, events)
+}
+
+// putFrom is put for a recording whose event blocks before event start are
+// in the index already (a live recording that grew): events before start
+// only feed the recording document.
+func (bt *batcher) putFrom(r *RecordingDoc, start int, events func(fn func(n int, e *formats.Event) error) error) error {
 	if err := checkID(r.ID); err != nil {
 		return err
 	}
 	bt.widen(r.Start)
 	var t eventText
+	b := &bt.block
+	b.reset(r.ID, 0)
 	err := events(func(n int, e *formats.Event) error {
 		if err := bt.ctx.Err(); err != nil {
 			return err
 		}
-		return bt.add(bt.ix.eventDoc(r.ID, n, e, &t))
+		t.note(e)
+		if n < start {
+			return nil
+		}
+		if b.n > 0 && (b.full(bt.ix.blockEvents) || n != b.first+b.n) {
+			if err := bt.add(bt.ix.blockDoc(b), b.n); err != nil {
+				return err
+			}
+			b.n = 0
+		}
+		if b.n == 0 {
+			b.reset(r.ID, n)
+		}
+		b.add(e)
+		return nil
 	})
+	if err == nil && b.n > 0 {
+		err = bt.add(bt.ix.blockDoc(b), b.n)
+	}
 	if err != nil {
 		return fmt.Errorf("query: recording %s: %w", r.ID, err)
 	}
-	return bt.add(bt.ix.recDoc(r, &t))
+	return bt.add(bt.ix.recDoc(r, &t), 1)
 }
 
 // widen grows the start-time span to take in start.

@@ -148,11 +148,16 @@ type Index struct {
 	// batchDocs, when set, replaces maxBatchDocs (tests lower it to make
 	// one recording span several batches).
 	batchDocs int
+	// blockEvents, when set, replaces the const of that name, and
+	// matchAll makes every event of a matching block match (tests: with
+	// blocks of one event, bleve alone decides which events match).
+	blockEvents int
+	matchAll    bool
 }
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-25.2"
+const layoutVersion = "2026-11-25.3"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
@@ -254,6 +259,8 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		f := bleve.NewTextFieldMapping()
 		f.Analyzer = textAnalyzerName
 		f.Store, f.IncludeInAll, f.DocValues = false, false, false
+		// Event blocks' text has no positions (block.go).
+		f.IncludeTermVectors = name != fText && name != fCmd && name != fChat
 		dm.AddFieldMappingsAt(name, f)
 	}
 	st := bleve.NewDateTimeFieldMapping()
@@ -296,8 +303,38 @@ func (ix *Index) Seq() (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// DocCount returns the number of documents (recordings plus events).
-func (ix *Index) DocCount() (uint64, error) { return ix.bi.DocCount() }
+// DocCount returns the number of recordings plus the number of events
+// indexed. Events are kept in blocks (block.go), so it reads every
+// document id: it is for tests and diagnostics, not for a hot path.
+func (ix *Index) DocCount() (uint64, error) {
+	n, err := ix.bi.DocCount()
+	if err != nil || n == 0 {
+		return n, err
+	}
+	var total uint64
+	after := []string(nil)
+	for {
+		req := bleve.NewSearchRequestOptions(query.NewMatchAllQuery(), 10000, 0, false)
+		req.SortBy([]string{"_id"})
+		req.Score = bleve.ScoreNone
+		req.SearchAfter = after
+		res, err := ix.bi.Search(req)
+		if err != nil {
+			return 0, fmt.Errorf("query: count: %w", err)
+		}
+		for _, h := range res.Hits {
+			if first, last, ok := blockSpan(h.ID); ok {
+				total += uint64(last - first + 1)
+			} else {
+				total++
+			}
+		}
+		if len(res.Hits) < 10000 {
+			return total, nil
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+}
 
 // Apply indexes puts and deletes: each put replaces all documents of its
 // recording (the recording document and its event documents), each delete
@@ -440,12 +477,6 @@ func secretKey(k string) bool {
 	return false
 }
 
-// eventDocID returns the document id of event n of recording rec. The hex
-// number is zero-padded so that ids sort in event order.
-func eventDocID(rec string, n int) string {
-	return fmt.Sprintf("%s/e%06x", rec, n)
-}
-
 // eventText collects, while a recording's event documents are built, what
 // its recording document carries about them: the kinds present and the text
 // of commands, chat and other events.
@@ -491,9 +522,8 @@ func (t *eventText) add(i int, v *[]byte, text string) {
 	}
 }
 
-// eventDoc builds the document of event n of recording rec and notes its
-// kind and text in t.
-func (ix *Index) eventDoc(rec string, n int, e *formats.Event, t *eventText) *document.Document {
+// note notes the kind and text of an event of the recording in t.
+func (t *eventText) note(e *formats.Event) {
 	kind := strings.ToLower(e.Kind)
 	if kind != "" && !t.seen[kind] {
 		if t.seen == nil {
@@ -503,32 +533,15 @@ func (ix *Index) eventDoc(rec string, n int, e *formats.Event, t *eventText) *do
 		t.kinds = append(t.kinds, kind)
 	}
 	if e.Text != "" {
-		switch kind {
-		case formats.EventCommand:
+		switch textClass(kind) {
+		case 0:
 			t.add(0, &t.cmd, e.Text)
-		case formats.EventChat:
+		case 1:
 			t.add(1, &t.chat, e.Text)
 		default:
 			t.add(2, &t.etc, e.Text)
 		}
 	}
-	ed := document.NewDocument(eventDocID(rec, n))
-	ed.AddField(document.NewTextFieldCustom(fRec, nil, []byte(rec), keywordOpts, nil))
-	if kind != "" {
-		ed.AddField(document.NewTextFieldCustom(fKind, nil, []byte(kind), keywordOpts, nil))
-	}
-	if e.Text != "" {
-		field := fText
-		switch kind {
-		case formats.EventCommand:
-			field = fCmd
-		case formats.EventChat:
-			field = fChat
-		}
-		ed.AddField(document.NewTextFieldCustom(field, nil, []byte(e.Text), textOpts, ix.text))
-	}
-	ed.AddField(document.NewTextFieldCustom(fData, nil, encodeEvent(e), storeOpts, nil))
-	return ed
 }
 
 // recDoc builds the recording document of r; t holds what its events said

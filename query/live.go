@@ -33,8 +33,8 @@ func foldGrow(final map[uuid.UUID]archive.ChangeOp, from map[uuid.UUID]int, c ar
 }
 
 // putGrown queues the documents of live recording id that a grow added or
-// changed: its events from from on, and its recording document, whose
-// event texts are gathered from every event.
+// changed: its events from from on (in blocks, see block.go), and its
+// recording document, whose event texts are gathered from every event.
 func putGrown(bt *batcher, a *archive.Archive, id uuid.UUID, from int) error {
 	m, err := a.Manifest(id)
 	if errors.Is(err, archive.ErrNotFound) {
@@ -47,20 +47,25 @@ func putGrown(bt *batcher, a *archive.Archive, id uuid.UUID, from int) error {
 	if err := checkID(doc.ID); err != nil {
 		return err
 	}
-	bt.widen(doc.Start)
-	var t eventText
-	err = a.EachEvent(id, func(n int, e *formats.Event) error {
-		if err := bt.ctx.Err(); err != nil {
-			return err
-		}
-		d := bt.ix.eventDoc(doc.ID, n, e, &t)
-		if n < from {
-			return nil
-		}
-		return bt.add(d)
-	})
+	// The block holding event from, and any after it, are written again
+	// from the first event of the earliest of them: a block's id names its
+	// last event, so a grown block is a new document.
+	ids, err := bt.ix.docIDsOf(bt.ctx, []string{doc.ID})
 	if err != nil {
 		return err
 	}
-	return bt.add(bt.ix.recDoc(&doc, &t))
+	start := from
+	for _, did := range ids {
+		first, last, ok := blockSpan(did)
+		if !ok || last < from {
+			continue
+		}
+		start = min(start, first)
+		if err := bt.del(did); err != nil {
+			return err
+		}
+	}
+	return bt.putFrom(&doc, start, func(fn func(n int, e *formats.Event) error) error {
+		return a.EachEvent(id, fn)
+	})
 }

@@ -30,7 +30,8 @@ type operator struct {
 	// (ignoring Neg).
 	rec func(t *Term) query.Query
 	// event, set for event-level and free terms, matches the event
-	// documents a term brings, shown under each recording.
+	// blocks that may hold events a term brings (a phrase's words in any
+	// order: eventMatcher decides which events match).
 	event func(t *Term) query.Query
 }
 
@@ -45,8 +46,8 @@ var operators = map[string]operator{
 	"session":   {kind: opKeyword, rec: keyword(fSession)},
 	"kind":      {kind: opKeyword, rec: keyword(fKinds), event: keyword(fKind)},
 	"id":        {kind: opKeyword, rec: recordingID},
-	"cmd":       {kind: opText, rec: recText(fRCmd), event: text(fCmd)},
-	"chat":      {kind: opText, rec: recText(fRChat), event: text(fChat)},
+	"cmd":       {kind: opText, rec: recText(fRCmd), event: blockText(fCmd)},
+	"chat":      {kind: opText, rec: recText(fRChat), event: blockText(fChat)},
 	"after":     {kind: opDate, rec: startAfter},
 	"before":    {kind: opDate, rec: startBefore},
 	"at":        {kind: opWindow, rec: running},
@@ -67,7 +68,7 @@ var freeTerm = operator{
 		})
 	},
 	event: func(t *Term) query.Query {
-		return query.NewDisjunctionQuery([]query.Query{textQuery(fCmd, t), textQuery(fChat, t), textQuery(fText, t)})
+		return query.NewDisjunctionQuery([]query.Query{blockTextQuery(fCmd, t), blockTextQuery(fChat, t), blockTextQuery(fText, t)})
 	},
 }
 
@@ -88,8 +89,8 @@ func recText(field string) func(*Term) query.Query {
 	return func(t *Term) query.Query { return recTextQuery(field, t) }
 }
 
-func text(field string) func(*Term) query.Query {
-	return func(t *Term) query.Query { return textQuery(field, t) }
+func blockText(field string) func(*Term) query.Query {
+	return func(t *Term) query.Query { return blockTextQuery(field, t) }
 }
 
 // recordingID matches recording documents only: events carry the id too.

@@ -75,6 +75,7 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		from = 0
 	}
 	var must, not, events []query.Query
+	var evTerms []*Term  // the terms events are matched by (eventMatcher)
 	var confirm []*Term  // text terms a recording of overflowed text must confirm
 	needRecField := true // must the query be limited to recording documents?
 	for i := range q.Terms {
@@ -103,6 +104,7 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		}
 		if op.event != nil {
 			events = append(events, op.event(t))
+			evTerms = append(evTerms, t)
 		}
 	}
 	if needRecField {
@@ -139,7 +141,7 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		}
 	}
 	if evq != nil && len(out.Hits) > 0 {
-		if err := ix.allEvents(ctx, out.Hits, evq); err != nil {
+		if err := ix.allEvents(ctx, out.Hits, evq, ix.newEventMatcher(evTerms)); err != nil {
 			return nil, err
 		}
 	}
@@ -184,11 +186,17 @@ func (ix *Index) overflowed(ctx context.Context, out *Results, terms []*Term) er
 				break
 			}
 			op, _ := lookup(t.Op)
-			m, err := count(query.NewConjunctionQuery([]query.Query{rec, query.NewDisjunctionQuery([]query.Query{op.rec(t), op.event(t)})}))
+			m, err := count(query.NewConjunctionQuery([]query.Query{rec, op.rec(t)}))
 			if err != nil {
 				return err
 			}
-			ok = m > 0 != t.Neg
+			found := m > 0
+			if !found {
+				if found, err = ix.anyEvent(ctx, h.ID, op.event(t), ix.newEventMatcher([]*Term{t})); err != nil {
+					return err
+				}
+			}
+			ok = found != t.Neg
 		}
 		if ok {
 			kept = append(kept, h)
@@ -358,19 +366,17 @@ func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) ([]
 	}
 }
 
-// allEvents fills the Events of every hit. One search fetches the matching
-// events of all hits when there are few enough; otherwise each hit gets its
-// own search, capped at maxEvents.
-func (ix *Index) allEvents(ctx context.Context, hits []Hit, evq query.Query) error {
+// allEvents fills the Events of every hit from the event blocks that match
+// evq (m picks the matching events of each). One search fetches the blocks
+// of all hits when there are few enough; otherwise each hit gets its own.
+func (ix *Index) allEvents(ctx context.Context, hits []Hit, evq query.Query, m *eventMatcher) error {
 	recs := make([]string, len(hits))
 	at := make(map[string]int, len(hits))
 	for i := range hits {
 		recs[i] = hits[i].ID
 		at[hits[i].ID] = i
 	}
-	size := 4 * ix.maxEvents
-	q := query.NewConjunctionQuery([]query.Query{recsQuery(recs), evq})
-	req := bleve.NewSearchRequestOptions(q, size, 0, false)
+	req := bleve.NewSearchRequestOptions(blockQuery(recs, evq), 4*ix.maxEvents, 0, false)
 	req.SortBy([]string{"_id"})
 	req.Score = bleve.ScoreNone
 	req.Fields = []string{fData}
@@ -380,7 +386,7 @@ func (ix *Index) allEvents(ctx context.Context, hits []Hit, evq query.Query) err
 	}
 	if int(res.Total) > len(res.Hits) {
 		for i := range hits {
-			if err := ix.events(ctx, &hits[i], evq); err != nil {
+			if err := ix.events(ctx, &hits[i], evq, m); err != nil {
 				return err
 			}
 		}
@@ -390,43 +396,70 @@ func (ix *Index) allEvents(ctx context.Context, hits []Hit, evq query.Query) err
 		rec, _, _ := strings.Cut(dm.ID, "/")
 		i, ok := at[rec]
 		if !ok {
-			return fmt.Errorf("query: event %s of no hit", dm.ID)
+			return fmt.Errorf("query: event block %s of no hit", dm.ID)
 		}
-		h := &hits[i]
-		h.EventTotal++
-		if len(h.Events) >= ix.maxEvents {
-			continue
-		}
-		var e EventHit
 		s, _ := dm.Fields[fData].(string)
-		if err := decodeEvent([]byte(s), &e); err != nil {
-			return fmt.Errorf("query: event %s: %w", dm.ID, err)
+		if err := hitEvents(&hits[i], dm.ID, s, m, ix.maxEvents); err != nil {
+			return err
 		}
-		h.Events = append(h.Events, e)
 	}
 	return nil
 }
 
-// events fills h.Events with the recording's events that match evq.
-func (ix *Index) events(ctx context.Context, h *Hit, evq query.Query) error {
-	q := query.NewConjunctionQuery([]query.Query{termQ(fRec, h.ID), evq})
-	req := bleve.NewSearchRequestOptions(q, ix.maxEvents, 0, false)
-	req.SortBy([]string{"_id"})
-	req.Score = bleve.ScoreNone
-	req.Fields = []string{fData}
-	res, err := ix.bi.SearchInContext(ctx, req)
-	if err != nil {
-		return fmt.Errorf("query: events of %s: %w", h.ID, err)
-	}
-	h.EventTotal = int(res.Total)
-	h.Events = make([]EventHit, len(res.Hits))
-	for i, dm := range res.Hits {
-		s, _ := dm.Fields[fData].(string)
-		if err := decodeEvent([]byte(s), &h.Events[i]); err != nil {
-			return fmt.Errorf("query: event %s: %w", dm.ID, err)
+// anyEvent reports whether an event of recording rec in a block that
+// matches evq matches m.
+func (ix *Index) anyEvent(ctx context.Context, rec string, evq query.Query, m *eventMatcher) (bool, error) {
+	var h Hit
+	found := false
+	err := ix.eachBlock(ctx, rec, evq, func(id, data string) (bool, error) {
+		if err := hitEvents(&h, id, data, m, 0); err != nil {
+			return false, err
 		}
+		found = h.EventTotal > 0
+		return !found, nil
+	})
+	return found, err
+}
+
+// eventPage is the number of event blocks events reads per search.
+const eventPage = 500
+
+// events fills h.Events with the recording's events that match evq and m,
+// reading every matching block to count them all.
+func (ix *Index) events(ctx context.Context, h *Hit, evq query.Query, m *eventMatcher) error {
+	h.Events, h.EventTotal = nil, 0
+	return ix.eachBlock(ctx, h.ID, evq, func(id, data string) (bool, error) {
+		return true, hitEvents(h, id, data, m, ix.maxEvents)
+	})
+}
+
+// eachBlock calls fn with the id and stored data of each event block of
+// recording rec that matches evq, in event order, while fn returns true.
+func (ix *Index) eachBlock(ctx context.Context, rec string, evq query.Query, fn func(id, data string) (bool, error)) error {
+	q := blockQuery([]string{rec}, evq)
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(q, eventPage, 0, false)
+		req.SortBy([]string{"_id"})
+		req.Score = bleve.ScoreNone
+		req.Fields = []string{fData}
+		req.SearchAfter = after
+		res, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return fmt.Errorf("query: events of %s: %w", rec, err)
+		}
+		for _, dm := range res.Hits {
+			s, _ := dm.Fields[fData].(string)
+			more, err := fn(dm.ID, s)
+			if err != nil || !more {
+				return err
+			}
+		}
+		if len(res.Hits) < eventPage {
+			return nil
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
 	}
-	return nil
 }
 
 // kwQuery matches a keyword field exactly or by prefix.

@@ -273,14 +273,13 @@ func TestSyncSmallBatches(t *testing.T) {
 // TestEventTextOnce checks a recording document carries each distinct
 // event text once per class, in first-seen order.
 func TestEventTextOnce(t *testing.T) {
-	ix := &Index{}
 	var et eventText
-	for n, e := range []formats.Event{
+	for _, e := range []formats.Event{
 		{Kind: formats.EventCommand, Text: "kill"}, {Kind: formats.EventChat, Text: "kill"},
 		{Kind: formats.EventCommand, Text: "kill"}, {Kind: formats.EventCommand, Text: "spec"},
 		{Kind: "vote", Text: "kick x"}, {Kind: "vote", Text: "kick x"},
 	} {
-		ix.eventDoc("r", n, &e, &et)
+		et.note(&e)
 	}
 	sep := string(rune(valueSep))
 	if string(et.cmd) != "kill"+sep+"spec" || string(et.chat) != "kill" || string(et.etc) != "kick x" {
