@@ -272,7 +272,7 @@ func (d *strDecoder) str() string {
 type eventMatcher struct {
 	ix    *Index
 	terms []*Term
-	// memo holds the answer for a text already seen, per class.
+	// memo holds the analysed answer for a text already seen, per class.
 	memo  [3]map[string]bool
 	lower []byte // mayMatch's buffer
 }
@@ -324,13 +324,13 @@ func (m *eventMatcher) match(e *EventHit) bool {
 // textMatch reports whether text matches any text term of the matcher
 // (the caller checked that the class fits one of them).
 func (m *eventMatcher) textMatch(c int, text string) bool {
+	if !m.mayMatch(c, text) {
+		return false
+	}
 	if v, ok := m.memo[c][text]; ok {
 		return v
 	}
-	ok := false
-	if m.mayMatch(c, text) {
-		ok = m.analysedMatch(c, text)
-	}
+	ok := m.analysedMatch(c, text)
 	if m.memo[c] == nil {
 		m.memo[c] = map[string]bool{}
 	}
