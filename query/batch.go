@@ -21,9 +21,10 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
-// Limits of one bleve batch. At 2,000 small event documents a batch is
-// about 2 MiB of document data; the bytes limit catches recordings whose
-// documents are large (long chat, many players).
+// Limits of one bleve batch, in documents (an event block counts as its
+// events) and bytes. At 2,000 events a batch is about 2 MiB of document
+// data; the bytes limit catches recordings whose documents are large (long
+// chat, many players).
 const (
 	maxBatchDocs  = 2000
 	maxBatchBytes = 4 << 20
@@ -128,7 +129,7 @@ func (bt *batcher) putFrom(r *RecordingDoc, start int, events func(fn func(n int
 		if n < start {
 			return nil
 		}
-		if b.n > 0 && (b.full(bt.ix.blockEvents) || n != b.first+b.n) {
+		if b.n > 0 && (b.full(bt.ix.maxBlockEvents()) || n != b.first+b.n) {
 			if err := bt.add(bt.ix.blockDoc(b), b.n); err != nil {
 				return err
 			}

@@ -55,13 +55,18 @@ type block struct {
 	seenKind map[string]bool
 }
 
-// full reports whether the block must be written before another event;
-// max replaces blockEvents when set.
+// full reports whether the block must be written before another event of
+// at most max events.
 func (b *block) full(max int) bool {
-	if max <= 0 {
-		max = blockEvents
-	}
 	return b.n >= max || (b.n > 0 && len(b.data) >= blockBytes)
+}
+
+// maxBlockEvents is blockEvents, or what a test set instead.
+func (ix *Index) maxBlockEvents() int {
+	if ix.blockEvents > 0 {
+		return ix.blockEvents
+	}
+	return blockEvents
 }
 
 // reset empties b for the block starting at event first.

@@ -8,14 +8,16 @@
 // applied last. The index can always be deleted and rebuilt.
 //
 // Each recording becomes one recording document (id "<rec>") and one event
-// document per event (id "<rec>/e<n>", n in hex, zero-padded). All of them
+// block document per run of up to 64 consecutive events (id
+// "<rec>/e<first>-<last>", in hex, zero-padded; see block.go). All of them
 // carry the recording id in the keyword field "rec", which is how Apply finds
 // and removes a recording's documents. Mappings are lean: keyword fields for
 // names, lower-cased; analysed text only for free text, command and chat text;
 // no "_all" field; one compact stored field per document ("d") that holds what
 // a search hit shows. The recording document also carries copies of all its
 // events' text (command, chat, other), so that every query is one search over
-// recording documents; events are then fetched for the page of hits only.
+// recording documents; events are then fetched for the page of hits only,
+// from the blocks that match, and picked out of them by eventMatcher.
 package query
 
 import (
@@ -89,11 +91,11 @@ const (
 	fREtc    = "retc"    // analysed: text of the recording's other events
 	pairs    = "2"       // suffix of the word-pair field of each of the four above
 	fOver    = "over"    // keyword: rcmd, rchat, retc when they hold only part of the text (maxRecText)
-	// Event documents.
-	fKind = "kind" // keyword: event kind
-	fCmd  = "cmd"  // analysed: text of a command event
-	fChat = "chat" // analysed: text of a chat event
-	fText = "text" // analysed: text of any other event
+	// Event block documents.
+	fKind = "kind" // keyword: the kinds of the block's events
+	fCmd  = "cmd"  // analysed, no positions: the block's command texts
+	fChat = "chat" // analysed, no positions: the block's chat texts
+	fText = "text" // analysed, no positions: the block's other event texts
 	// Both.
 	fData = "d" // stored only: encoded hit data
 )
@@ -337,13 +339,14 @@ func (ix *Index) DocCount() (uint64, error) {
 }
 
 // Apply indexes puts and deletes: each put replaces all documents of its
-// recording (the recording document and its event documents), each delete
+// recording (the recording document and its event blocks), each delete
 // removes all documents of that recording id, and seq is stored with the
 // last bleve batch. Batches are bounded in documents and bytes (see
 // batcher), so a recording with a hundred thousand events does not build
 // one huge in-memory segment; after a crash between two of them Seq still
-// names the previous change-log entry, and the next Sync applies it again. An id both put and deleted ends up put; an id put twice
-// ends up as its last put.
+// // names the previous change-log entry, and the next Sync applies it again.
+// An id both put and deleted ends up put; an id put twice ends up as its
+// last put.
 func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, deletes []string) error {
 	ids := make([]string, 0, len(puts)+len(deletes))
 	for i := range puts {
@@ -477,7 +480,7 @@ func secretKey(k string) bool {
 	return false
 }
 
-// eventText collects, while a recording's event documents are built, what
+// eventText collects, while a recording's event blocks are built, what
 // its recording document carries about them: the kinds present and the text
 // of commands, chat and other events.
 //
@@ -499,8 +502,8 @@ type eventText struct {
 // document costs about 150 times its size: a 16-hour server file with
 // 128,000 distinct commands (1 MB) took the index update to 390 MiB
 // (issue 13). Past the bound the document is marked (fOver) and a search
-// confirms such a recording from its event documents, which are all
-// indexed (search.go, overflowed).
+// confirms such a recording from its event blocks, which hold every event
+// (search.go, overflowed).
 const maxRecText = 64 << 10
 
 // add appends text to the values of class i (0 cmd, 1 chat, 2 other)

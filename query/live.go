@@ -1,6 +1,7 @@
 // Live recordings in the index: a recording that grows in place
-// (archive.ChangeGrow) gets its new event documents and a new recording
-// document, without removing and re-adding the events it had.
+// (archive.ChangeGrow) gets its new event blocks (and the block its new
+// events continue) and a new recording document, without removing and
+// re-adding the blocks before.
 
 package query
 
@@ -47,9 +48,11 @@ func putGrown(bt *batcher, a *archive.Archive, id uuid.UUID, from int) error {
 	if err := checkID(doc.ID); err != nil {
 		return err
 	}
-	// The block holding event from, and any after it, are written again
-	// from the first event of the earliest of them: a block's id names its
-	// last event, so a grown block is a new document.
+	// The blocks holding event from or any after it, and the last block
+	// before from when it is not full (so that a recording growing by a
+	// few events a second does not become many small blocks), are written
+	// again from the first event of the earliest of them. A block's id
+	// names its last event: a grown block is a new document.
 	ids, err := bt.ix.docIDsOf(bt.ctx, []string{doc.ID})
 	if err != nil {
 		return err
@@ -57,7 +60,7 @@ func putGrown(bt *batcher, a *archive.Archive, id uuid.UUID, from int) error {
 	start := from
 	for _, did := range ids {
 		first, last, ok := blockSpan(did)
-		if !ok || last < from {
+		if !ok || last < from-1 || last == from-1 && last-first+1 >= bt.ix.maxBlockEvents() {
 			continue
 		}
 		start = min(start, first)
