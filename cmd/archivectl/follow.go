@@ -38,9 +38,20 @@ type follower struct {
 	warn   func(path, msg string)
 	status func(followStatus)
 
-	start              time.Time
+	// every is how often a status is reported while a file is being
+	// ingested and the watcher, busy with it, reports none (default 10 s).
+	every time.Duration
+
+	start time.Time
+	// mu guards what follows: the watcher's goroutine changes it, the
+	// busy-status ticker reads it.
+	mu                 sync.Mutex
 	ingested, failed   int
 	dups, ingestedSize int64
+	last               watch.Status // the watcher's last report
+	lastAt             time.Time
+	current            string // the file being ingested or grown
+	scanned            bool   // the watcher has reported once
 }
 
 // followStatus is one periodic status report: restic's "status" messages
@@ -55,6 +66,12 @@ type followStatus struct {
 	Duplicates  int64   `json:"already_archived"`
 	Failed      int     `json:"failed"`
 	Elapsed     float64 `json:"seconds_elapsed"`
+	// CurrentFiles is the file being ingested, in a status reported while
+	// the watcher is busy with it.
+	CurrentFiles []string `json:"current_files,omitempty"`
+	// FirstScan says the first scan has not ended: files, waiting and
+	// bytes are not known yet.
+	FirstScan bool `json:"first_scan,omitempty"`
 }
 
 // followResult is one ingested (or failed) file as a JSON line.
@@ -66,6 +83,12 @@ type followResult struct {
 // run watches until ctx is done.
 func (f *follower) run(ctx context.Context) error {
 	f.start = time.Now()
+	f.lastAt = f.start
+	f.last = watch.Status{Dirs: len(f.dirs)}
+	f.scanned = false
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go f.busyStatus(stop, stopped)
+	defer func() { close(stop); <-stopped }()
 	return watch.Run(ctx, watch.Options{
 		Dirs:     f.dirs,
 		Settle:   f.settle,
@@ -73,8 +96,12 @@ func (f *follower) run(ctx context.Context) error {
 		Warn:     f.warn,
 		Grew:     f.grew,
 		Ready: func(ctx context.Context, file watch.File) {
+			f.working(file.Path)
+			defer f.working("")
 			// A live recording is sealed; any other file is ingested whole.
 			g, err := f.x.Grow(ctx, file.Path, true, f.who, func(r ingest.FileResult) {
+				f.mu.Lock()
+				defer f.mu.Unlock()
 				switch r.Outcome {
 				case ingest.OutcomeIngested, ingest.OutcomeReplaced:
 					f.ingested++
@@ -92,15 +119,67 @@ func (f *follower) run(ctx context.Context) error {
 			f.grown(g)
 		},
 		Status: func(s watch.Status) {
-			f.status(followStatus{MessageType: "status", Dirs: s.Dirs, Files: s.Files, Waiting: s.Waiting, Bytes: s.Bytes,
-				Ingested: f.ingested, Duplicates: f.dups, Failed: f.failed, Elapsed: time.Since(f.start).Seconds()})
+			f.mu.Lock()
+			f.last, f.lastAt, f.scanned = s, time.Now(), true
+			st := f.statusLocked()
+			f.mu.Unlock()
+			f.status(st)
 		},
 	})
 }
 
+// statusLocked is the status to report now; f.mu is held.
+func (f *follower) statusLocked() followStatus {
+	s := f.last
+	return followStatus{MessageType: "status", Dirs: s.Dirs, Files: s.Files, Waiting: s.Waiting, Bytes: s.Bytes,
+		Ingested: f.ingested, Duplicates: f.dups, Failed: f.failed, Elapsed: time.Since(f.start).Seconds(), FirstScan: !f.scanned}
+}
+
+// working records the file the watcher's goroutine is busy with ("" when
+// done).
+func (f *follower) working(path string) {
+	f.mu.Lock()
+	f.current = path
+	f.mu.Unlock()
+}
+
+// busyStatus reports a status every f.every while the watcher, busy
+// ingesting a file (a server's history of a thousand games is handed over
+// by the first scan, before its first status), reports none, naming the
+// file: long work shows progress in a log too. It returns when stop is
+// closed, closing stopped.
+func (f *follower) busyStatus(stop <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	every := f.every
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		f.mu.Lock()
+		if f.current == "" || time.Since(f.lastAt) < every {
+			f.mu.Unlock()
+			continue
+		}
+		f.lastAt = time.Now()
+		st := f.statusLocked()
+		st.CurrentFiles = []string{f.current}
+		f.mu.Unlock()
+		f.status(st)
+	}
+}
+
 // grew extends the live recording of a file that grew (watch.Options.Grew).
 func (f *follower) grew(ctx context.Context, file watch.File) (live, done bool) {
+	f.working(file.Path)
 	g, err := f.x.Grow(ctx, file.Path, false, f.who, nil)
+	f.working("")
 	if err != nil {
 		if ctx.Err() == nil {
 			f.warn(file.Path, err.Error()+" (not followed as a live recording; ingested once ready)")
@@ -133,8 +212,10 @@ func (f *follower) grown(g *ingest.Grown) {
 	case ingest.GrowSealed:
 		// Sealed is when the file is archived for good: reported as an
 		// ingest, as a file that was never live is.
+		f.mu.Lock()
 		f.ingested++
 		f.ingestedSize += g.NativeBytes
+		f.mu.Unlock()
 		r := ingest.FileResult{Path: g.Path, Outcome: ingest.OutcomeIngested, ID: g.ID, NativeBytes: g.NativeBytes,
 			Warnings: g.Warnings, Note: "live recording sealed"}
 		if g.Manifest != nil {
@@ -161,8 +242,16 @@ func (s followStatus) line() string {
 	if s.Dirs == 1 {
 		dirs = "directory"
 	}
-	return fmt.Sprintf("following %d %s: %d files (%s), %d waiting; %d ingested, %d already archived, %d failed; up %v",
-		s.Dirs, dirs, s.Files, humanBytes(s.Bytes), s.Waiting, s.Ingested, s.Duplicates, s.Failed, time.Duration(s.Elapsed*float64(time.Second)).Round(time.Second))
+	files := fmt.Sprintf("%d files (%s), %d waiting", s.Files, humanBytes(s.Bytes), s.Waiting)
+	if s.FirstScan {
+		files = "first scan"
+	}
+	l := fmt.Sprintf("following %d %s: %s; %d ingested, %d already archived, %d failed; up %v",
+		s.Dirs, dirs, files, s.Ingested, s.Duplicates, s.Failed, time.Duration(s.Elapsed*float64(time.Second)).Round(time.Second))
+	if len(s.CurrentFiles) > 0 {
+		l += "; ingesting " + strings.Join(s.CurrentFiles, ", ")
+	}
+	return l
 }
 
 // parseSettle reads --settle (default watch.DefaultSettle).
@@ -199,6 +288,10 @@ func runFollow(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	if err != nil {
 		return err
 	}
+	every, err := parseStatusEvery(o.statusEvery)
+	if err != nil {
+		return err
+	}
 	dirs := make([]string, len(args))
 	for i, a := range args {
 		dirs[i] = e.path(a)
@@ -212,7 +305,7 @@ func runFollow(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	}
 	var mu sync.Mutex // JSON lines and text lines are whole
 	enc := json.NewEncoder(e.stdout)
-	f := &follower{x: x, who: e.who, dirs: dirs, settle: settle}
+	f := &follower{x: x, who: e.who, dirs: dirs, settle: settle, every: every}
 	f.result = func(r ingest.FileResult) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -255,6 +348,8 @@ func runFollow(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	if err := f.run(ctx); err != nil {
 		return err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.failed > 0 {
 		return errPartial
 	}
@@ -319,7 +414,7 @@ func startWatch(ctx context.Context, x *replay.Archive, dirs []string, settle ti
 	f.warn = func(path, msg string) { log.Warn("watch", "path", path, "msg", msg) }
 	f.status = func(s followStatus) {
 		log.Info("watch: status", "dirs", s.Dirs, "files", s.Files, "waiting", s.Waiting, "bytes", s.Bytes,
-			"ingested", s.Ingested, "already_archived", s.Duplicates, "failed", s.Failed)
+			"ingested", s.Ingested, "already_archived", s.Duplicates, "failed", s.Failed, "current_files", s.CurrentFiles)
 	}
 	done := make(chan struct{})
 	go func() {

@@ -32,7 +32,7 @@ func (o *ingestOptions) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.followLinks, "follow-links", false, "follow symbolic links that lead out of the directories given")
 	fs.BoolVar(&o.follow, "follow", false, "follow the directories given: ingest each file once complete or idle for --settle, until interrupted")
 	fs.StringVar(&o.settle, "settle", "10m", "with --follow, a file unchanged for `DUR` is ready even if not complete")
-	fs.StringVar(&o.statusEvery, "status-every", "10s", "a status line every `DUR` when stderr is not a terminal or with --json (not with --follow: it reports each rescan)")
+	fs.StringVar(&o.statusEvery, "status-every", "10s", "a status line every `DUR` when stderr is not a terminal or with --json (with --follow: while a file is being ingested, besides each rescan's)")
 }
 
 func cmdIngest() *command {
@@ -64,7 +64,8 @@ interrupted, as a game server writes into them: each file is ingested once
 it is complete (a teehistorian file ending with FINISH) or has not changed
 for --settle (a server killed mid-game, other formats); .xz, .gz and .zst
 files are looked through. One line per file as above, and a status line
-on stderr at the start and every 30 s even when it is not a terminal;
+on stderr at the start and every 30 s even when it is not a terminal
+(and every --status-every while a file is being ingested, naming it);
 with --json, JSON lines with "message_type" "ingest", "warning" and
 "status" on stdout. See docs/live.md.`,
 		access: createAccess,
@@ -80,10 +81,7 @@ func runIngest(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	if o.follow {
 		return runFollow(ctx, e, o, args) // follow.go
 	}
-	every, err := parseDurationFlag("--status-every", o.statusEvery)
-	if err == nil && every <= 0 {
-		err = usagef("--status-every: must be positive")
-	}
+	every, err := parseStatusEvery(o.statusEvery)
 	if err != nil {
 		return err
 	}
@@ -156,6 +154,15 @@ func runIngest(ctx context.Context, e *env, o *ingestOptions, args []string) err
 		return errPartial
 	}
 	return nil
+}
+
+// parseStatusEvery reads --status-every.
+func parseStatusEvery(v string) (time.Duration, error) {
+	every, err := parseDurationFlag("--status-every", v)
+	if err == nil && every <= 0 {
+		err = usagef("--status-every: must be positive")
+	}
+	return every, err
 }
 
 // ingestStatus is what the status lines of a plain ingest say: the

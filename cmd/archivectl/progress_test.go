@@ -117,18 +117,20 @@ func TestIngestStatusLines(t *testing.T) {
 
 // TestIngestFollowStatusLog checks that ingest --follow without --json
 // logs its status line on stderr when stderr is not a terminal (the JSON
-// form is in TestIngestFollowJSON).
+// form is in TestIngestFollowJSON), also while the first scan's files
+// are being ingested (a server's history), naming the one being read.
 func TestIngestFollowStatusLog(t *testing.T) {
 	c := newCLI(t)
-	dir := gamesDir(t, 2)
+	dir := gamesDir(t, 6)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"--archive", c.dir, "ingest", "--follow", "--settle", "1m", dir}, strings.NewReader(""), &out, &errb)
+		done <- run(ctx, []string{"--archive", c.dir, "ingest", "--follow", "--settle", "1m", "--status-every", "5ms", dir}, strings.NewReader(""), &out, &errb)
 	}()
-	status := regexp.MustCompile(`(?m)^following 1 directory: 2 files \(.+\), \d+ waiting; \d+ ingested, \d+ already archived, 0 failed; up \S+$`)
+	status := regexp.MustCompile(`(?m)^following 1 directory: 6 files \(.+\), \d+ waiting; \d+ ingested, \d+ already archived, 0 failed; up \S+$`)
+	busy := regexp.MustCompile(`(?m)^following 1 directory: .*; \d+ ingested, \d+ already archived, 0 failed; up \S+; ingesting ` + regexp.QuoteMeta(dir) + `/game\d\d\.teehistorian$`)
 	deadline := time.Now().Add(20 * time.Second)
 	for !status.MatchString(errb.String()) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -139,5 +141,11 @@ func TestIngestFollowStatusLog(t *testing.T) {
 	}
 	if !status.MatchString(errb.String()) || strings.Contains(errb.String(), "\r") {
 		t.Errorf("no status line on stderr:\n%q", errb.String())
+	}
+	if !busy.MatchString(errb.String()) {
+		t.Errorf("no status line naming the file being ingested:\n%s", errb.String())
+	}
+	if got := strings.Count(out.String(), "ingested "); got != 6 {
+		t.Errorf("%d files ingested, want 6:\n%s", got, out.String())
 	}
 }
