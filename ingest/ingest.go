@@ -292,6 +292,13 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 		}
 		return openNative(in.path, in.codec) // decompressed if need be (compressed.go)
 	}
+	if in.dir != nil {
+		if r, ok, err := p.extendLive(ctx, res, in); err != nil {
+			return fail(err)
+		} else if ok {
+			return r, nil
+		}
+	}
 	// A hashing pass first: re-ingesting known bytes is a read, not a parse.
 	rc, err := open()
 	if err != nil {
@@ -465,4 +472,41 @@ func detect(c formats.Codec, head []byte) (ok bool) {
 		}
 	}()
 	return c.Detect(bytes.Clone(head))
+}
+
+// extendLive ingests a directory whose live recording is archived (a set
+// followed by serve --watch, ingested by hand meanwhile) by growing that
+// recording, not by archiving a copy: ok says it did. A directory that
+// does not extend its live recording is left to the whole ingest.
+func (p *Pipeline) extendLive(ctx context.Context, res FileResult, in input) (FileResult, bool, error) {
+	ad, isLive := in.codec.(formats.AppendableDir)
+	if !isLive {
+		return res, false, nil
+	}
+	id, _, err := ad.LiveDir(in.path)
+	if err != nil {
+		return res, false, nil // the whole ingest reports it
+	}
+	if _, err := p.Archive.LiveOf(id); err != nil {
+		return res, false, nil // no live recording (or sealed: a dup or a copy)
+	}
+	g, err := p.Grow(ctx, in.path, false)
+	if err != nil {
+		return res, false, err
+	}
+	res.ID, res.NativeBytes, res.Warnings = id, g.NativeBytes, g.Warnings
+	switch g.Action {
+	case GrowGrew:
+		res.Outcome, res.Note = OutcomeIngested, fmt.Sprintf("extended live recording %s by %d bytes", id, g.Added)
+	case GrowSealed:
+		res.Outcome, res.Note = OutcomeIngested, fmt.Sprintf("extended live recording %s by %d bytes and sealed it", id, g.Added)
+	case GrowWaiting:
+		res.Outcome, res.Note = OutcomeDup, fmt.Sprintf("live recording %s holds every commit of the directory", id)
+	default:
+		return res, false, nil
+	}
+	if g.Manifest != nil {
+		res.NativeBytes, res.StoredBytes = g.Manifest.NativeBytes, g.Manifest.StoredBytes
+	}
+	return res, true, nil
 }

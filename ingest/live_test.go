@@ -233,6 +233,23 @@ func TestGrowLiveDir(t *testing.T) {
 		}
 	}
 	t.Logf("bytes read by the three grows: %v (the set is %d bytes now)", reads, len(setBytes(t, dir)))
+	// Ingested by hand meanwhile, the set extends its live recording: no
+	// copy is archived.
+	if r := runAll(t, p, dir)[id.String()]; r.Outcome != OutcomeDup || r.ID != id || !strings.Contains(r.Note, "holds every commit") {
+		t.Errorf("whole ingest of the live set with nothing new: %+v", r)
+	}
+	step(t, rec, sess, 200)
+	if r := runAll(t, p, dir)[id.String()]; r.Outcome != OutcomeIngested || r.ID != id || !strings.Contains(r.Note, "extended live recording") {
+		t.Errorf("whole ingest of the grown live set: %+v", r)
+	}
+	if got, want := exportOf(t, a, id), setBytes(t, dir); !bytes.Equal(got, want) {
+		t.Fatalf("live export after a whole ingest: %d bytes, the set's stream %d", len(got), len(want))
+	}
+	count := 0
+	a.List(ctx, func(*archive.Manifest) error { count++; return nil })
+	if count != 1 {
+		t.Errorf("%d recordings, want the live one only", count)
+	}
 	m, err := a.Manifest(id)
 	if err != nil || !m.Live || !m.ChunksSHA256 || m.EventCount == 0 {
 		t.Fatalf("live manifest: %+v %v", m, err)
