@@ -464,6 +464,8 @@
     const evsP = api(recURL(id, `/events?compact=1&limit=${EVENT_LIMIT}`));
     evsP.catch(() => {});
     const recP = api(recURL(id));
+    const urlTick = parseInt(new URLSearchParams(location.search).get('t'), 10);
+    const guess = isFinite(urlTick) && urlTick >= 0 ? guessFrames(id, urlTick) : null;
     // Size the canvases while the answers are on their way and the page
     // is its empty frame: reading their width lays out only that frame,
     // where after the tables are filled it would lay them all out once
@@ -474,8 +476,10 @@
       if (token === state.token) {
         performance.mark('replay:rec');
         state.rec = rec;
-        const t = parseInt(new URLSearchParams(location.search).get('t'), 10);
-        state.sel = clamp(isFinite(t) ? t : firstTick());
+        state.sel = clamp(isFinite(urlTick) ? urlTick : firstTick());
+        // The guess is kept when the recording's format reads the frame
+        // types it asked for; the frames it does not cover are fetched.
+        if (guess && FRAME_TYPES[rec.format]) state.ranges.push(guess);
         framesFor(state.sel - trailTicks(), state.sel + Math.round((rate() || 20) * AHEAD_SECONDS)).catch(() => {});
       }
       [evs] = await Promise.all([evsP, state.whoReady]);
@@ -978,16 +982,38 @@
 
   /** Fetches and parses the frames of [from, to], remembering the range. */
   function fetchRange(from, to) {
-    const id = state.rec.id;
+    const r = requestFrames(state.rec.id, from, to, FRAME_TYPES[state.rec.format]);
+    state.ranges.push(r);
+    if (state.ranges.length > MAX_RANGES) state.ranges.shift();
+    return r;
+  }
+
+  /**
+   * Asks for the frames of [from, to] (of the types listed, or all) and
+   * returns the range: {from, to, frames}, frames resolving to them
+   * parsed. A range that fails leaves state.ranges.
+   */
+  function requestFrames(id, from, to, types) {
     const r = { from, to, frames: null };
-    const types = FRAME_TYPES[state.rec.format];
     r.frames = api(recURL(id, `/frames?from=${from}&to=${to}${types ? '&types=' + types : ''}`), { raw: true })
       .then((res) => res.text())
       .then((text) => parseFrames(text, from, to));
     r.frames.catch(() => { state.ranges = state.ranges.filter((x) => x !== r); });
-    state.ranges.push(r);
-    if (state.ranges.length > MAX_RANGES) state.ranges.shift();
     return r;
+  }
+
+  /**
+   * Asks for the frames around tick t of recording id before its metadata
+   * is in, so they arrive with it, not one round trip after it: the trail
+   * and the look ahead at GUESS_RATE ticks a second (at least what a
+   * recording with fewer ticks a second needs), with every frame type of
+   * FRAME_TYPES (the formats have none in common). Returns the range, not
+   * yet in state.ranges: the caller keeps it once the format is known to
+   * be one of FRAME_TYPES.
+   */
+  function guessFrames(id, t) {
+    const from = Math.max(0, t - Math.round(GUESS_RATE * TRAIL_SECONDS)), to = t + Math.round(GUESS_RATE * AHEAD_SECONDS);
+    return requestFrames(id, from, to, [...new Set(Object.values(FRAME_TYPES).join(',').split(','))].join(','));
   }
 
   /**
@@ -1139,6 +1165,8 @@
     teehistorian: 'player_new,player_diff,player_old,message',
     hcrp: 'state,spawn_entity,absolute_move,delta_move,destroy_entity',
   };
+  // The tick rate guessFrames assumes: teehistorian's (HCRP has fewer).
+  const GUESS_RATE = 50;
 
   /** Frame types parseFrames reads; other lines count only if they hold an x. */
   const POSITION_TYPES = new Set(['player_new', 'player_diff', 'player_old', 'message', 'state', 'spawn_entity',
