@@ -28,7 +28,7 @@ type ingestOptions struct {
 
 // AddFlags declares the flags on fs.
 func (o *ingestOptions) AddFlags(fs *flag.FlagSet) {
-	fs.BoolVar(&o.json, "json", false, "print one JSON object per input")
+	fs.BoolVar(&o.json, "json", false, "print JSON lines: one per input (message_type ingest), and status lines on long runs")
 	fs.BoolVar(&o.followLinks, "follow-links", false, "follow symbolic links that lead out of the directories given")
 	fs.BoolVar(&o.follow, "follow", false, "follow the directories given: ingest each file once complete or idle for --settle, until interrupted")
 	fs.StringVar(&o.settle, "settle", "10m", "with --follow, a file unchanged for `DUR` is ready even if not complete")
