@@ -32,6 +32,9 @@
   // theirs.
   const TIMELINE_FONT = '11px system-ui, sans-serif';
   const TRAILS_FONT = '12px system-ui, sans-serif';
+  // The canvases' backgrounds (as in app.css).
+  const TIMELINE_BG = '#fbfcfd';
+  const TRAILS_BG = '#10161f';
   const KIND_COLORS = {
     join: '#2e8b57', drop: '#c0392b', command: '#1f5fbf', login: '#8e44ad', vote: '#d35400',
     chat: '#7f8c8d', finish: '#f1c40f', flag: '#e74c3c', team: '#16a085', other: '#95a5a6',
@@ -822,7 +825,13 @@
       c.width = Math.round(w * dpr);
       c.height = Math.round(h * dpr);
       // A new size resets the canvas's state, its font with it.
-      setFont(c.getContext('2d'), c.id === 'trails' ? TRAILS_FONT : TIMELINE_FONT);
+      const g = c.getContext('2d');
+      setFont(g, c.id === 'trails' ? TRAILS_FONT : TIMELINE_FONT);
+      // Paint the background now: the first drawing on a canvas of a new
+      // size makes the browser set up its bitmap, which is better done
+      // while the API's answers are on their way than when the page draws.
+      g.fillStyle = c.id === 'trails' ? TRAILS_BG : TIMELINE_BG;
+      g.fillRect(0, 0, c.width, c.height);
     }
   }
 
@@ -1224,7 +1233,7 @@
     const dpr = window.devicePixelRatio || 1;
     const W = c.width / dpr, H = c.height / dpr;
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.fillStyle = '#10161f';
+    g.fillStyle = TRAILS_BG;
     g.fillRect(0, 0, W, H);
     // Merge the pieces' tracks over the trail window.
     const tracks = new Map();
