@@ -135,8 +135,51 @@ type Progress struct {
 	Bytes, BytesDone int64
 	Elapsed          time.Duration
 	// Current is the input being read ("" between inputs), so that a
-	// status line during one long input says which.
-	Current string
+	// status line during one long input says which, and CurrentRead how
+	// many bytes of it were read so far (a file is read twice, to hash it
+	// and to split it; one already archived once). During an input,
+	// Progress is called every progressStep bytes read.
+	Current     string
+	CurrentRead int64
+}
+
+// progressStep is how many bytes of one input are read between two
+// Progress calls.
+const progressStep = 4 << 20
+
+// counted is a Reader that reports the bytes read through it.
+type counted struct {
+	r    io.Reader
+	read func(n int)
+}
+
+func (c counted) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	if n > 0 {
+		c.read(n)
+	}
+	return n, err
+}
+
+// countedSeeker is a counted ReadSeeker: codecs look for io.ReadSeeker
+// (VTX reads its footer first when it can seek).
+type countedSeeker struct {
+	counted
+	s io.Seeker
+}
+
+func (c countedSeeker) Seek(off int64, whence int) (int64, error) { return c.s.Seek(off, whence) }
+
+// countedReader is r counting into read (r itself when read is nil),
+// seekable when r is.
+func countedReader(r io.Reader, read func(int)) io.Reader {
+	if read == nil {
+		return r
+	}
+	if s, ok := r.(io.ReadSeeker); ok {
+		return countedSeeker{counted{r, read}, s}
+	}
+	return counted{r, read}
 }
 
 // Pipeline ingests files into an archive.
@@ -244,12 +287,21 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		var read func(int)
 		if p.Progress != nil {
-			prog.Current, prog.Elapsed = in.path, time.Since(start)
+			prog.Current, prog.CurrentRead, prog.Elapsed = in.path, 0, time.Since(start)
 			p.Progress(prog)
-			prog.Current = ""
+			reported := int64(0)
+			read = func(n int) {
+				prog.CurrentRead += int64(n)
+				if prog.CurrentRead-reported >= progressStep {
+					reported, prog.Elapsed = prog.CurrentRead, time.Since(start)
+					p.Progress(prog)
+				}
+			}
 		}
-		res, pending := p.one(ctx, in)
+		res, pending := p.one(ctx, in, read)
+		prog.Current, prog.CurrentRead = "", 0
 		if errors.Is(ctx.Err(), context.Canceled) {
 			if pending != nil {
 				pending.Discard()
@@ -277,9 +329,9 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 
 // one reads, checks and splits one input. A nil Pending means the result
 // is final (failed, already archived, taken down).
-func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pending) {
+func (p *Pipeline) one(ctx context.Context, in input, read func(int)) (FileResult, *archive.Pending) {
 	if in.stream {
-		return p.oneStream(ctx, in)
+		return p.oneStream(ctx, in, read)
 	}
 	res := FileResult{Path: in.path, Format: in.codec.Name()}
 	fail := func(err error) (FileResult, *archive.Pending) {
@@ -305,7 +357,7 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 		return fail(err)
 	}
 	h := sha256.New()
-	n, err := io.Copy(h, rc)
+	n, err := io.Copy(h, countedReader(rc, read))
 	rc.Close()
 	if err != nil {
 		return fail(err)
@@ -340,7 +392,9 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 			return fail(err)
 		}
 		defer rc.Close()
-		meta, err = safely(in.codec.Name(), func() (*formats.Metadata, error) { return in.codec.Split(ctx, rc, pending) })
+		meta, err = safely(in.codec.Name(), func() (*formats.Metadata, error) {
+			return in.codec.Split(ctx, countedReader(rc, read), pending)
+		})
 	}
 	if err == nil {
 		_, err = pending.Finish(meta)
@@ -360,7 +414,7 @@ func (p *Pipeline) one(ctx context.Context, in input) (FileResult, *archive.Pend
 // is detected from its first bytes as they arrive, and the sha256 that
 // finds a duplicate or a takedown is the one the split computes, so it is
 // known only at the commit.
-func (p *Pipeline) oneStream(ctx context.Context, in input) (FileResult, *archive.Pending) {
+func (p *Pipeline) oneStream(ctx context.Context, in input, read func(int)) (FileResult, *archive.Pending) {
 	res := FileResult{Path: in.path}
 	fail := func(err error) (FileResult, *archive.Pending) {
 		res.Outcome, res.Err = OutcomeFailed, fmt.Sprintf("%s: %v", in.path, err)
@@ -381,7 +435,7 @@ func (p *Pipeline) oneStream(ctx context.Context, in input) (FileResult, *archiv
 		defer f.Close()
 		r = f
 	}
-	br := bufio.NewReaderSize(r, max(64<<10, formats.DetectSize))
+	br := bufio.NewReaderSize(countedReader(r, read), max(64<<10, formats.DetectSize))
 	head, err := br.Peek(formats.DetectSize)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fail(err)

@@ -199,6 +199,9 @@ type ingestStatusJSON struct {
 	Duplicates   int      `json:"already_archived"`
 	Failed       int      `json:"failed"`
 	CurrentFiles []string `json:"current_files,omitempty"`
+	// CurrentRead is how many bytes of the current file were read (it is
+	// read twice: hashed, then split).
+	CurrentRead int64 `json:"current_bytes_read,omitempty"`
 }
 
 func (s *ingestStatus) json() ingestStatusJSON {
@@ -208,7 +211,7 @@ func (s *ingestStatus) json() ingestStatusJSON {
 		j.PercentDone = float64(s.p.BytesDone) / float64(s.p.Bytes)
 	}
 	if s.p.Current != "" {
-		j.CurrentFiles = []string{s.p.Current}
+		j.CurrentFiles, j.CurrentRead = []string{s.p.Current}, s.p.CurrentRead
 	}
 	return j
 }
@@ -219,7 +222,7 @@ func (s *ingestStatus) line() string {
 		s.p.Done, s.p.Files, humanBytes(s.p.BytesDone), humanBytes(s.p.Bytes), s.ingested, s.dups, s.failed,
 		time.Since(s.start).Round(time.Second))
 	if s.p.Current != "" {
-		l += "; reading " + s.p.Current
+		l += fmt.Sprintf("; reading %s (%s read)", s.p.Current, humanBytes(s.p.CurrentRead))
 	}
 	return l
 }

@@ -1,0 +1,61 @@
+package ingest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/formats/all"
+	"github.com/replayarchive/replay/formats/teehistorian"
+)
+
+// TestProgressDuringInput checks that a long input reports progress while
+// it is read, not only once done: Progress names it and counts the bytes
+// read of it (the hashing pass and the split pass), every progressStep.
+func TestProgressDuringInput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.teehistorian")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = teehistorian.Generate(f, teehistorian.GenOptions{Duration: 30 * time.Minute, Players: 16, Seed: 4})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	size := st.Size()
+	if size < progressStep {
+		t.Fatalf("the file has %d bytes, want more than %d", size, progressStep)
+	}
+	var calls []Progress
+	p := &Pipeline{Archive: newArchive(t), Codecs: all.Codecs(), Progress: func(pr Progress) { calls = append(calls, pr) }}
+	if err := p.Run(context.Background(), []string{path}, func(FileResult) {}); err != nil {
+		t.Fatal(err)
+	}
+	var during int
+	var last int64
+	for _, pr := range calls {
+		if pr.Current == "" {
+			continue
+		}
+		if pr.Current != path || pr.Done != 0 || pr.CurrentRead < last || pr.CurrentRead > 2*size {
+			t.Fatalf("progress during the input: %+v (file of %d bytes)", pr, size)
+		}
+		if pr.CurrentRead > 0 {
+			during++
+		}
+		last = pr.CurrentRead
+	}
+	// Read twice (hashed, split): 2*size bytes, a report every progressStep.
+	if want := int(2*size/progressStep) - 1; during < want {
+		t.Errorf("%d progress reports while reading %d bytes twice, want at least %d", during, size, want)
+	}
+	if end := calls[len(calls)-1]; end.Done != 1 || end.Current != "" || end.BytesDone != size {
+		t.Errorf("last progress %+v", end)
+	}
+}
