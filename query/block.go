@@ -120,12 +120,23 @@ func (b *block) add(e *formats.Event) {
 		b.data = append(b.data, blockVersion)
 	}
 	b.data = binary.AppendVarint(b.data, e.Tick-b.lastTick)
-	b.data = binary.AppendVarint(b.data, int64(e.Time)-b.lastTime)
+	b.data = appendTimeDelta(b.data, int64(e.Time)-b.lastTime)
 	b.lastTick, b.lastTime = e.Tick, int64(e.Time)
 	b.data = b.appendStr(b.data, e.Kind)
 	b.data = b.appendStr(b.data, e.Player)
 	b.data = b.appendStr(b.data, e.Text)
 	b.n++
+}
+
+// appendTimeDelta appends a difference of two event times: whole
+// milliseconds (most times are ticks of 20 ms) as a varint of twice the
+// milliseconds (a delta of 0.7 s is 2 bytes instead of 5), anything else as
+// a varint 1 and then the nanoseconds.
+func appendTimeDelta(dst []byte, ns int64) []byte {
+	if ns%int64(time.Millisecond) == 0 {
+		return binary.AppendVarint(dst, ns/int64(time.Millisecond)*2)
+	}
+	return binary.AppendVarint(binary.AppendVarint(dst, 1), ns)
 }
 
 // appendStr appends s as an index into the block's string table: an index
@@ -211,7 +222,7 @@ func decodeBlock(data string, fn func(e *EventHit)) error {
 	var e EventHit
 	for len(d.s) > 0 && d.err == nil {
 		e.Tick += d.varint()
-		e.Time += time.Duration(d.varint())
+		e.Time += time.Duration(d.timeDelta())
 		e.Kind = str()
 		e.Player = str()
 		e.Text = str()
@@ -251,6 +262,20 @@ func (d *strDecoder) uvarint() uint64 {
 func (d *strDecoder) varint() int64 {
 	u := d.uvarint()
 	return int64(u>>1) ^ -int64(u&1)
+}
+
+// timeDelta reads appendTimeDelta's form.
+func (d *strDecoder) timeDelta() int64 {
+	switch v := d.varint(); v {
+	case 1:
+		return d.varint()
+	default:
+		if v&1 != 0 {
+			d.err = errData
+			return 0
+		}
+		return v / 2 * int64(time.Millisecond)
+	}
 }
 
 func (d *strDecoder) str() string {

@@ -3,10 +3,12 @@ package query
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replayarchive/replay/formats"
 )
@@ -155,4 +157,50 @@ func TestOverflowedText(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBlockRoundTrip encodes events with odd times (sub-millisecond,
+// negative steps, extremes) and strings, and decodes them back.
+func TestBlockRoundTrip(t *testing.T) {
+	evs := []formats.Event{
+		{Tick: 5, Time: 100 * time.Millisecond, Kind: "chat", Player: "a", Text: "hi"},
+		{Tick: 6, Time: 100*time.Millisecond + 7, Kind: "chat", Player: "a", Text: "hi"},
+		{Tick: 2, Time: -3, Kind: "Command", Player: "", Text: "kick 1"},
+		{Tick: math.MaxInt64, Time: math.MaxInt64, Kind: "chat", Player: "b", Text: ""},
+		{Tick: math.MinInt64, Time: math.MinInt64, Kind: "", Player: "a", Text: "hi"},
+	}
+	var b block
+	b.reset("r", 0)
+	for i := range evs {
+		b.add(&evs[i])
+	}
+	var got []formats.Event
+	err := decodeBlock(string(b.data), func(e *EventHit) {
+		got = append(got, formats.Event{Tick: e.Tick, Time: e.Time, Kind: e.Kind, Player: e.Player, Text: e.Text})
+	})
+	if err != nil || !reflect.DeepEqual(got, evs) {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	if err := decodeBlock("\x01", func(*EventHit) {}); err == nil {
+		t.Error("a block of another version decoded")
+	}
+}
+
+// FuzzDecodeBlock: stored block data that is broken is an error, never a
+// panic or a loop.
+func FuzzDecodeBlock(f *testing.F) {
+	var b block
+	b.reset("r", 0)
+	for i := range 10 {
+		b.add(&formats.Event{Tick: int64(i), Time: time.Duration(i) * 20 * time.Millisecond, Kind: "chat", Player: "p", Text: "gg"})
+	}
+	f.Add(string(b.data))
+	f.Add("\x02\x01")
+	f.Fuzz(func(t *testing.T, data string) {
+		n := 0
+		_ = decodeBlock(data, func(*EventHit) { n++ })
+		if n > len(data) {
+			t.Fatalf("%d events from %d bytes", n, len(data))
+		}
+	})
 }
