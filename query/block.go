@@ -38,7 +38,7 @@ const (
 )
 
 // blockVersion is the first byte of a block's stored data.
-const blockVersion = 2
+const blockVersion = 3
 
 // block accumulates the events of one block document while a recording is
 // indexed.

@@ -159,7 +159,7 @@ type Index struct {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-25.3"
+const layoutVersion = "2026-11-25.4"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
