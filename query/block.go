@@ -6,10 +6,11 @@
 // holds; one document per event made the index 21–28% of the archive's
 // stored bytes (issue 15). A block document carries what a search needs to
 // find the block (its kinds and each distinct command, chat and other text,
-// with positions and a gap between values, so a block matches a term exactly
-// when one of its events does) and one stored value with its events. Which
-// events of a matching block match is then decided here, in Go, by the same
-// rules bleve applies to the terms (matchEvent).
+// analysed without positions: a block matches a word or a prefix when one of
+// its events does, a phrase when all its words are in the block) and one
+// stored value with its events. Which events of a matching block match is
+// then decided here, in Go, by the rules bleve applies to the terms on
+// single events (eventMatcher).
 
 package query
 
@@ -46,7 +47,7 @@ type block struct {
 	rec      string
 	first, n int // number of the block's first event, events in it
 	data     []byte
-	strs     map[string]int // the block's string table (see appendBlockStr)
+	strs     map[string]int // the block's string table (see appendStr)
 	lastTick int64
 	lastTime int64
 	kinds    []string
@@ -178,7 +179,7 @@ func blockSpan(id string) (first, last int, ok bool) {
 	return int(f), int(l), true
 }
 
-// doc builds the block's document.
+// blockDoc builds the block's document.
 func (ix *Index) blockDoc(b *block) *document.Document {
 	d := document.NewDocument(blockDocID(b.rec, b.first, b.n))
 	d.AddField(document.NewTextFieldCustom(fRec, nil, []byte(b.rec), keywordOpts, nil))
