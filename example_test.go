@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/replayarchive/replay"
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // A Go program embeds the archive: open (or create) it, ingest a file,
@@ -19,13 +19,14 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	// A recording to ingest, written by the teehistorian generator.
+	// A recording to ingest, written by the module's teehistorian generator
+	// (internal; a program of your own ingests its servers' files).
 	game := filepath.Join(dir, "game.teehistorian")
 	f, err := os.Create(game)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := teehistorian.Generate(f, teehistorian.GenOptions{Players: 4, Seed: 7}); err != nil {
+	if err := teehistoriangen.Generate(f, teehistoriangen.Options{Players: 4, Seed: 7}); err != nil {
 		log.Fatal(err)
 	}
 	f.Close()

@@ -21,6 +21,7 @@ import (
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/ingest/watch"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // liveServer is one game server's file, generated ahead, with the offset
@@ -238,7 +239,7 @@ func totalCmds(srv []*liveServer) int {
 // the header.
 func newLiveServer(b *testing.B, dir string, seed uint64, game time.Duration) *liveServer {
 	var buf bytes.Buffer
-	if err := teehistorian.Generate(&buf, teehistorian.GenOptions{Duration: game, Players: 64, Seed: seed, NoFinish: true, CommandsPerHour: 3600}); err != nil {
+	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Duration: game, Players: 64, Seed: seed, NoFinish: true, CommandsPerHour: 3600}); err != nil {
 		b.Fatal(err)
 	}
 	s := &liveServer{file: buf.Bytes()}

@@ -13,6 +13,7 @@ import (
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/query"
 )
 
@@ -31,8 +32,8 @@ func TestLongFileEveryCommandSearchable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := teehistorian.GenOptions{Duration: 16 * time.Hour, Players: 2, Seed: 9, CommandsPerHour: 500, Idle: 0.95}
-	if err := teehistorian.Generate(f, opt); err != nil {
+	opt := teehistoriangen.Options{Duration: 16 * time.Hour, Players: 2, Seed: 9, CommandsPerHour: 500, Idle: 0.95}
+	if err := teehistoriangen.Generate(f, opt); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/replayarchive/replay/formats/all"
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/internal/s3test"
 )
 
@@ -23,7 +24,7 @@ import (
 //	go test -run '^$' -bench Tier -benchtime 200x ./archive/
 func BenchmarkTier(b *testing.B) {
 	var native bytes.Buffer
-	if err := teehistorian.Generate(&native, teehistorian.GenOptions{Duration: time.Hour, Seed: 7}); err != nil {
+	if err := teehistoriangen.Generate(&native, teehistoriangen.Options{Duration: time.Hour, Seed: 7}); err != nil {
 		b.Fatal(err)
 	}
 	srv := s3test.Start(b)

@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/hcrp"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // Hostile input, as an attacker who can drop files into an ingested
@@ -96,7 +98,7 @@ func newArchive(t *testing.T) *archive.Archive {
 func writeTeehistorian(t *testing.T, dir string, seed uint64) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := teehistorian.Generate(&buf, teehistorian.GenOptions{Duration: 20 * time.Second, Players: 4, Seed: seed}); err != nil {
+	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Duration: 20 * time.Second, Players: 4, Seed: seed}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "game.teehistorian")
@@ -385,7 +387,7 @@ func TestHostileExpiredByPolicy(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	old := time.Now().Add(-60 * 24 * time.Hour)
-	if err := teehistorian.Generate(&buf, teehistorian.GenOptions{Duration: 10 * time.Second, Players: 2, Seed: 5, Start: old}); err != nil {
+	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Duration: 10 * time.Second, Players: 2, Seed: 5, Start: old}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "old.teehistorian")

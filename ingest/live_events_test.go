@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/all"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/query"
 )
 
@@ -43,7 +45,7 @@ func TestLiveEveryEventSearchable(t *testing.T) {
 
 	var game bytes.Buffer
 	// A command every 10 ticks (0.2 s) of a 3-minute game: about 900.
-	if err := teehistorian.Generate(&game, teehistorian.GenOptions{Duration: 3 * time.Minute, Players: 4, Seed: 21, CommandsPerHour: 18000}); err != nil {
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 3 * time.Minute, Players: 4, Seed: 21, CommandsPerHour: 18000}); err != nil {
 		t.Fatal(err)
 	}
 	file := game.Bytes()

@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/all"
 	"github.com/replayarchive/replay/formats/hcrp"
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // growTo writes b to path and grows its live recording.
@@ -42,7 +43,7 @@ func TestGrowLive(t *testing.T) {
 	a := newArchive(t)
 	p := &Pipeline{Archive: a, Codecs: all.Codecs()}
 	var game bytes.Buffer
-	if err := teehistorian.Generate(&game, teehistorian.GenOptions{Duration: 40 * time.Second, Players: 6, Seed: 5}); err != nil {
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 40 * time.Second, Players: 6, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	file := game.Bytes()

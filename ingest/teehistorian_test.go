@@ -18,10 +18,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // hourFile generates (once per test binary) a one-hour, 16-player
@@ -37,7 +39,7 @@ var hourFile = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	err = teehistorian.Generate(f, teehistorian.GenOptions{Duration: time.Hour, Players: 16, Seed: 42, Messages: true})
+	err = teehistoriangen.Generate(f, teehistoriangen.Options{Duration: time.Hour, Players: 16, Seed: 42, Messages: true})
 	return path, err
 })
 
@@ -314,8 +316,8 @@ func TestLongFileKeepsEveryEvent(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "long.teehistorian")
 	var file bytes.Buffer
-	opt := teehistorian.GenOptions{Duration: 16 * time.Hour, Players: 2, Seed: 5, CommandsPerHour: 7000, Idle: 0.95}
-	if err := teehistorian.Generate(&file, opt); err != nil {
+	opt := teehistoriangen.Options{Duration: 16 * time.Hour, Players: 2, Seed: 5, CommandsPerHour: 7000, Idle: 0.95}
+	if err := teehistoriangen.Generate(&file, opt); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats/all"
-	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/ingest"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // TestGrowRewritesOpenBlock grows a live recording in several steps,
@@ -40,7 +41,7 @@ func TestGrowRewritesOpenBlock(t *testing.T) {
 	}
 	ix := open("live")
 	var game bytes.Buffer
-	if err := teehistorian.Generate(&game, teehistorian.GenOptions{Duration: 60 * time.Second, Players: 6, Seed: 9, CommandsPerHour: 3600}); err != nil {
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 60 * time.Second, Players: 6, Seed: 9, CommandsPerHour: 3600}); err != nil {
 		t.Fatal(err)
 	}
 	file := game.Bytes()

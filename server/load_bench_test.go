@@ -18,7 +18,7 @@ import (
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
 )
 
@@ -45,7 +45,7 @@ func BenchmarkServeUnderUpload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := teehistorian.Generate(f, teehistorian.GenOptions{Duration: time.Duration(hours * float64(time.Hour)), Players: 16, Seed: 42}); err != nil {
+	if err := teehistoriangen.Generate(f, teehistoriangen.Options{Duration: time.Duration(hours * float64(time.Hour)), Players: 16, Seed: 42}); err != nil {
 		b.Fatal(err)
 	}
 	f.Close()
@@ -60,7 +60,7 @@ func BenchmarkServeUnderUpload(b *testing.B) {
 	for i := range 4 {
 		p := filepath.Join(dir, fmt.Sprintf("g%d.teehistorian", i))
 		g, _ := os.Create(p)
-		teehistorian.Generate(g, teehistorian.GenOptions{Duration: time.Hour, Players: 16, Seed: uint64(i + 1),
+		teehistoriangen.Generate(g, teehistoriangen.Options{Duration: time.Hour, Players: 16, Seed: uint64(i + 1),
 			Start: time.Date(2026, 1, 1+i, 12, 0, 0, 0, time.UTC)})
 		g.Close()
 		seeds = append(seeds, p)

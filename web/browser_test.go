@@ -24,10 +24,12 @@ import (
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
 	"github.com/replayarchive/replay/web"
 )
@@ -565,7 +567,7 @@ func hourRecording(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = teehistorian.Generate(f, teehistorian.GenOptions{Duration: time.Hour, Players: 16, Seed: 14, Messages: true})
+	err = teehistoriangen.Generate(f, teehistoriangen.Options{Duration: time.Hour, Players: 16, Seed: 14, Messages: true})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/internal/units"
 )
 
@@ -33,7 +34,7 @@ func generatedGame(t *testing.T, d time.Duration) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = teehistorian.Generate(f, teehistorian.GenOptions{Duration: d, Players: 4, Seed: 13, Start: clockStart, CommandsPerHour: 1200})
+	err = teehistoriangen.Generate(f, teehistoriangen.Options{Duration: d, Players: 4, Seed: 13, Start: clockStart, CommandsPerHour: 1200})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

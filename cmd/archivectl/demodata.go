@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/formats/hcrp"
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 //go:embed demodata
@@ -22,10 +22,10 @@ type demoRecording struct {
 	generate func() ([]byte, error)
 }
 
-func teeGen(opt teehistorian.GenOptions) func() ([]byte, error) {
+func teeGen(opt teehistoriangen.Options) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		var b bytes.Buffer
-		err := teehistorian.Generate(&b, opt)
+		err := teehistoriangen.Generate(&b, opt)
 		return b.Bytes(), err
 	}
 }
@@ -37,9 +37,9 @@ func hcrpGen(cfg hcrp.SessionConfig) func() ([]byte, error) {
 func demoRecordings() []demoRecording {
 	day := time.Date(2026, 10, 3, 19, 0, 0, 0, time.UTC)
 	return []demoRecording{
-		{"ctf-evening.teehistorian", teeGen(teehistorian.GenOptions{Duration: 5 * time.Minute, Players: 12, Seed: 1, Start: day, MapName: "ctf5_spikes", Messages: true})},
-		{"race-short.teehistorian", teeGen(teehistorian.GenOptions{Duration: time.Minute, Players: 4, Seed: 2, Start: day.Add(26 * time.Hour), MapName: "Kobra 3 Solo"})},
-		{"crashed-server.teehistorian", teeGen(teehistorian.GenOptions{Duration: time.Minute, Players: 6, Seed: 3, Start: day.AddDate(0, 1, 0), MapName: "Tutorial", NoFinish: true})},
+		{"ctf-evening.teehistorian", teeGen(teehistoriangen.Options{Duration: 5 * time.Minute, Players: 12, Seed: 1, Start: day, MapName: "ctf5_spikes", Messages: true})},
+		{"race-short.teehistorian", teeGen(teehistoriangen.Options{Duration: time.Minute, Players: 4, Seed: 2, Start: day.Add(26 * time.Hour), MapName: "Kobra 3 Solo"})},
+		{"crashed-server.teehistorian", teeGen(teehistoriangen.Options{Duration: time.Minute, Players: 6, Seed: 3, Start: day.AddDate(0, 1, 0), MapName: "Tutorial", NoFinish: true})},
 		// Two parkour runs of the same world at different paces (HCRP).
 		{"parkour-fast.hcrp", hcrpGen(hcrp.SessionConfig{Seed: 5, Ticks: 2400, Players: 3, Pace: 1})},
 		{"parkour-slow.hcrp", hcrpGen(hcrp.SessionConfig{Seed: 6, Ticks: 2400, Players: 3, Pace: 0.85})},

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
@@ -40,7 +40,7 @@ func TestIngestFollowJSON(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
 	var game bytes.Buffer
-	if err := teehistorian.Generate(&game, teehistorian.GenOptions{Duration: 20 * time.Second, Players: 4, Seed: 3}); err != nil {
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 20 * time.Second, Players: 4, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -130,7 +130,7 @@ func TestServeWatch(t *testing.T) {
 		}
 	}()
 	var game bytes.Buffer
-	if err := teehistorian.Generate(&game, teehistorian.GenOptions{Duration: 10 * time.Second, Players: 2, Seed: 4, NoFinish: true}); err != nil {
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 10 * time.Second, Players: 2, Seed: 4, NoFinish: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "killed.teehistorian"), game.Bytes(), 0o644); err != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // gamesDir writes n short generated games into a new directory.
@@ -23,7 +23,7 @@ func gamesDir(t *testing.T, n int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = teehistorian.Generate(f, teehistorian.GenOptions{Duration: 20 * time.Second, Players: 4, Seed: uint64(i + 1)})
+		err = teehistoriangen.Generate(f, teehistoriangen.Options{Duration: 20 * time.Second, Players: 4, Seed: uint64(i + 1)})
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/formats/formatstest"
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
 )
 
@@ -127,7 +127,7 @@ func TestTextOutputEscapesFileContent(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "evil.teehistorian")
 	var buf bytes.Buffer
-	if err := teehistorian.Generate(&buf, teehistorian.GenOptions{Players: 2, Seed: 3, MapName: "map\x1b]0;pwned\x07\x1b[2J"}); err != nil {
+	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Players: 2, Seed: 3, MapName: "map\x1b]0;pwned\x07\x1b[2J"}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(p, buf.Bytes(), 0o600)

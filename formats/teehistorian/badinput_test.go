@@ -6,13 +6,11 @@ package teehistorian
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
@@ -135,78 +133,6 @@ func TestBadRecords(t *testing.T) {
 	}
 }
 
-// fuzzSeeds returns small generated files and the DDNet vector files.
-func fuzzSeeds(t testing.TB) [][]byte {
-	var seeds [][]byte
-	hj, _ := testHeader().MarshalJSON()
-	head := append(append(Magic[:], hj...), 0)
-	for _, v := range vectors {
-		seeds = append(seeds, append(bytes.Clone(head), unhex(t, v.body)...))
-	}
-	for seed := uint64(1); seed <= 3; seed++ {
-		seeds = append(seeds, generated(t, GenOptions{Duration: 3 * time.Second, Players: 3, Seed: seed, Messages: true, NoFinish: seed == 2}))
-	}
-	return seeds
-}
-
-// FuzzReader splits arbitrary input and, when it splits, runs Frames, Clip
-// and Redact over the result. Nothing may panic; a split must reassemble
-// exactly; clips and redacted copies must split again.
-func FuzzReader(f *testing.F) {
-	for _, s := range fuzzSeeds(f) {
-		f.Add(s)
-	}
-	for _, b := range corpusFiles(f) {
-		if len(b) < 16<<10 {
-			f.Add(b)
-		}
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		codec := &Codec{ChunkSize: 64}
-		rec, err := formatstest.TrySplit(codec, b)
-		if err != nil {
-			var fe *formats.Error
-			if !errors.As(err, &fe) {
-				t.Fatalf("error is not a *formats.Error: %v", err)
-			}
-			return
-		}
-		ctx := context.Background()
-		if err := codec.Frames(ctx, rec.Source(), formats.All(), func(formats.Frame) error { return nil }); err != nil {
-			t.Fatalf("frames of a file that split: %v", err)
-		}
-		last := rec.Metadata.Ticks - 1
-		if last >= 0 {
-			var out bytes.Buffer
-			if err := codec.Clip(ctx, rec.Source(), formats.Ticks(last/2, -1), &out); err != nil {
-				t.Fatalf("clip of a file that split: %v", err)
-			}
-			if _, err := formatstest.TrySplit(codec, out.Bytes()); err != nil {
-				t.Fatalf("clip does not split: %v", err)
-			}
-			out.Reset()
-			if err := codec.Redact(ctx, rec.Source(), formats.Ticks(last/2, -1), &out); err != nil {
-				t.Fatalf("redacted clip of a file that split: %v", err)
-			}
-			if _, err := formatstest.TrySplit(codec, out.Bytes()); err != nil {
-				t.Fatalf("redacted clip does not split: %v", err)
-			}
-		}
-		// The whole file redacted splits again with the same ticks.
-		var red bytes.Buffer
-		if err := codec.Redact(ctx, rec.Source(), formats.All(), &red); err != nil {
-			t.Fatalf("redact a file that split: %v", err)
-		}
-		rrec, err := formatstest.TrySplit(codec, red.Bytes())
-		if err != nil {
-			t.Fatalf("redacted file does not split: %v", err)
-		}
-		if rrec.Metadata.Ticks != rec.Metadata.Ticks {
-			t.Fatalf("redacted file has %d ticks, original %d", rrec.Metadata.Ticks, rec.Metadata.Ticks)
-		}
-	})
-}
-
 // TestHugeTickGaps clips a file whose ticks pass 2^31 through several
 // TICK_SKIPs: the clip must write the gap as several TICK_SKIPs too.
 func TestHugeTickGaps(t *testing.T) {
@@ -221,27 +147,4 @@ func TestHugeTickGaps(t *testing.T) {
 	for _, from := range []int64{0, 1 << 31, last - 6, last} {
 		checkClip(t, New(), file, from, -1)
 	}
-}
-
-// FuzzResume decodes arbitrary resume states: no panic, and whatever decodes
-// re-encodes to a state that decodes the same.
-func FuzzResume(f *testing.F) {
-	rec := formatstest.Split(f, &Codec{ChunkSize: 256}, generated(f, GenOptions{Duration: 5 * time.Second, Players: 4, Seed: 2}))
-	for _, c := range rec.ChunkIndex {
-		f.Add(c.Resume)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var st State
-		if decodeResume(&st, b) != nil {
-			return
-		}
-		again := appendResume(nil, &st)
-		var st2 State
-		if err := decodeResume(&st2, again); err != nil {
-			t.Fatalf("re-encoded state does not decode: %v", err)
-		}
-		if !bytes.Equal(appendResume(nil, &st2), again) {
-			t.Fatalf("resume state changed in a round trip")
-		}
-	})
 }

@@ -2,7 +2,7 @@
 // one-hour, 16-player file; and a check that decoding allocates nothing per
 // record.
 
-package teehistorian
+package teehistorian_test
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 func hourFile(b *testing.B) []byte {
@@ -30,8 +32,8 @@ func hourFile(b *testing.B) []byte {
 // slice: the whole run may allocate a handful of times (the reader, names),
 // never once per record.
 func TestDecodeAllocsPerRecord(t *testing.T) {
-	file := generated(t, GenOptions{Duration: time.Minute, Players: 16, Seed: 9})
-	rd, err := NewReader(bytes.NewReader(file))
+	file := generated(t, teehistoriangen.Options{Duration: time.Minute, Players: 16, Seed: 9})
+	rd, err := teehistorian.NewReader(bytes.NewReader(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +42,9 @@ func TestDecodeAllocsPerRecord(t *testing.T) {
 	var items int
 	allocs := testing.AllocsPerRun(5, func() {
 		items = 0
-		var st State
+		var st teehistorian.State
 		st.Reset()
-		r := newChunkReader(body, int64(len(hdr.Raw)), hdr, &st)
+		r := teehistorian.NewChunkReader(body, int64(len(hdr.Raw)), hdr, &st)
 		for {
 			_, err := r.Next()
 			if err != nil {
@@ -65,7 +67,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportAllocs()
 	var items int
 	for b.Loop() {
-		rd, err := NewReader(bytes.NewReader(file))
+		rd, err := teehistorian.NewReader(bytes.NewReader(file))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -90,7 +92,7 @@ func BenchmarkSplit(b *testing.B) {
 	b.SetBytes(int64(len(file)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := New().Split(context.Background(), bytes.NewReader(file), formatstest.Discard{}); err != nil {
+		if _, err := teehistorian.New().Split(context.Background(), bytes.NewReader(file), formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -99,13 +101,13 @@ func BenchmarkSplit(b *testing.B) {
 // BenchmarkFramesOneChunk decodes every tick of one chunk in the middle of
 // the hour, and checks that it reads only that chunk.
 func BenchmarkFramesOneChunk(b *testing.B) {
-	rec := formatstest.Split(b, New(), hourFile(b))
+	rec := formatstest.Split(b, teehistorian.New(), hourFile(b))
 	c := rec.ChunkIndex[len(rec.ChunkIndex)/2]
 	b.ReportAllocs()
 	frames := 0
 	for b.Loop() {
 		rec.Reads, frames = 0, 0
-		err := New().Frames(context.Background(), rec.Source(), formats.Ticks(c.StartTick, c.EndTick()-1), func(formats.Frame) error { frames++; return nil })
+		err := teehistorian.New().Frames(context.Background(), rec.Source(), formats.Ticks(c.StartTick, c.EndTick()-1), func(formats.Frame) error { frames++; return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -119,11 +121,11 @@ func BenchmarkFramesOneChunk(b *testing.B) {
 
 // BenchmarkClip clips one minute from the middle of the hour.
 func BenchmarkClip(b *testing.B) {
-	rec := formatstest.Split(b, New(), hourFile(b))
+	rec := formatstest.Split(b, teehistorian.New(), hourFile(b))
 	from := rec.Metadata.Ticks / 2
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := New().Clip(context.Background(), rec.Source(), formats.Ticks(from, from+50*60), io.Discard); err != nil {
+		if err := teehistorian.New().Clip(context.Background(), rec.Source(), formats.Ticks(from, from+50*60), io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -132,7 +134,7 @@ func BenchmarkClip(b *testing.B) {
 func BenchmarkGenerateHour(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Generate(io.Discard, GenOptions{Duration: time.Hour, Players: 16, Seed: 1}); err != nil {
+		if err := teehistoriangen.Generate(io.Discard, teehistoriangen.Options{Duration: time.Hour, Players: 16, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

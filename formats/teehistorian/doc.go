@@ -6,8 +6,9 @@
 // messages, joins, drops, console commands, extension items) whose ticks are
 // implicit. Reader decodes it record by record without allocating per
 // record; Recorder writes it with the same rules as DDNet's CTeeHistorian, so
-// that both agree byte for byte with DDNet's unit-test vectors; Generate
-// makes realistic, deterministic files for demos and benchmarks.
+// that both agree byte for byte with DDNet's unit-test vectors
+// (internal/gen/teehistoriangen builds realistic, deterministic files on it
+// for tests, benchmarks and the demo).
 //
 // The Codec splits a file into its header and chunks cut at tick boundaries,
 // each with a resume state (tick, implicit-tick state, positions, inputs,

@@ -1,4 +1,4 @@
-package teehistorian
+package teehistorian_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // liveSim keeps what the archive keeps of a live recording between
@@ -28,7 +30,7 @@ type liveSim struct {
 }
 
 // grow feeds file[:n] to SplitTail the way the archive does.
-func (s *liveSim) grow(t *testing.T, c *Codec, file []byte, n int, final bool) (*formats.TailResult, error) {
+func (s *liveSim) grow(t *testing.T, c *teehistorian.Codec, file []byte, n int, final bool) (*formats.TailResult, error) {
 	t.Helper()
 	in := formats.TailInput{Header: s.header, State: s.state, Events: s.events, Final: final}
 	var tail formats.Chunk
@@ -70,11 +72,11 @@ func (s *liveSim) grow(t *testing.T, c *Codec, file []byte, n int, final bool) (
 
 func TestSplitTailMatchesSplit(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Generate(&buf, GenOptions{Duration: 3 * time.Minute, Players: 12, Seed: 7}); err != nil {
+	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Duration: 3 * time.Minute, Players: 12, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	file := buf.Bytes()
-	c := &Codec{ChunkSize: 16 << 10}
+	c := &teehistorian.Codec{ChunkSize: 16 << 10}
 	var want formatstest.Recording
 	wantMeta, err := c.Split(context.Background(), bytes.NewReader(file), &want)
 	if err != nil {
@@ -172,7 +174,7 @@ func FuzzSplitTail(f *testing.F) {
 		if len(file) > 256<<10 {
 			return
 		}
-		c := &Codec{ChunkSize: 256}
+		c := &teehistorian.Codec{ChunkSize: 256}
 		want, splitErr := formatstest.TrySplit(c, file)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

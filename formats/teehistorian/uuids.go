@@ -90,6 +90,18 @@ func (k ExKind) UUID() uuid.UUID {
 	return uuid.Nil
 }
 
+// ExUUIDNames returns the UUID name strings of the known EX kinds
+// ("teehistorian-test@ddnet.tw", ...) in ExKind order: the list a DDNet
+// server writes in its header's "uuids" field, for writers of DDNet-style
+// headers.
+func ExUUIDNames() []string {
+	names := make([]string, 0, numExKinds-1)
+	for k := ExKind(1); k < numExKinds; k++ {
+		names = append(names, exTable[k].id)
+	}
+	return names
+}
+
 // exKindOf looks up the kind of an EX UUID. It does not allocate.
 func exKindOf(id [16]byte) ExKind {
 	for k := ExKind(1); k < numExKinds; k++ {

@@ -14,10 +14,12 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
+
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/ingest"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // game generates a short teehistorian game and returns its bytes and
@@ -25,7 +27,7 @@ import (
 func game(t *testing.T, seed uint64, noFinish bool) ([]byte, uuid.UUID) {
 	t.Helper()
 	var buf bytes.Buffer
-	err := teehistorian.Generate(&buf, teehistorian.GenOptions{Duration: 30 * time.Second, Players: 6, Seed: seed, Messages: true, NoFinish: noFinish})
+	err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Duration: 30 * time.Second, Players: 6, Seed: seed, Messages: true, NoFinish: noFinish})
 	if err != nil {
 		t.Fatal(err)
 	}

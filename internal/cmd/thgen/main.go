@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 func main() {
@@ -31,7 +31,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "thgen: -o is required")
 		os.Exit(2)
 	}
-	if err := run(*out, *n, teehistorian.GenOptions{Duration: *dur, Players: *players, Seed: *seed, Messages: *messages, CommandsPerHour: *cmds, Idle: *idle}); err != nil {
+	if err := run(*out, *n, teehistoriangen.Options{Duration: *dur, Players: *players, Seed: *seed, Messages: *messages, CommandsPerHour: *cmds, Idle: *idle}); err != nil {
 		fmt.Fprintln(os.Stderr, "thgen:", err)
 		os.Exit(1)
 	}
@@ -39,7 +39,7 @@ func main() {
 
 // run writes n files; file i starts i minutes after the default start so
 // that every file has its own bytes and id.
-func run(out string, n int, opt teehistorian.GenOptions) error {
+func run(out string, n int, opt teehistoriangen.Options) error {
 	if n <= 1 {
 		return writeOne(out, opt)
 	}
@@ -58,13 +58,13 @@ func run(out string, n int, opt teehistorian.GenOptions) error {
 	return nil
 }
 
-func writeOne(path string, opt teehistorian.GenOptions) error {
+func writeOne(path string, opt teehistoriangen.Options) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	if err := teehistorian.Generate(w, opt); err != nil {
+	if err := teehistoriangen.Generate(w, opt); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}

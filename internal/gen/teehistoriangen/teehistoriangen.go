@@ -1,8 +1,12 @@
-// This file implements Generate, a deterministic generator of realistic
-// teehistorian files (players joining, moving, typing commands, finishing,
-// changing teams, leaving) built on Recorder. It streams its output.
-
-package teehistorian
+// Package teehistoriangen generates deterministic, realistic teehistorian
+// files (players joining, moving, typing commands, finishing, changing teams,
+// leaving) with teehistorian.Recorder, streaming its output. It is test data:
+// the tests and benchmarks across the module, internal/cmd/thgen and
+// archivectl's demo use it, and it is internal so that it is no part of the
+// teehistorian package's public API. The teehistorian package's own tests
+// that need it are external tests (package teehistorian_test), since this
+// package imports teehistorian.
+package teehistoriangen
 
 import (
 	"fmt"
@@ -11,16 +15,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/replayarchive/replay/formats/teehistorian"
 )
 
-// GenOptions configures Generate. Zero fields take the defaults noted.
-// Generate makes test data for tests, benchmarks, internal/cmd/thgen and
-// archivectl's demo; it lives here, not under internal/, because this
-// package's own tests use it and Go does not let them import a package that
-// imports this one.
-type GenOptions struct {
+// Options configures Generate. Zero fields take the defaults noted.
+type Options struct {
 	Duration time.Duration // recorded game time; default 1 minute
-	Players  int           // client slots in use (max concurrent players); default 16, at most MaxClients
+	Players  int           // client slots in use (max concurrent players); default 16, at most teehistorian.MaxClients
 	Seed     uint64        // the same options and seed give the same bytes
 	Start    time.Time     // header start_time; default 2026-01-01T12:00:00Z
 	MapName  string        // default "Kobra 3 Solo"
@@ -51,22 +53,22 @@ type genPlayer struct {
 	x, y      int32
 	vx, vy    int32
 	idleUntil int64
-	input     Input
+	input     teehistorian.Input
 	team      int32
 	raceStart int64
 	authed    bool
 }
 
 // Generate writes a deterministic, realistic teehistorian file to w.
-func Generate(w io.Writer, opt GenOptions) error {
+func Generate(w io.Writer, opt Options) error {
 	if opt.Duration <= 0 {
 		opt.Duration = time.Minute
 	}
 	if opt.Players <= 0 {
 		opt.Players = 16
 	}
-	if opt.Players > MaxClients {
-		return fmt.Errorf("teehistorian: generate: %d players exceed %d client slots", opt.Players, MaxClients)
+	if opt.Players > teehistorian.MaxClients {
+		return fmt.Errorf("teehistoriangen: %d players exceed %d client slots", opt.Players, teehistorian.MaxClients)
 	}
 	if opt.Start.IsZero() {
 		opt.Start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -96,11 +98,7 @@ func Generate(w io.Writer, opt GenOptions) error {
 		}
 		return string(b)
 	}
-	uuids := make([]string, 0, numExKinds)
-	for k := ExKind(1); k < numExKinds; k++ {
-		uuids = append(uuids, exTable[k].id)
-	}
-	hi := HeaderInfo{
+	hi := teehistorian.HeaderInfo{
 		GameUUID:        randUUID().String(),
 		ServerVersion:   "0.6.4, 19.8.2 (generated)",
 		StartTime:       opt.Start,
@@ -113,20 +111,20 @@ func Generate(w io.Writer, opt GenOptions) error {
 		MapCRC:          fmt.Sprintf("%08x", rng.Uint32()),
 		PrngDescription: fmt.Sprintf("pcg-xsh-rr:%016x:%016x", rng.Uint64(), rng.Uint64()),
 		Config:          [][2]string{{"sv_name", "Generated DDNet Server"}, {"sv_map", opt.MapName}, {"sv_tee_historian", "1"}},
-		UUIDs:           uuids,
+		UUIDs:           teehistorian.ExUUIDNames(),
 	}
 	hj, _ := hi.MarshalJSON()
-	rec, err := NewRecorder(w, hj)
+	rec, err := teehistorian.NewRecorder(w, hj)
 	if err != nil {
 		return err
 	}
 
 	ps := make([]genPlayer, opt.Players)
 	var nextUID uint64
-	ticks := int64(opt.Duration / TickDuration)
+	ticks := int64(opt.Duration / teehistorian.TickDuration)
 	var every, extra int64 // a command every `every` ticks; extra counts them
 	if opt.CommandsPerHour > 0 {
-		every = max(1, int64(time.Hour/TickDuration)/int64(opt.CommandsPerHour))
+		every = max(1, int64(time.Hour/teehistorian.TickDuration)/int64(opt.CommandsPerHour))
 	}
 	// A player idles for 50-549 ticks (300 on average) once per idleOdds
 	// ticks of moving: idle share 300/(300+idleOdds).
@@ -185,7 +183,7 @@ func Generate(w io.Writer, opt GenOptions) error {
 					p.spawnAt = t + int64(10+rng.IntN(40))
 					p.team, p.authed = 0, false
 					rec.PlayerJoin(c, p.proto7)
-					msg = appendStartInfo(msg[:0], p.proto7, p.name, genClans[rng.IntN(len(genClans))])
+					msg = AppendStartInfo(msg[:0], p.proto7, p.name, genClans[rng.IntN(len(genClans))])
 					rec.Message(c, msg)
 					rec.PlayerName(c, p.name)
 					rec.PlayerReady(c)
@@ -253,7 +251,7 @@ func Generate(w io.Writer, opt GenOptions) error {
 				if p.proto7 {
 					id = 26
 				}
-				msg = AppendVarint(AppendVarint(msg[:0], id<<1), int32(rng.IntN(16)))
+				msg = teehistorian.AppendVarint(teehistorian.AppendVarint(msg[:0], id<<1), int32(rng.IntN(16)))
 				rec.Message(c, msg)
 			}
 		}
@@ -265,9 +263,6 @@ func Generate(w io.Writer, opt GenOptions) error {
 					break
 				}
 			}
-		}
-		if t%1000 == 0 && rec.err != nil {
-			return rec.err
 		}
 	}
 	for cid := range ps {
@@ -281,30 +276,42 @@ func Generate(w io.Writer, opt GenOptions) error {
 	return rec.Finish()
 }
 
-// appendStartInfo appends a client start-info game message: 0.6 Cl_StartInfo
+// Client start-info message ids (NETMSGTYPE_CL_STARTINFO).
+const (
+	msg6StartInfo = 20 // 0.6
+	msg7StartInfo = 27 // 0.7
+)
+
+// AppendStartInfo appends a client start-info game message: 0.6 Cl_StartInfo
 // (name, clan, country, skin, custom colors, body, feet) or 0.7 Cl_StartInfo
 // (name, clan, country, six skin parts, six use-custom flags, six colors).
-func appendStartInfo(b []byte, proto7 bool, name, clan string) []byte {
+// It is exported for the teehistorian tests that write such a message
+// themselves.
+func AppendStartInfo(b []byte, proto7 bool, name, clan string) []byte {
 	if proto7 {
-		b = AppendVarint(b, msg7StartInfo<<1)
+		b = teehistorian.AppendVarint(b, msg7StartInfo<<1)
 		b = appendStr(appendStr(b, name), clan)
-		b = AppendVarint(b, -1)
+		b = teehistorian.AppendVarint(b, -1)
 		for _, part := range []string{"standard", "", "", "standard", "standard", "standard"} {
 			b = appendStr(b, part)
 		}
 		for range 6 {
-			b = AppendVarint(b, 0)
+			b = teehistorian.AppendVarint(b, 0)
 		}
 		for range 6 {
-			b = AppendVarint(b, 0)
+			b = teehistorian.AppendVarint(b, 0)
 		}
 		return b
 	}
-	b = AppendVarint(b, msg6StartInfo<<1)
+	b = teehistorian.AppendVarint(b, msg6StartInfo<<1)
 	b = appendStr(appendStr(b, name), clan)
-	b = AppendVarint(b, -1)
+	b = teehistorian.AppendVarint(b, -1)
 	b = appendStr(b, "default")
-	b = AppendVarint(b, 0)
-	b = AppendVarint(b, 65408)
-	return AppendVarint(b, 65408)
+	b = teehistorian.AppendVarint(b, 0)
+	b = teehistorian.AppendVarint(b, 65408)
+	return teehistorian.AppendVarint(b, 65408)
 }
+
+// appendStr appends s and its NUL terminator, as teehistorian strings are
+// written.
+func appendStr(b []byte, s string) []byte { return append(append(b, s...), 0) }

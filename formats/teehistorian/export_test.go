@@ -1,0 +1,41 @@
+// Names of this package and of its in-package tests that the external tests
+// (package teehistorian_test, the ones that need internal/gen/teehistoriangen,
+// which imports this package) use.
+
+package teehistorian
+
+import (
+	"bytes"
+	"testing"
+)
+
+// Unexported parts of the codec that external tests exercise.
+var (
+	NewChunkReader = newChunkReader
+	DecodeResume   = decodeResume
+	AppendResume   = appendResume
+	SecretArgs     = secretArgs
+)
+
+// Helpers of the in-package tests.
+var (
+	CorpusFiles        = corpusFiles
+	CheckClip          = checkClip
+	SampleHeader       = testHeader
+	PlayerNames        = playerNames
+	RedactRecording    = redact
+	Leaks              = leaks
+	CheckRedactedWhole = checkRedactedWhole
+)
+
+// VectorFiles returns the DDNet vectors as whole files (test header, then
+// each vector's body), as fuzz seeds.
+func VectorFiles(t testing.TB) [][]byte {
+	hj, _ := testHeader().MarshalJSON()
+	head := append(append(Magic[:], hj...), 0)
+	var files [][]byte
+	for _, v := range vectors {
+		files = append(files, append(bytes.Clone(head), unhex(t, v.body)...))
+	}
+	return files
+}
