@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/formats/all"
-	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
 // TestProgressDuringInput checks that a long input reports progress while
@@ -20,7 +20,7 @@ func TestProgressDuringInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = teehistorian.Generate(f, teehistorian.GenOptions{Duration: 30 * time.Minute, Players: 16, Seed: 4})
+	err = teehistoriangen.Generate(f, teehistoriangen.Options{Duration: 30 * time.Minute, Players: 16, Seed: 4})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
