@@ -3,6 +3,7 @@
 package archive
 
 import (
+	"errors"
 	"io/fs"
 	"path/filepath"
 )
@@ -12,15 +13,30 @@ import (
 func DiskUsage(dir string) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		total += diskBytes(info)
-		return nil
+		n, err := entryBytes(d, err)
+		total += n
+		return err
 	})
 	return total, err
+}
+
+// entryBytes is what one walked entry adds to DiskUsage. A file or directory
+// removed between its parent's listing and this look adds nothing instead
+// of failing the measurement: the search index merges and deletes segment
+// files while a server measures. A missing root (d is nil) stays an error.
+func entryBytes(d fs.DirEntry, err error) (int64, error) {
+	if d != nil && errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil || d.IsDir() {
+		return 0, err
+	}
+	info, err := d.Info()
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return diskBytes(info), nil
 }
