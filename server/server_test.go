@@ -290,8 +290,8 @@ func TestAPIContract(t *testing.T) {
 	if code != http.StatusOK || !bytes.Contains(metrics, []byte("replay_http_requests_total")) || !bytes.Contains(metrics, []byte(`replay_ingests_total{outcome="ingested"}`)) {
 		t.Errorf("/metrics: %d\n%.500s", code, metrics)
 	}
-	if code, _, _ := ts.do("GET", "/healthz", "", nil); code != http.StatusOK {
-		t.Errorf("/healthz: %d", code)
+	if code, body, _ := ts.do("GET", "/healthz", "", nil); code != http.StatusOK {
+		t.Errorf("/healthz: %d %s", code, body)
 	}
 }
 
