@@ -21,6 +21,7 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/hcrp"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
@@ -110,9 +111,9 @@ func writeTeehistorian(t *testing.T, dir string, seed uint64) string {
 
 // liveDir records ticks of a generated HCRP session into root/<id>/ and
 // returns the directory, the recorder and its session (to record more).
-func liveDir(t *testing.T, root string, id uuid.UUID, cfg hcrp.SessionConfig, ticks int) (string, *hcrp.Recorder, *hcrp.Session) {
+func liveDir(t *testing.T, root string, id uuid.UUID, cfg hcrpgen.Config, ticks int) (string, *hcrp.Recorder, *hcrpgen.Session) {
 	t.Helper()
-	sess := hcrp.NewSession(cfg)
+	sess := hcrpgen.NewSession(cfg)
 	opts := sess.Options()
 	opts.SegmentChunks = 5
 	rec, err := hcrp.Create(root, id, opts)
@@ -124,7 +125,7 @@ func liveDir(t *testing.T, root string, id uuid.UUID, cfg hcrp.SessionConfig, ti
 	return filepath.Join(root, id.String()), rec, sess
 }
 
-func step(t *testing.T, rec *hcrp.Recorder, sess *hcrp.Session, ticks int) {
+func step(t *testing.T, rec *hcrp.Recorder, sess *hcrpgen.Session, ticks int) {
 	t.Helper()
 	for range ticks {
 		if ok, err := sess.Step(rec); err != nil || !ok {
@@ -153,7 +154,7 @@ func TestHostileDirectoryHijack(t *testing.T) {
 
 	hijack := func(t *testing.T, want string) {
 		t.Helper()
-		dir, _, _ := liveDir(t, t.TempDir(), victim.ID, hcrp.SessionConfig{Seed: 3, Ticks: 400}, 300)
+		dir, _, _ := liveDir(t, t.TempDir(), victim.ID, hcrpgen.Config{Seed: 3, Ticks: 400}, 300)
 		state := archiveState(t, a)
 		r := runAll(t, p, dir)[victim.ID.String()]
 		var re *archive.ReplaceError
@@ -195,12 +196,12 @@ func TestHostileLiveReplace(t *testing.T) {
 	p := &Pipeline{Archive: a, Codecs: hostileCodecs()}
 	ctx := context.Background()
 	id := uuid.MustParse("0b9f6c1e-5b7a-4c8e-9a1d-2f3e4d5c6b7a")
-	dir, rec, sess := liveDir(t, t.TempDir(), id, hcrp.SessionConfig{Seed: 7, Ticks: 3000}, 1000)
+	dir, rec, sess := liveDir(t, t.TempDir(), id, hcrpgen.Config{Seed: 7, Ticks: 3000}, 1000)
 	if g, err := p.Grow(ctx, dir, false); err != nil || g.Action != GrowStarted || g.ID != id {
 		t.Fatalf("first grow: %+v %v", g, err)
 	}
 
-	refused := func(name string, cfg hcrp.SessionConfig, want string) {
+	refused := func(name string, cfg hcrpgen.Config, want string) {
 		t.Run(name, func(t *testing.T) {
 			other, _, _ := liveDir(t, t.TempDir(), id, cfg, 1500)
 			state := archiveState(t, a)
@@ -220,8 +221,8 @@ func TestHostileLiveReplace(t *testing.T) {
 			}
 		})
 	}
-	refused("other world", hcrp.SessionConfig{Seed: 7, Ticks: 3000, WorldID: uuid.New()}, "names another recording")
-	refused("same world, other bytes", hcrp.SessionConfig{Seed: 8, Ticks: 3000}, "names another recording")
+	refused("other world", hcrpgen.Config{Seed: 7, Ticks: 3000, WorldID: uuid.New()}, "names another recording")
+	refused("same world, other bytes", hcrpgen.Config{Seed: 8, Ticks: 3000}, "names another recording")
 
 	// A held recording is not extended.
 	step(t, rec, sess, 500)
@@ -484,7 +485,7 @@ func TestHostileLiveDirDamage(t *testing.T) {
 			a := newArchive(t)
 			p := &Pipeline{Archive: a, Codecs: hostileCodecs()}
 			id := uuid.New()
-			dir, rec, sess := liveDir(t, t.TempDir(), id, hcrp.SessionConfig{Seed: 5, Ticks: 2000}, 600)
+			dir, rec, sess := liveDir(t, t.TempDir(), id, hcrpgen.Config{Seed: 5, Ticks: 2000}, 600)
 			if g, err := p.Grow(ctx, dir, false); err != nil || g.Action != GrowStarted {
 				t.Fatalf("start: %+v %v", g, err)
 			}

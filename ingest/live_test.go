@@ -20,6 +20,7 @@ import (
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/all"
 	"github.com/replayarchive/replay/formats/hcrp"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
@@ -191,7 +192,7 @@ func TestGrowLiveDir(t *testing.T) {
 	root := t.TempDir()
 
 	// The first preamble is written with the first segment.
-	dir, rec, sess := liveDir(t, root, id, hcrp.SessionConfig{Seed: 11, Ticks: 4000}, 1000)
+	dir, rec, sess := liveDir(t, root, id, hcrpgen.Config{Seed: 11, Ticks: 4000}, 1000)
 	g, err := p.Grow(ctx, dir, false)
 	if err != nil || g.Action != GrowStarted || g.ID != id {
 		t.Fatalf("first commit: %+v %v", g, err)
@@ -308,7 +309,7 @@ func TestGrowLiveDirRewritten(t *testing.T) {
 	p := &Pipeline{Archive: a, Codecs: all.Codecs()}
 	ctx := context.Background()
 	id := uuid.MustParse("1e2f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b")
-	dir, rec, sess := liveDir(t, t.TempDir(), id, hcrp.SessionConfig{Seed: 12, Ticks: 3000}, 1000)
+	dir, rec, sess := liveDir(t, t.TempDir(), id, hcrpgen.Config{Seed: 12, Ticks: 3000}, 1000)
 	if g, err := p.Grow(ctx, dir, false); err != nil || g.Action != GrowStarted {
 		t.Fatalf("start: %+v %v", g, err)
 	}

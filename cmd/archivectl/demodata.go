@@ -9,7 +9,7 @@ import (
 	"embed"
 	"time"
 
-	"github.com/replayarchive/replay/formats/hcrp"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
@@ -30,8 +30,8 @@ func teeGen(opt teehistoriangen.Options) func() ([]byte, error) {
 	}
 }
 
-func hcrpGen(cfg hcrp.SessionConfig) func() ([]byte, error) {
-	return func() ([]byte, error) { return hcrp.Generate(cfg, nil) }
+func hcrpGen(cfg hcrpgen.Config) func() ([]byte, error) {
+	return func() ([]byte, error) { return hcrpgen.Generate(cfg, nil) }
 }
 
 func demoRecordings() []demoRecording {
@@ -41,7 +41,7 @@ func demoRecordings() []demoRecording {
 		{"race-short.teehistorian", teeGen(teehistoriangen.Options{Duration: time.Minute, Players: 4, Seed: 2, Start: day.Add(26 * time.Hour), MapName: "Kobra 3 Solo"})},
 		{"crashed-server.teehistorian", teeGen(teehistoriangen.Options{Duration: time.Minute, Players: 6, Seed: 3, Start: day.AddDate(0, 1, 0), MapName: "Tutorial", NoFinish: true})},
 		// Two parkour runs of the same world at different paces (HCRP).
-		{"parkour-fast.hcrp", hcrpGen(hcrp.SessionConfig{Seed: 5, Ticks: 2400, Players: 3, Pace: 1})},
-		{"parkour-slow.hcrp", hcrpGen(hcrp.SessionConfig{Seed: 6, Ticks: 2400, Players: 3, Pace: 0.85})},
+		{"parkour-fast.hcrp", hcrpGen(hcrpgen.Config{Seed: 5, Ticks: 2400, Players: 3, Pace: 1})},
+		{"parkour-slow.hcrp", hcrpGen(hcrpgen.Config{Seed: 6, Ticks: 2400, Players: 3, Pace: 0.85})},
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats/hcrp"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 )
 
 // A live HCRP recording directory is ingested while it grows: each ingest
@@ -21,7 +22,7 @@ func TestHCRPLiveSegmentSet(t *testing.T) {
 	c := newCLI(t)
 	root := t.TempDir()
 	replayID := uuid.MustParse("0b9f6c1e-5b7a-4c8e-9a1d-2f3e4d5c6b7a")
-	sess := hcrp.NewSession(hcrp.SessionConfig{Seed: 7, Ticks: 3000, Players: 4})
+	sess := hcrpgen.NewSession(hcrpgen.Config{Seed: 7, Ticks: 3000, Players: 4})
 	opts := sess.Options()
 	opts.SegmentChunks = 5
 	rec, err := hcrp.Create(root, replayID, opts)
@@ -111,7 +112,7 @@ func TestGhost(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
 	for i, pace := range []float64{1, 0.8} {
-		b, err := hcrp.Generate(hcrp.SessionConfig{Seed: uint64(10 + i), Ticks: 1200, Players: 2, Pace: pace}, nil)
+		b, err := hcrpgen.Generate(hcrpgen.Config{Seed: uint64(10 + i), Ticks: 1200, Players: 2, Pace: pace}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

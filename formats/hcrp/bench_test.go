@@ -1,7 +1,7 @@
 // Benchmarks: recorder throughput (events/s), seek latency (p50/p99 over
 // random ticks of a 30-minute recording) and Split throughput.
 
-package hcrp
+package hcrp_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/hcrp"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 )
 
 // BenchmarkWriter records ticks of 16 moving players (a delta move each,
@@ -19,9 +21,9 @@ import (
 // memory stays bounded; chunk compression is included.
 func BenchmarkWriter(b *testing.B) {
 	const players = 16
-	r, err := NewRing(Options{WorldID: genWorld, Snapshot: func(r *Recorder, tick int64) error {
+	r, err := hcrp.NewRing(hcrp.Options{WorldID: hcrpgen.World, Snapshot: func(r *hcrp.Recorder, tick int64) error {
 		for i := range players {
-			if err := r.Add(&Event{Type: SpawnEntity, Entity: int32(i), EntityType: 149, Pos: Pos{X: float64(i), Y: 64}}); err != nil {
+			if err := r.Add(&hcrp.Event{Type: hcrp.SpawnEntity, Entity: int32(i), EntityType: 149, Pos: hcrp.Pos{X: float64(i), Y: 64}}); err != nil {
 				return err
 			}
 		}
@@ -31,7 +33,7 @@ func BenchmarkWriter(b *testing.B) {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	var e Event
+	var e hcrp.Event
 	events := 0
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -40,14 +42,14 @@ func BenchmarkWriter(b *testing.B) {
 			b.Fatal(err)
 		}
 		for p := range int32(players) {
-			e = Event{Type: DeltaMove, Entity: p, Pos: Pos{X: 0.2 + rng.Float64()*0.1, Y: rng.Float64() * 0.05, Z: rng.Float64()*0.2 - 0.1,
-				Yaw: rng.Float32() * 360, Pitch: rng.Float32()*20 - 10}, Velocity: Vec3{X: 0.2, Y: -0.08}}
+			e = hcrp.Event{Type: hcrp.DeltaMove, Entity: p, Pos: hcrp.Pos{X: 0.2 + rng.Float64()*0.1, Y: rng.Float64() * 0.05, Z: rng.Float64()*0.2 - 0.1,
+				Yaw: rng.Float32() * 360, Pitch: rng.Float32()*20 - 10}, Velocity: hcrp.Vec3{X: 0.2, Y: -0.08}}
 			if err := r.Add(&e); err != nil {
 				b.Fatal(err)
 			}
 			events++
 			if rng.IntN(8) == 0 {
-				e = Event{Type: EntityState, Entity: p, State: StateSprinting}
+				e = hcrp.Event{Type: hcrp.EntityState, Entity: p, State: hcrp.StateSprinting}
 				if err := r.Add(&e); err != nil {
 					b.Fatal(err)
 				}
@@ -64,7 +66,7 @@ func BenchmarkWriter(b *testing.B) {
 // seek benchmarks.
 func seekFile(b *testing.B) []byte {
 	b.Helper()
-	data, err := Generate(SessionConfig{Seed: 42, Ticks: 30 * 60 * TickRate, Players: 5}, nil)
+	data, err := hcrpgen.Generate(hcrpgen.Config{Seed: 42, Ticks: 30 * 60 * hcrp.TickRate, Players: 5}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func seekFile(b *testing.B) []byte {
 // chunk, decompress it and replay its events up to the tick.
 func BenchmarkSeek(b *testing.B) {
 	data := seekFile(b)
-	rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	rd, err := hcrp.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func BenchmarkSeek(b *testing.B) {
 // snapshots (ReplayMod's .mcpr) must.
 func BenchmarkSeekFromStart(b *testing.B) {
 	data := seekFile(b)
-	rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	rd, err := hcrp.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,8 +114,8 @@ func BenchmarkSeekFromStart(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		tick := rng.Int64N(rd.Ticks())
 		t0 := time.Now()
-		st := NewState()
-		if err := rd.Events(ctx, formats.Ticks(0, tick), func(_ int64, e *Event) error { st.Apply(e); return nil }); err != nil {
+		st := hcrp.NewState()
+		if err := rd.Events(ctx, formats.Ticks(0, tick), func(_ int64, e *hcrp.Event) error { st.Apply(e); return nil }); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
@@ -127,7 +129,7 @@ func BenchmarkSeekFromStart(b *testing.B) {
 func BenchmarkSeekFrames(b *testing.B) {
 	data := seekFile(b)
 	rec := &formatstest.Recording{}
-	if _, err := (Codec{}).Split(ctx, bytes.NewReader(data), rec); err != nil {
+	if _, err := (hcrp.Codec{}).Split(ctx, bytes.NewReader(data), rec); err != nil {
 		b.Fatal(err)
 	}
 	src := rec.Source()
@@ -135,9 +137,9 @@ func BenchmarkSeekFrames(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tick := rng.Int64N(int64(30 * 60 * TickRate))
+		tick := rng.Int64N(int64(30 * 60 * hcrp.TickRate))
 		t0 := time.Now()
-		if err := (Codec{}).Frames(ctx, src, formats.Ticks(tick, tick), func(formats.Frame) error { return nil }); err != nil {
+		if err := (hcrp.Codec{}).Frames(ctx, src, formats.Ticks(tick, tick), func(formats.Frame) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
@@ -158,7 +160,7 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 // BenchmarkSplit measures ingest: Split of a 5-minute recording (preamble
 // and chunk pieces, decompressing every chunk for metadata).
 func BenchmarkSplit(b *testing.B) {
-	data, err := Generate(SessionConfig{Seed: 43, Ticks: 5 * 60 * TickRate, Players: 5}, nil)
+	data, err := hcrpgen.Generate(hcrpgen.Config{Seed: 43, Ticks: 5 * 60 * hcrp.TickRate, Players: 5}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func BenchmarkSplit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := (Codec{}).Split(ctx, bytes.NewReader(data), formatstest.Discard{}); err != nil {
+		if _, err := (hcrp.Codec{}).Split(ctx, bytes.NewReader(data), formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -175,11 +177,11 @@ func BenchmarkSplit(b *testing.B) {
 // BenchmarkCompact recompresses a 5-minute recording at the best level and
 // reports the size ratio to the recording level.
 func BenchmarkCompact(b *testing.B) {
-	data, err := Generate(SessionConfig{Seed: 44, Ticks: 5 * 60 * TickRate, Players: 5}, nil)
+	data, err := hcrpgen.Generate(hcrpgen.Config{Seed: 44, Ticks: 5 * 60 * hcrp.TickRate, Players: 5}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	rd, err := hcrp.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func BenchmarkCompact(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		out.Reset()
-		if err := Compact(ctx, rd, &out, CompactOptions{}); err != nil {
+		if err := hcrp.Compact(ctx, rd, &out, hcrp.CompactOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

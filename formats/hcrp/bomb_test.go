@@ -1,7 +1,7 @@
 // Tests of hostile input (issue 12): lying lengths in small files cost no
 // more memory than the file.
 
-package hcrp
+package hcrp_test
 
 import (
 	"bytes"
@@ -9,21 +9,23 @@ import (
 	"testing"
 
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/hcrp"
 	"github.com/replayarchive/replay/internal/bounded"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 )
 
 // splitPeak splits b and returns the peak heap and the error.
 func splitPeak(b []byte) (uint64, error) {
 	var err error
-	peak := bounded.PeakHeap(func() { _, err = formatstest.TrySplit(Codec{}, b) })
+	peak := bounded.PeakHeap(func() { _, err = formatstest.TrySplit(hcrp.Codec{}, b) })
 	return peak, err
 }
 
 func TestLyingPreambleLength(t *testing.T) {
 	// a header declaring 16 MiB of metadata and 64 MiB of index, then
 	// 100 bytes
-	h := Header{WorldID: genWorld, MetadataLen: maxMetadataLen, IndexLen: maxIndexLen, Chunks: 1}
-	b, err := AppendHeader(nil, &h)
+	h := hcrp.Header{WorldID: hcrpgen.World, MetadataLen: hcrp.MaxMetadataLen, IndexLen: hcrp.MaxIndexLen, Chunks: 1}
+	b, err := hcrp.AppendHeader(nil, &h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +44,8 @@ func TestLyingUncompressedLength(t *testing.T) {
 	// by the index check, before a 16 MiB buffer is allocated
 	comp := []byte{0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00}
 	var buf bytes.Buffer
-	entries := []IndexEntry{{Ticks: 1, CompressedLen: int32(len(comp)), UncompressedLen: maxChunkLen}}
-	if err := writeCompacted(&buf, Header{WorldID: genWorld}, []byte{0x0a, 0}, entries,
+	entries := []hcrp.IndexEntry{{Ticks: 1, CompressedLen: int32(len(comp)), UncompressedLen: hcrp.MaxChunkLen}}
+	if err := hcrp.WriteCompacted(&buf, hcrp.Header{WorldID: hcrpgen.World}, []byte{0x0a, 0}, entries,
 		func(int) ([]byte, error) { return comp, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +61,11 @@ func TestLyingUncompressedLength(t *testing.T) {
 func TestLyingChunkLength(t *testing.T) {
 	// a real file cut after its preamble and 100 bytes: the index's
 	// chunk lengths are read only as far as the bytes go
-	good, err := Generate(SessionConfig{Seed: 9, Ticks: 250, Players: 2}, nil)
+	good, err := hcrpgen.Generate(hcrpgen.Config{Seed: 9, Ticks: 250, Players: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := ParseHeader(good)
+	h, _ := hcrp.ParseHeader(good)
 	cut := good[:h.PreambleLen()+100]
 	peak, err := splitPeak(cut)
 	if err == nil || !strings.Contains(err.Error(), "chunk 0") {

@@ -443,6 +443,18 @@ func angleToShort(deg float32) uint16 {
 	return uint16(javaRound(float64(deg) * 65536 / 360))
 }
 
+// QuantizeLpPos returns p as a reader decodes it from an LP_POS (the
+// position of a DeltaMove or an absolute lp position): coordinates rounded to
+// 1/4096 block, yaw and pitch to 1/65536 turn in [-180, 180). A recorder that
+// tracks positions by summing deltas quantises each delta with it so that it
+// stays where a reader replaying the deltas will be.
+func QuantizeLpPos(p Pos) Pos {
+	return Pos{
+		X: float64(javaRound(p.X*4096)) / 4096, Y: float64(javaRound(p.Y*4096)) / 4096, Z: float64(javaRound(p.Z*4096)) / 4096,
+		Yaw: float32(float64(int16(angleToShort(p.Yaw))) * 360 / 65536), Pitch: float32(float64(int16(angleToShort(p.Pitch))) * 360 / 65536),
+	}
+}
+
 // appendLpPos writes ReplayTypes.LP_POS: x, y, z as VarLong(zigzag(round(v*4096)))
 // and yaw, pitch as wrapping shorts of 1/65536 turn.
 func appendLpPos(b []byte, p Pos) []byte {

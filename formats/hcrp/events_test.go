@@ -1,4 +1,4 @@
-package hcrp
+package hcrp_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/hcrp"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 )
 
 // sinkRecording is a formatstest.Recording that takes events as they come,
@@ -26,7 +28,7 @@ func (s *sinkRecording) Event(e formats.Event) error {
 func splitToSink(t *testing.T, file []byte) *sinkRecording {
 	t.Helper()
 	s := &sinkRecording{Recording: new(formatstest.Recording)}
-	md, err := Codec{}.Split(ctx, bytes.NewReader(file), s)
+	md, err := hcrp.Codec{}.Split(ctx, bytes.NewReader(file), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,14 +47,14 @@ func TestEveryEventToSink(t *testing.T) {
 	// 7 ticks of 30000 run_start events each: more than maxIndexedEvents.
 	var raw []byte
 	for tick := range 7 {
-		raw = AppendVarInt(raw, int32(tick))
+		raw = hcrp.AppendVarInt(raw, int32(tick))
 		raw = append(raw, 30000>>8, 30000&0xff)
-		raw = append(raw, bytes.Repeat([]byte{byte(RunStart)}, 30000)...)
+		raw = append(raw, bytes.Repeat([]byte{byte(hcrp.RunStart)}, 30000)...)
 	}
-	enc, _ := newEncoder(3)
+	enc, _ := hcrp.NewEncoder(3)
 	comp := enc.EncodeAll(raw, nil)
 	var buf bytes.Buffer
-	err := writeCompacted(&buf, Header{}, []byte{0x0a, 0}, []IndexEntry{{Ticks: 7, Flags: FlagSnapshot,
+	err := hcrp.WriteCompacted(&buf, hcrp.Header{}, []byte{0x0a, 0}, []hcrp.IndexEntry{{Ticks: 7, Flags: hcrp.FlagSnapshot,
 		CompressedLen: int32(len(comp)), UncompressedLen: int32(len(raw))}}, func(int) ([]byte, error) { return comp, nil })
 	if err != nil {
 		t.Fatal(err)
@@ -71,11 +73,11 @@ func TestEveryEventToSink(t *testing.T) {
 // Split lists without one, in the same order: the preamble's anticheat
 // flags and chat merged in tick order among the chunks' events.
 func TestSinkEventsAsCollected(t *testing.T) {
-	file, err := Generate(SessionConfig{Seed: 7, Ticks: 1000}, nil)
+	file, err := hcrpgen.Generate(hcrpgen.Config{Seed: 7, Ticks: 1000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := formatstest.Split(t, Codec{}, file).Metadata.Events
+	want := formatstest.Split(t, hcrp.Codec{}, file).Metadata.Events
 	kinds := map[string]int{}
 	for _, e := range want {
 		kinds[e.Kind]++
@@ -94,8 +96,8 @@ func TestSinkEventsAsCollected(t *testing.T) {
 // (100,000 here, the old cap) and the new chunks' after them, with no
 // "not indexed" warning.
 func TestLiveDirKeepsEveryEvent(t *testing.T) {
-	dir, _ := recordDir(t, t.TempDir(), SessionConfig{Seed: 3, Ticks: 400}, false)
-	fresh, err := Codec{}.SplitDirTail(ctx, dir, formats.TailInput{}, new(formatstest.Recording))
+	dir, _ := recordDir(t, t.TempDir(), hcrpgen.Config{Seed: 3, Ticks: 400}, false)
+	fresh, err := hcrp.Codec{}.SplitDirTail(ctx, dir, formats.TailInput{}, new(formatstest.Recording))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +110,11 @@ func TestLiveDirKeepsEveryEvent(t *testing.T) {
 	if chunkEvents == 0 {
 		t.Fatal("the recorded set has no chunk events")
 	}
-	old := make([]formats.Event, maxIndexedEvents)
+	old := make([]formats.Event, hcrp.MaxIndexedEvents)
 	for i := range old {
 		old[i] = formats.Event{Kind: "run_start", Text: "run started"}
 	}
-	res, err := Codec{}.SplitDirTail(ctx, dir, formats.TailInput{Events: old}, new(formatstest.Recording))
+	res, err := hcrp.Codec{}.SplitDirTail(ctx, dir, formats.TailInput{Events: old}, new(formatstest.Recording))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/hcrp"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 )
 
 // A server records into a replay directory: one StartTick per game tick,
@@ -66,8 +67,8 @@ func ExampleCreate() {
 
 // Two runs of the same map, archived, raced against each other.
 func ExampleNewGhost() {
-	fast, _ := hcrp.Generate(hcrp.SessionConfig{Seed: 1, Ticks: 600, Pace: 1.2}, nil)
-	slow, _ := hcrp.Generate(hcrp.SessionConfig{Seed: 2, Ticks: 700}, nil)
+	fast, _ := hcrpgen.Generate(hcrpgen.Config{Seed: 1, Ticks: 600, Pace: 1.2}, nil)
+	slow, _ := hcrpgen.Generate(hcrpgen.Config{Seed: 2, Ticks: 700}, nil)
 	a, err := formatstest.TrySplit(hcrp.Codec{}, fast) // the archive's stored pieces
 	if err != nil {
 		panic(err)

@@ -3,7 +3,7 @@
 // recording; and the bad-input cases (corrupted index, truncated segment,
 // wrong magic, truncations and byte flips).
 
-package hcrp
+package hcrp_test
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/hcrp"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 )
 
 var ctx = context.Background()
@@ -27,13 +29,13 @@ var ctx = context.Background()
 // recordDir records a generated session into a new directory under root,
 // with 2-chunk segments and one on-demand flush, and returns the directory
 // and the session (for its final positions).
-func recordDir(t testing.TB, root string, cfg SessionConfig, finish bool) (string, *Session) {
+func recordDir(t testing.TB, root string, cfg hcrpgen.Config, finish bool) (string, *hcrpgen.Session) {
 	t.Helper()
-	s := NewSession(cfg)
+	s := hcrpgen.NewSession(cfg)
 	o := s.Options()
 	o.SegmentChunks = 2
 	id := uuid.NewSHA1(uuid.Nil, []byte(t.Name()))
-	r, err := Create(root, id, o)
+	r, err := hcrp.Create(root, id, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +74,12 @@ func readAll(t testing.TB, r io.Reader) []byte {
 }
 
 // allEvents decodes every event of a reader as (tick, encoded event).
-func allEvents(t testing.TB, rd *Reader, from, to int64) []string {
+func allEvents(t testing.TB, rd *hcrp.Reader, from, to int64) []string {
 	t.Helper()
 	var out []string
-	err := rd.Events(ctx, formats.Ticks(from, to), func(tick int64, e *Event) error {
-		b, err := AppendEvent(nil, e)
-		out = append(out, string(AppendVarLong(nil, tick))+string(b))
+	err := rd.Events(ctx, formats.Ticks(from, to), func(tick int64, e *hcrp.Event) error {
+		b, err := hcrp.AppendEvent(nil, e)
+		out = append(out, string(hcrp.AppendVarLong(nil, tick))+string(b))
 		return err
 	})
 	if err != nil {
@@ -87,8 +89,8 @@ func allEvents(t testing.TB, rd *Reader, from, to int64) []string {
 }
 
 func TestSessionRoundTrip(t *testing.T) {
-	dir, sess := recordDir(t, t.TempDir(), SessionConfig{Seed: 7, Ticks: 1000}, false)
-	if !IsSegmentSet(dir) || IsSegmentSet(t.TempDir()) {
+	dir, sess := recordDir(t, t.TempDir(), hcrpgen.Config{Seed: 7, Ticks: 1000}, false)
+	if !hcrp.IsSegmentSet(dir) || hcrp.IsSegmentSet(t.TempDir()) {
 		t.Fatal("IsSegmentSet")
 	}
 	segs, _ := filepath.Glob(filepath.Join(dir, "segment-*.dat"))
@@ -98,7 +100,7 @@ func TestSessionRoundTrip(t *testing.T) {
 
 	// Live directory: the rebuilt state at the end is where the generator
 	// left its players, exactly.
-	live, err := OpenDir(dir)
+	live, err := hcrp.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +112,9 @@ func TestSessionRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, p := range sess.players {
-		if got := st.Entities[int32(i)].Pos; got != p.q {
-			t.Errorf("player %d at %+v, generator at %+v", i, got, p.q)
+	for i, p := range sess.Positions() {
+		if got := st.Entities[int32(i)].Pos; got != p {
+			t.Errorf("player %d at %+v, generator at %+v", i, got, p)
 		}
 	}
 
@@ -124,31 +126,28 @@ func TestSessionRoundTrip(t *testing.T) {
 		}
 		raw = bytes.Clone(raw)
 		var re []byte
-		var sc scanner
-		sc.reset(raw, &live.Index[i])
-		var evs []Event
+		var evs []hcrp.Event
 		tick := int64(-1)
 		flushTick := func() {
-			re = AppendVarInt(re, int32(tick))
+			re = hcrp.AppendVarInt(re, int32(tick))
 			re = append(re, byte(len(evs)>>8), byte(len(evs)))
 			for j := range evs {
-				re, _ = AppendEvent(re, &evs[j])
+				re, _ = hcrp.AppendEvent(re, &evs[j])
 			}
 			evs = evs[:0]
 		}
-		for sc.next() {
-			for tick < sc.tick {
+		err = hcrp.ScanChunk(raw, &live.Index[i], func(at int64, e hcrp.Event) {
+			for tick < at {
 				if tick >= int64(live.Index[i].StartTick) {
 					flushTick()
 				}
 				tick++
 			}
-			e := sc.Event
-			e.Items = append([]ItemSlot(nil), e.Items...)
+			e.Items = append([]hcrp.ItemSlot(nil), e.Items...)
 			evs = append(evs, e)
-		}
-		if sc.err != nil {
-			t.Fatal(sc.err)
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		for ; tick < live.Index[i].EndTick(); tick++ {
 			flushTick()
@@ -159,7 +158,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	}
 
 	// The segment set as a compacted stream splits, and is stable.
-	set, err := OpenSegmentSet(dir)
+	set, err := hcrp.OpenSegmentSet(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,24 +168,24 @@ func TestSessionRoundTrip(t *testing.T) {
 	}
 	set.Close()
 	var rec formatstest.Recording
-	md, err := Codec{}.SplitSegmentSet(ctx, dir, &rec)
+	md, err := hcrp.Codec{}.SplitSegmentSet(ctx, dir, &rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !md.Growing || md.ID.String() != filepath.Base(dir) || !bytes.Equal(rec.Bytes(), setBytes) {
 		t.Fatalf("SplitSegmentSet: growing %v, id %s, same bytes %v", md.Growing, md.ID, bytes.Equal(rec.Bytes(), setBytes))
 	}
-	formatstest.Split(t, Codec{}, setBytes)
+	formatstest.Split(t, hcrp.Codec{}, setBytes)
 
 	// Compaction recompresses; the events stay the same.
 	var comp bytes.Buffer
-	if err := Compact(ctx, live, &comp, CompactOptions{Extra: &Meta{Server: "compacted"}}); err != nil {
+	if err := hcrp.Compact(ctx, live, &comp, hcrp.CompactOptions{Extra: &hcrp.Meta{Server: "compacted"}}); err != nil {
 		t.Fatal(err)
 	}
 	if comp.Len() >= len(setBytes) {
 		t.Errorf("compacted file is %d bytes, the level-3 stream %d", comp.Len(), len(setBytes))
 	}
-	rd, err := NewReader(bytes.NewReader(comp.Bytes()), int64(comp.Len()))
+	rd, err := hcrp.NewReader(bytes.NewReader(comp.Bytes()), int64(comp.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,24 +194,24 @@ func TestSessionRoundTrip(t *testing.T) {
 	}
 
 	// Split of the compacted file: pieces, resume state and metadata.
-	r := formatstest.Split(t, Codec{}, comp.Bytes())
+	r := formatstest.Split(t, hcrp.Codec{}, comp.Bytes())
 	m := r.Metadata
 	if m.ID != uuid.Nil || m.Growing || m.Ticks != 1000 || m.Duration.Seconds() != 50 || m.TickRate != 20 ||
-		m.Session != genWorld.String() || m.Map != "parkour-spire" || m.Server != "compacted" || len(m.Players) != 3 ||
-		!m.Start.Equal(sess.cfg.Start) || m.Attrs["data_version"] != "4671" {
+		m.Session != hcrpgen.World.String() || m.Map != "parkour-spire" || m.Server != "compacted" || len(m.Players) != 3 ||
+		!m.Start.Equal(sess.Options().Start) || m.Attrs["data_version"] != "4671" {
 		t.Fatalf("metadata: %+v", m)
 	}
 	if len(r.ChunkIndex) != 10 || !r.ChunkIndex[3].Precompressed || r.ChunkIndex[3].StartTick != 300 || r.ChunkIndex[3].Ticks != 100 {
 		t.Fatalf("chunks: %+v", r.ChunkIndex[3])
 	}
-	if fl, snap, err := Resume(r.ChunkIndex[3].Resume); err != nil || fl != FlagSnapshot || snap != 3 {
+	if fl, snap, err := hcrp.Resume(r.ChunkIndex[3].Resume); err != nil || fl != hcrp.FlagSnapshot || snap != 3 {
 		t.Fatalf("resume of chunk 3: %d %d %v", fl, snap, err)
 	}
 	kinds := map[string]int{}
 	for _, e := range m.Events {
 		kinds[e.Kind]++
 	}
-	if kinds[formats.EventFlag] != len(sess.meta.Anticheat) || kinds[formats.EventChat] != len(sess.meta.Chat) ||
+	if kinds[formats.EventFlag] != len(sess.Options().Meta.Anticheat) || kinds[formats.EventChat] != len(sess.Options().Meta.Chat) ||
 		kinds[formats.EventFinish] != 1 || kinds["checkpoint"] == 0 || kinds[formats.EventJoin] != 3 || kinds["run_start"] != 1 {
 		t.Fatalf("event kinds: %v", kinds)
 	}
@@ -224,7 +223,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	src := r.Source()
 	r.Reads = 0
 	var frames []formats.Frame
-	err = Codec{}.Frames(ctx, src, formats.Ticks(420, 460), func(f formats.Frame) error { frames = append(frames, f); return nil })
+	err = hcrp.Codec{}.Frames(ctx, src, formats.Ticks(420, 460), func(f formats.Frame) error { frames = append(frames, f); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,15 +254,15 @@ func TestSessionRoundTrip(t *testing.T) {
 	// Clip: a valid file from the snapshot chunk at or before 250 to the
 	// chunk holding 420, renumbered from 0, with the same events.
 	var clip bytes.Buffer
-	if err := (Codec{}).Clip(ctx, src, formats.Ticks(250, 420), &clip); err != nil {
+	if err := (hcrp.Codec{}).Clip(ctx, src, formats.Ticks(250, 420), &clip); err != nil {
 		t.Fatal(err)
 	}
-	cr := formatstest.Split(t, Codec{}, clip.Bytes())
+	cr := formatstest.Split(t, hcrp.Codec{}, clip.Bytes())
 	if cr.Metadata.Ticks != 300 || cr.Metadata.Attrs["meta.source_start_tick"] != "200" ||
-		!cr.Metadata.Start.Equal(sess.cfg.Start.Add(10e9)) {
+		!cr.Metadata.Start.Equal(sess.Options().Start.Add(10e9)) {
 		t.Fatalf("clip metadata: %+v", cr.Metadata)
 	}
-	crd, _ := NewReader(bytes.NewReader(clip.Bytes()), int64(clip.Len()))
+	crd, _ := hcrp.NewReader(bytes.NewReader(clip.Bytes()), int64(clip.Len()))
 	want := allEvents(t, rd, 200, 499)
 	got := allEvents(t, crd, 0, -1)
 	if len(got) != len(want) {
@@ -272,8 +271,8 @@ func TestSessionRoundTrip(t *testing.T) {
 	for i := range got {
 		// Same event bytes; ticks shifted by 200.
 		var tg, tw int64
-		tg, n, _ := readVarLong([]byte(got[i]), 0)
-		tw, m2, _ := readVarLong([]byte(want[i]), 0)
+		tg, n, _ := hcrp.ReadVarLong([]byte(got[i]), 0)
+		tw, m2, _ := hcrp.ReadVarLong([]byte(want[i]), 0)
 		if tg+200 != tw || got[i][n:] != want[i][m2:] {
 			t.Fatalf("clip event %d differs", i)
 		}
@@ -287,28 +286,28 @@ func TestSessionRoundTrip(t *testing.T) {
 
 func TestSeekMatchesFullReplay(t *testing.T) {
 	// Snapshots every third chunk: seeks walk back to them.
-	b, err := Generate(SessionConfig{Seed: 3, Ticks: 800, Players: 4}, func(o *Options) { o.SnapshotEvery = 3 })
+	b, err := hcrpgen.Generate(hcrpgen.Config{Seed: 3, Ticks: 800, Players: 4}, func(o *hcrp.Options) { o.SnapshotEvery = 3 })
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := NewReader(bytes.NewReader(b), int64(len(b)))
+	rd, err := hcrp.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Positions after every tick, from one pass from the start.
-	full := NewState()
-	var at []map[int32]Pos
+	full := hcrp.NewState()
+	var at []map[int32]hcrp.Pos
 	last := int64(-1)
 	snap := func(upto int64) {
 		for ; last < upto; last++ {
-			m := map[int32]Pos{}
+			m := map[int32]hcrp.Pos{}
 			for id, e := range full.Entities {
 				m[id] = e.Pos
 			}
 			at = append(at, m)
 		}
 	}
-	rd.Events(ctx, formats.All(), func(tick int64, e *Event) error {
+	rd.Events(ctx, formats.All(), func(tick int64, e *hcrp.Event) error {
 		snap(tick - 1)
 		full.Apply(e)
 		return nil
@@ -334,9 +333,9 @@ func TestSeekMatchesFullReplay(t *testing.T) {
 	}
 
 	// Frames and Clip walk back to the snapshot too, and read no more.
-	r := formatstest.Split(t, Codec{}, b)
+	r := formatstest.Split(t, hcrp.Codec{}, b)
 	var state formats.Frame
-	err = Codec{}.Frames(ctx, r.Source(), formats.Ticks(550, 560), func(f formats.Frame) error {
+	err = hcrp.Codec{}.Frames(ctx, r.Source(), formats.Ticks(550, 560), func(f formats.Frame) error {
 		if f.Type == "state" {
 			state = f
 		}
@@ -350,19 +349,19 @@ func TestSeekMatchesFullReplay(t *testing.T) {
 		t.Fatalf("state at 550: %v, full replay %+v", ents, at[549][2])
 	}
 	var clip bytes.Buffer
-	if err := (Codec{}).Clip(ctx, r.Source(), formats.Ticks(550, 560), &clip); err != nil {
+	if err := (hcrp.Codec{}).Clip(ctx, r.Source(), formats.Ticks(550, 560), &clip); err != nil {
 		t.Fatal(err)
 	}
-	cr := formatstest.Split(t, Codec{}, clip.Bytes())
+	cr := formatstest.Split(t, hcrp.Codec{}, clip.Bytes())
 	if cr.Metadata.Ticks != 300 || cr.Metadata.Attrs["meta.source_start_tick"] != "300" {
 		t.Fatalf("clip of [550, 560]: %d ticks from %s", cr.Metadata.Ticks, cr.Metadata.Attrs["meta.source_start_tick"])
 	}
 }
 
 func TestRing(t *testing.T) {
-	s := NewSession(SessionConfig{Seed: 5, Ticks: 1000})
+	s := hcrpgen.NewSession(hcrpgen.Config{Seed: 5, Ticks: 1000})
 	o := s.Options()
-	ring, err := NewRing(o, 10e9) // ten seconds = 200 ticks
+	ring, err := hcrp.NewRing(o, 10e9) // ten seconds = 200 ticks
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,20 +369,20 @@ func TestRing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := ring.Save(&out, &Meta{Server: "report #12"}); err != nil {
+	if err := ring.Save(&out, &hcrp.Meta{Server: "report #12"}); err != nil {
 		t.Fatal(err)
 	}
-	r := formatstest.Split(t, Codec{}, out.Bytes())
+	r := formatstest.Split(t, hcrp.Codec{}, out.Bytes())
 	if r.Metadata.Ticks < 200 || r.Metadata.Ticks > 300 || r.Metadata.Server != "report #12" ||
 		r.Metadata.Attrs["meta.source_start_tick"] != "800" {
 		t.Fatalf("ring save: %d ticks, %+v", r.Metadata.Ticks, r.Metadata.Attrs)
 	}
-	whole, err := Generate(SessionConfig{Seed: 5, Ticks: 1000}, nil)
+	whole, err := hcrpgen.Generate(hcrpgen.Config{Seed: 5, Ticks: 1000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wr, _ := NewReader(bytes.NewReader(whole), int64(len(whole)))
-	rr, _ := NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()))
+	wr, _ := hcrp.NewReader(bytes.NewReader(whole), int64(len(whole)))
+	rr, _ := hcrp.NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()))
 	a, b := allEvents(t, wr, 800, -1), allEvents(t, rr, 0, -1)
 	if len(a) != len(b) {
 		t.Fatalf("ring kept %d events, the whole recording has %d after tick 800", len(b), len(a))
@@ -395,17 +394,17 @@ func TestRing(t *testing.T) {
 }
 
 func TestGhost(t *testing.T) {
-	fast, err := Generate(SessionConfig{Seed: 1, Ticks: 600, Pace: 1.2}, nil)
+	fast, err := hcrpgen.Generate(hcrpgen.Config{Seed: 1, Ticks: 600, Pace: 1.2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := Generate(SessionConfig{Seed: 2, Ticks: 700}, nil)
+	slow, err := hcrpgen.Generate(hcrpgen.Config{Seed: 2, Ticks: 700}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := formatstest.Split(t, Codec{}, fast)
-	b := formatstest.Split(t, Codec{}, slow)
-	g, err := NewGhost(ctx, a.Source(), b.Source())
+	a := formatstest.Split(t, hcrp.Codec{}, fast)
+	b := formatstest.Split(t, hcrp.Codec{}, slow)
+	g, err := hcrp.NewGhost(ctx, a.Source(), b.Source())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,8 +432,8 @@ func TestGhost(t *testing.T) {
 		t.Fatalf("summary text:\n%s", out)
 	}
 	t.Logf("\n%s", sum)
-	other, _ := Generate(SessionConfig{Seed: 2, Ticks: 100, WorldID: uuid.New()}, nil)
-	if _, err := NewGhost(ctx, a.Source(), formatstest.Split(t, Codec{}, other).Source()); err == nil {
+	other, _ := hcrpgen.Generate(hcrpgen.Config{Seed: 2, Ticks: 100, WorldID: uuid.New()}, nil)
+	if _, err := hcrp.NewGhost(ctx, a.Source(), formatstest.Split(t, hcrp.Codec{}, other).Source()); err == nil {
 		t.Fatal("ghost across worlds accepted")
 	}
 }
@@ -452,28 +451,28 @@ func wantFormatError(t *testing.T, err error, what string) *formats.Error {
 }
 
 func TestBadInput(t *testing.T) {
-	b, err := Generate(SessionConfig{Seed: 9, Ticks: 250, Players: 2}, nil)
+	b, err := hcrpgen.Generate(hcrpgen.Config{Seed: 9, Ticks: 250, Players: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := ParseHeader(b)
+	h, _ := hcrp.ParseHeader(b)
 	split := func(b []byte) error {
-		_, err := formatstest.TrySplit(Codec{}, b)
+		_, err := formatstest.TrySplit(hcrp.Codec{}, b)
 		return err
 	}
 
 	bad := bytes.Clone(b)
 	copy(bad, "HCRQ")
 	fe := wantFormatError(t, split(bad), "magic")
-	if fe.Offset != 0 || (Codec{}).Detect(bad) {
+	if fe.Offset != 0 || (hcrp.Codec{}).Detect(bad) {
 		t.Fatalf("wrong magic: %v", fe)
 	}
 
 	// Corrupted index: the second entry's start tick.
 	bad = bytes.Clone(b)
-	ibase := HeaderSize + int(h.MetadataLen)
-	_, p, _ := readVarInt(b, ibase)
-	_, p, _ = readVarInt(b, p)
+	ibase := hcrp.HeaderSize + int(h.MetadataLen)
+	_, p, _ := hcrp.ReadVarInt(b, ibase)
+	_, p, _ = hcrp.ReadVarInt(b, p)
 	bad[p+1] ^= 0x40 // inside entry 0's offset
 	fe = wantFormatError(t, split(bad), "index entry 0: expected chunk offset")
 	if fe.Offset < int64(ibase) || fe.Offset > int64(ibase)+int64(h.IndexLen) {
@@ -489,48 +488,48 @@ func TestBadInput(t *testing.T) {
 	wantFormatError(t, split(b[:100]), "header")
 
 	// Truncated segment of a live recording.
-	dir, _ := recordDir(t, t.TempDir(), SessionConfig{Seed: 4, Ticks: 500}, true)
-	seg := filepath.Join(dir, SegmentName(1))
+	dir, _ := recordDir(t, t.TempDir(), hcrpgen.Config{Seed: 4, Ticks: 500}, true)
+	seg := filepath.Join(dir, hcrp.SegmentName(1))
 	st, _ := os.Stat(seg)
 	os.Truncate(seg, st.Size()-7)
-	_, err = OpenSegmentSet(dir)
+	_, err = hcrp.OpenSegmentSet(dir)
 	fe = wantFormatError(t, err, "segment-001.dat")
 	if fe.Offset != st.Size()-7 {
 		t.Fatalf("truncated segment reported at %d, want %d", fe.Offset, st.Size()-7)
 	}
-	_, err = OpenDir(dir)
+	_, err = hcrp.OpenDir(dir)
 	wantFormatError(t, err, "truncated")
-	pre, _ := os.ReadFile(filepath.Join(dir, PreambleFile))
+	pre, _ := os.ReadFile(filepath.Join(dir, hcrp.PreambleFile))
 	wantFormatError(t, split(pre), "ingest the directory")
 
 	// A chunk whose events do not decode still splits (with a warning) and
 	// Frames emits a raw frame for the rest of it.
 	rawChunk := []byte{0, 0, 1, 0x63} // tick 0, one event of unknown id 99
 	var buf bytes.Buffer
-	enc, _ := newEncoder(3)
+	enc, _ := hcrp.NewEncoder(3)
 	comp := enc.EncodeAll(rawChunk, nil)
-	hdr := Header{WorldID: genWorld}
-	if err := writeCompacted(&buf, hdr, []byte{0x0a, 0}, []IndexEntry{{Ticks: 1, CompressedLen: int32(len(comp)), UncompressedLen: int32(len(rawChunk))}},
+	hdr := hcrp.Header{WorldID: hcrpgen.World}
+	if err := hcrp.WriteCompacted(&buf, hdr, []byte{0x0a, 0}, []hcrp.IndexEntry{{Ticks: 1, CompressedLen: int32(len(comp)), UncompressedLen: int32(len(rawChunk))}},
 		func(int) ([]byte, error) { return comp, nil }); err != nil {
 		t.Fatal(err)
 	}
-	r := formatstest.Split(t, Codec{}, buf.Bytes())
+	r := formatstest.Split(t, hcrp.Codec{}, buf.Bytes())
 	if len(r.Metadata.Warnings) != 1 || !strings.Contains(r.Metadata.Warnings[0], "unknown event id 99") {
 		t.Fatalf("warnings %v", r.Metadata.Warnings)
 	}
 	var frames []formats.Frame
-	Codec{}.Frames(ctx, r.Source(), formats.All(), func(f formats.Frame) error { frames = append(frames, f); return nil })
+	hcrp.Codec{}.Frames(ctx, r.Source(), formats.All(), func(f formats.Frame) error { frames = append(frames, f); return nil })
 	if len(frames) != 1 || frames[0].Type != "raw" {
 		t.Fatalf("frames of an undecodable chunk: %+v", frames)
 	}
 }
 
 func TestCheckBadInput(t *testing.T) {
-	b, err := Generate(SessionConfig{Seed: 11, Ticks: 220, Players: 1}, nil)
+	b, err := hcrpgen.Generate(hcrpgen.Config{Seed: 11, Ticks: 220, Players: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := formatstest.CheckBadInput(t, Codec{}, b, 7)
+	errs := formatstest.CheckBadInput(t, hcrp.Codec{}, b, 7)
 	t.Logf("%d bytes, %d bad variants rejected", len(b), errs)
 	if errs < len(b)/7 {
 		t.Fatalf("only %d of about %d variants were rejected", errs, 2*len(b)/7)
@@ -538,7 +537,7 @@ func TestCheckBadInput(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	b, _ := Generate(SessionConfig{Seed: 1, Ticks: 20}, nil)
+	b, _ := hcrpgen.Generate(hcrpgen.Config{Seed: 1, Ticks: 20}, nil)
 	for _, tc := range []struct {
 		head []byte
 		want bool
@@ -551,7 +550,7 @@ func TestDetect(t *testing.T) {
 		{[]byte("HCTR\x00\x02"), false},
 		{nil, false},
 	} {
-		if got := (Codec{}).Detect(tc.head); got != tc.want {
+		if got := (hcrp.Codec{}).Detect(tc.head); got != tc.want {
 			t.Errorf("Detect(% x) = %v", tc.head[:min(len(tc.head), 8)], got)
 		}
 	}
@@ -561,20 +560,20 @@ func TestIndexedEventsBounded(t *testing.T) {
 	// 7 ticks of 30000 run_start events each: more than maxIndexedEvents.
 	var raw []byte
 	for tick := range 7 {
-		raw = AppendVarInt(raw, int32(tick))
+		raw = hcrp.AppendVarInt(raw, int32(tick))
 		raw = append(raw, 30000>>8, 30000&0xff)
-		raw = append(raw, bytes.Repeat([]byte{byte(RunStart)}, 30000)...)
+		raw = append(raw, bytes.Repeat([]byte{byte(hcrp.RunStart)}, 30000)...)
 	}
-	enc, _ := newEncoder(3)
+	enc, _ := hcrp.NewEncoder(3)
 	comp := enc.EncodeAll(raw, nil)
 	var buf bytes.Buffer
-	err := writeCompacted(&buf, Header{}, []byte{0x0a, 0}, []IndexEntry{{Ticks: 7, Flags: FlagSnapshot,
+	err := hcrp.WriteCompacted(&buf, hcrp.Header{}, []byte{0x0a, 0}, []hcrp.IndexEntry{{Ticks: 7, Flags: hcrp.FlagSnapshot,
 		CompressedLen: int32(len(comp)), UncompressedLen: int32(len(raw))}}, func(int) ([]byte, error) { return comp, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := formatstest.Split(t, Codec{}, buf.Bytes())
-	if len(r.Metadata.Events) != maxIndexedEvents || len(r.Metadata.Warnings) != 1 {
+	r := formatstest.Split(t, hcrp.Codec{}, buf.Bytes())
+	if len(r.Metadata.Events) != hcrp.MaxIndexedEvents || len(r.Metadata.Warnings) != 1 {
 		t.Fatalf("%d events indexed, warnings %v", len(r.Metadata.Events), r.Metadata.Warnings)
 	}
 }

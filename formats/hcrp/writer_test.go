@@ -2,7 +2,7 @@
 // that grows between ingests, of what a crash can leave behind, and of the
 // generator's determinism.
 
-package hcrp
+package hcrp_test
 
 import (
 	"bytes"
@@ -12,28 +12,30 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/hcrp"
+	"github.com/replayarchive/replay/internal/gen/hcrpgen"
 )
 
 func TestChunkAndSegmentLimits(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		opts     func(*Options)
+		opts     func(*hcrp.Options)
 		chunks   int // expected chunk count for 600 ticks
 		segments int
 	}{
-		{"defaults", func(o *Options) {}, 6, 1},
-		{"ticks", func(o *Options) { o.ChunkTicks = 50 }, 12, 1},
-		{"bytes", func(o *Options) { o.ChunkBytes = 2000 }, -1, 1},
-		{"segment chunks", func(o *Options) { o.SegmentChunks = 4 }, 6, 2},
-		{"segment bytes", func(o *Options) { o.SegmentBytes = 1 }, 6, 6},
+		{"defaults", func(o *hcrp.Options) {}, 6, 1},
+		{"ticks", func(o *hcrp.Options) { o.ChunkTicks = 50 }, 12, 1},
+		{"bytes", func(o *hcrp.Options) { o.ChunkBytes = 2000 }, -1, 1},
+		{"segment chunks", func(o *hcrp.Options) { o.SegmentChunks = 4 }, 6, 2},
+		{"segment bytes", func(o *hcrp.Options) { o.SegmentBytes = 1 }, 6, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewSession(SessionConfig{Seed: 21, Ticks: 600, Players: 2})
+			s := hcrpgen.NewSession(hcrpgen.Config{Seed: 21, Ticks: 600, Players: 2})
 			o := s.Options()
 			tc.opts(&o)
 			root := t.TempDir()
 			id := uuid.New()
-			r, err := Create(root, id, o)
+			r, err := hcrp.Create(root, id, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +46,7 @@ func TestChunkAndSegmentLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := filepath.Join(root, id.String())
-			rd, err := OpenDir(dir)
+			rd, err := hcrp.OpenDir(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +66,7 @@ func TestChunkAndSegmentLimits(t *testing.T) {
 					t.Errorf("chunk %d: %d ticks, %d bytes: not closed by size", i, e.Ticks, e.UncompressedLen)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(dir, FinishedFile)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, hcrp.FinishedFile)); err != nil {
 				t.Error("no finished marker after Close")
 			}
 		})
@@ -73,16 +75,16 @@ func TestChunkAndSegmentLimits(t *testing.T) {
 
 func TestSegmentSetGrows(t *testing.T) {
 	root := t.TempDir()
-	s := NewSession(SessionConfig{Seed: 22, Ticks: 700, Players: 2})
+	s := hcrpgen.NewSession(hcrpgen.Config{Seed: 22, Ticks: 700, Players: 2})
 	id := uuid.New()
-	r, err := Create(root, id, s.Options())
+	r, err := hcrp.Create(root, id, s.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, id.String())
 	ingest := func() (uuid.UUID, int64, []byte) {
 		var rec formatstest.Recording
-		md, err := Codec{}.SplitSegmentSet(ctx, dir, &rec)
+		md, err := hcrp.Codec{}.SplitSegmentSet(ctx, dir, &rec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,19 +122,19 @@ func TestSegmentSetGrows(t *testing.T) {
 	if err := os.Rename(dir, other); err != nil {
 		t.Fatal(err)
 	}
-	set, err := OpenSegmentSet(other)
+	set, err := hcrp.OpenSegmentSet(other)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer set.Close()
-	if set.ID() == uuid.Nil || set.ID() == id || set.ID() != recordingID(set.set.hdr) || !set.Finished() {
+	if set.ID() == uuid.Nil || set.ID() == id || set.ID() != hcrp.HeaderID(set) || !set.Finished() {
 		t.Fatalf("fallback id %s", set.ID())
 	}
 }
 
 func TestCrashLeftovers(t *testing.T) {
-	dir, _ := recordDir(t, t.TempDir(), SessionConfig{Seed: 23, Ticks: 400, Players: 1}, false)
-	set, err := OpenSegmentSet(dir)
+	dir, _ := recordDir(t, t.TempDir(), hcrpgen.Config{Seed: 23, Ticks: 400, Players: 1}, false)
+	set, err := hcrp.OpenSegmentSet(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,12 +143,12 @@ func TestCrashLeftovers(t *testing.T) {
 	// A segment written before the crash whose preamble never was, and
 	// bytes appended to the last indexed segment: both are ignored.
 	segs, _ := filepath.Glob(filepath.Join(dir, "segment-*.dat"))
-	os.WriteFile(filepath.Join(dir, SegmentName(len(segs))), []byte("partial segment"), 0o644)
+	os.WriteFile(filepath.Join(dir, hcrp.SegmentName(len(segs))), []byte("partial segment"), 0o644)
 	f, _ := os.OpenFile(segs[len(segs)-1], os.O_APPEND|os.O_WRONLY, 0)
 	f.Write([]byte("junk"))
 	f.Close()
-	os.WriteFile(filepath.Join(dir, PreambleFile+".tmp"), []byte("half a preamble"), 0o644)
-	set, err = OpenSegmentSet(dir)
+	os.WriteFile(filepath.Join(dir, hcrp.PreambleFile+".tmp"), []byte("half a preamble"), 0o644)
+	set, err = hcrp.OpenSegmentSet(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,12 +159,12 @@ func TestCrashLeftovers(t *testing.T) {
 }
 
 func TestGenerateDeterministic(t *testing.T) {
-	a, err := Generate(SessionConfig{Seed: 99, Ticks: 300}, nil)
+	a, err := hcrpgen.Generate(hcrpgen.Config{Seed: 99, Ticks: 300}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Generate(SessionConfig{Seed: 99, Ticks: 300}, nil)
-	c, _ := Generate(SessionConfig{Seed: 98, Ticks: 300}, nil)
+	b, _ := hcrpgen.Generate(hcrpgen.Config{Seed: 99, Ticks: 300}, nil)
+	c, _ := hcrpgen.Generate(hcrpgen.Config{Seed: 98, Ticks: 300}, nil)
 	if !bytes.Equal(a, b) || bytes.Equal(a, c) {
 		t.Fatal("Generate is not a function of its config")
 	}

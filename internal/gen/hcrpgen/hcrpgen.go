@@ -1,9 +1,11 @@
-// This file is a deterministic generator of realistic parkour sessions
+// Package hcrpgen generates deterministic, realistic HCRP parkour sessions
 // (players running a course with deltas and snapshots, block edits, hand and
-// item events, checkpoints, chat and anticheat flags) for tests, benchmarks
-// and demos.
-
-package hcrp
+// item events, checkpoints, chat and anticheat flags) with hcrp.Recorder. It
+// is test data: the tests and benchmarks across the module and archivectl's
+// demo use it, and it is internal so that it is no part of the hcrp
+// package's public API. The hcrp package's own tests that need it are
+// external tests (package hcrp_test), since this package imports hcrp.
+package hcrpgen
 
 import (
 	"bytes"
@@ -13,14 +15,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/replayarchive/replay/formats/hcrp"
 )
 
-// SessionConfig describes a generated session. The generator (NewSession,
-// Generate) makes deterministic test data for this package's tests, the
-// other packages' tests, benchmarks and archivectl's demo; it lives here, not
-// under internal/, because this package's own tests use it and Go does not
-// let them import a package that imports this one.
-type SessionConfig struct {
+// Config describes a generated session; the same Config gives the same
+// bytes. Zero fields take the defaults noted.
+type Config struct {
 	Seed    uint64
 	Ticks   int // ticks to record (default 1200, one minute)
 	Players int // players on the course (default 3); entity 0 is the runner
@@ -33,25 +34,33 @@ type SessionConfig struct {
 	Pace float64
 }
 
-// genWorld is the world id of generated sessions when none is given.
-var genWorld = uuid.MustParse("6f1c4a8e-2b7d-4c1e-9a5f-3d8b0e7c1a24")
+// World is the world id of generated sessions when Config.WorldID is zero.
+var World = uuid.MustParse("6f1c4a8e-2b7d-4c1e-9a5f-3d8b0e7c1a24")
+
+// featherNBT is the network NBT compound {id: "minecraft:feather", count: 1},
+// the item every generated player holds.
+const featherNBT = "\x0a\x08\x00\x02id\x00\x11minecraft:feather\x03\x00\x05count\x00\x00\x00\x01\x00"
+
+// resetReasons is how many CheckpointReset reasons hcrp names
+// (hcrp.ResetReasonName: "lives" to "relog").
+const resetReasons = 10
 
 // Session simulates one recorded session. Its Options carry the header
 // fields, the metadata and the snapshot callback; Step records one tick.
 type Session struct {
-	cfg     SessionConfig
+	cfg     Config
 	rng     *rand.Rand
 	players []genPlayer
-	blocks  []BlockPos
+	blocks  []hcrp.BlockPos
 	states  []int32
-	meta    Meta
+	meta    hcrp.Meta
 	item    []byte
 	tick    int64
 	checkpt int
 }
 
 type genPlayer struct {
-	q     Pos // position as a reader rebuilds it (quantised deltas applied)
+	q     hcrp.Pos // position as a reader rebuilds it (quantised deltas applied)
 	phase float64
 	speed float64
 	state uint8
@@ -59,7 +68,7 @@ type genPlayer struct {
 }
 
 // NewSession returns a session generator for cfg.
-func NewSession(cfg SessionConfig) *Session {
+func NewSession(cfg Config) *Session {
 	if cfg.Ticks <= 0 {
 		cfg.Ticks = 1200
 	}
@@ -67,7 +76,7 @@ func NewSession(cfg SessionConfig) *Session {
 		cfg.Players = 3
 	}
 	if cfg.WorldID == uuid.Nil {
-		cfg.WorldID = genWorld
+		cfg.WorldID = World
 	}
 	if cfg.Start.IsZero() {
 		cfg.Start = time.Date(2026, 8, 11, 12, 0, 0, 0, time.UTC).Add(time.Duration(cfg.Seed) * time.Minute)
@@ -79,10 +88,10 @@ func NewSession(cfg SessionConfig) *Session {
 	s.meta.Map = "parkour-spire"
 	s.meta.Server = "hc-eu-1"
 	for i := 0; i < cfg.Players; i++ {
-		id := uuid.NewSHA1(genWorld, fmt.Appendf(nil, "player-%d-%d", cfg.Seed, i))
-		s.meta.Players = append(s.meta.Players, MetaPlayer{UUID: id.String(), Name: fmt.Sprintf("Runner%d_%d", cfg.Seed, i), Entity: int32(i)})
+		id := uuid.NewSHA1(World, fmt.Appendf(nil, "player-%d-%d", cfg.Seed, i))
+		s.meta.Players = append(s.meta.Players, hcrp.MetaPlayer{UUID: id.String(), Name: fmt.Sprintf("Runner%d_%d", cfg.Seed, i), Entity: int32(i)})
 		s.players = append(s.players, genPlayer{
-			q:     Pos{X: 0.5 + float64(i), Y: 64, Z: 0.5, Yaw: -90},
+			q:     hcrp.Pos{X: 0.5 + float64(i), Y: 64, Z: 0.5, Yaw: -90},
 			phase: s.rng.Float64() * math.Pi,
 			speed: (0.18 + 0.04*s.rng.Float64()) * cfg.Pace,
 		})
@@ -91,27 +100,23 @@ func NewSession(cfg SessionConfig) *Session {
 	for t := 0; t < cfg.Ticks; t += 150 + s.rng.IntN(300) {
 		p := s.rng.IntN(cfg.Players)
 		checks := []string{"fly", "speed", "timer", "reach"}
-		s.meta.Anticheat = append(s.meta.Anticheat, Flag{Type: checks[s.rng.IntN(len(checks))], Tick: int32(t),
+		s.meta.Anticheat = append(s.meta.Anticheat, hcrp.Flag{Type: checks[s.rng.IntN(len(checks))], Tick: int32(t),
 			Player: s.meta.Players[p].UUID, Detail: fmt.Sprintf("vl=%d", 1+s.rng.IntN(9))})
 	}
 	lines := []string{"gg", "this jump is impossible", "how do you do the neo", "brb", "nice time!"}
 	for t := 40; t < cfg.Ticks; t += 100 + s.rng.IntN(200) {
 		p := s.rng.IntN(cfg.Players)
-		s.meta.Chat = append(s.meta.Chat, ChatLine{Tick: int32(t), Player: s.meta.Players[p].UUID, Text: lines[s.rng.IntN(len(lines))]})
+		s.meta.Chat = append(s.meta.Chat, hcrp.ChatLine{Tick: int32(t), Player: s.meta.Players[p].UUID, Text: lines[s.rng.IntN(len(lines))]})
 	}
-	item, _ := encodeNBT(struct {
-		ID    string `nbt:"id"`
-		Count int32  `nbt:"count"`
-	}{"minecraft:feather", 1})
-	s.item = item
+	s.item = []byte(featherNBT)
 	return s
 }
 
 // Options returns recorder options for the session; chunk and segment
 // limits are left at their defaults for the caller to set.
-func (s *Session) Options() Options {
+func (s *Session) Options() hcrp.Options {
 	m := s.meta
-	return Options{
+	return hcrp.Options{
 		WorldID:      s.cfg.WorldID,
 		WorldVersion: make([]byte, 16),
 		DataVersion:  4671,
@@ -121,32 +126,32 @@ func (s *Session) Options() Options {
 	}
 }
 
-func (s *Session) snapshot(r *Recorder, tick int64) error {
-	e := Event{Type: ClearGhostBlocks}
+func (s *Session) snapshot(r *hcrp.Recorder, tick int64) error {
+	e := hcrp.Event{Type: hcrp.ClearGhostBlocks}
 	if err := r.Add(&e); err != nil {
 		return err
 	}
 	for i := range s.players {
 		p := &s.players[i]
-		e = Event{Type: SpawnEntity, Entity: int32(i), EntityType: 149, Pos: p.q}
+		e = hcrp.Event{Type: hcrp.SpawnEntity, Entity: int32(i), EntityType: 149, Pos: p.q}
 		if err := r.Add(&e); err != nil {
 			return err
 		}
-		e = Event{Type: EntityState, Entity: int32(i), State: p.state}
+		e = hcrp.Event{Type: hcrp.EntityState, Entity: int32(i), State: p.state}
 		if err := r.Add(&e); err != nil {
 			return err
 		}
-		e = Event{Type: SetItem, Entity: int32(i), Items: []ItemSlot{{Slot: 0, NBT: s.item}}}
+		e = hcrp.Event{Type: hcrp.SetItem, Entity: int32(i), Items: []hcrp.ItemSlot{{Slot: 0, NBT: s.item}}}
 		if err := r.Add(&e); err != nil {
 			return err
 		}
-		e = Event{Type: ChangeHeldSlot, Entity: int32(i), Slot: p.slot}
+		e = hcrp.Event{Type: hcrp.ChangeHeldSlot, Entity: int32(i), Slot: p.slot}
 		if err := r.Add(&e); err != nil {
 			return err
 		}
 	}
 	for i, b := range s.blocks {
-		e = Event{Type: SetBlock, Block: b, BlockState: s.states[i]}
+		e = hcrp.Event{Type: hcrp.SetBlock, Block: b, BlockState: s.states[i]}
 		if err := r.Add(&e); err != nil {
 			return err
 		}
@@ -156,7 +161,7 @@ func (s *Session) snapshot(r *Recorder, tick int64) error {
 
 // Step records the session's next tick; it returns false once all ticks
 // are recorded.
-func (s *Session) Step(r *Recorder) (bool, error) {
+func (s *Session) Step(r *hcrp.Recorder) (bool, error) {
 	if s.tick >= int64(s.cfg.Ticks) {
 		return false, nil
 	}
@@ -165,10 +170,10 @@ func (s *Session) Step(r *Recorder) (bool, error) {
 	}
 	t := s.tick
 	s.tick++
-	var e Event
+	var e hcrp.Event
 	add := func() error { return r.Add(&e) }
 	if t == 0 {
-		e = Event{Type: RunStart}
+		e = hcrp.Event{Type: hcrp.RunStart}
 		if err := add(); err != nil {
 			return false, err
 		}
@@ -180,36 +185,32 @@ func (s *Session) Step(r *Recorder) (bool, error) {
 		tx := 0.5 + float64(i) + ft*p.speed
 		tz := 0.5 + 3*math.Sin(ft/40+p.phase)
 		ty := 64 + 1.2*math.Max(0, math.Sin(ft/6+p.phase))
-		dx := float64(javaRound((tx-p.q.X)*4096)) / 4096
-		dy := float64(javaRound((ty-p.q.Y)*4096)) / 4096
-		dz := float64(javaRound((tz-p.q.Z)*4096)) / 4096
-		yaw := float32(float64(int16(angleToShort(float32(-90+20*math.Cos(ft/40+p.phase))))) * 360 / 65536)
-		pitch := float32(float64(int16(angleToShort(float32(10*math.Sin(ft/13))))) * 360 / 65536)
-		e = Event{Type: DeltaMove, Entity: int32(i), Pos: Pos{X: dx, Y: dy, Z: dz, Yaw: yaw, Pitch: pitch},
-			Velocity: Vec3{X: dx, Y: dy, Z: dz}}
+		d := hcrp.QuantizeLpPos(hcrp.Pos{X: tx - p.q.X, Y: ty - p.q.Y, Z: tz - p.q.Z,
+			Yaw: float32(-90 + 20*math.Cos(ft/40+p.phase)), Pitch: float32(10 * math.Sin(ft/13))})
+		e = hcrp.Event{Type: hcrp.DeltaMove, Entity: int32(i), Pos: d, Velocity: hcrp.Vec3{X: d.X, Y: d.Y, Z: d.Z}}
 		if err := add(); err != nil {
 			return false, err
 		}
-		p.q.X += dx
-		p.q.Y += dy
-		p.q.Z += dz
-		p.q.Yaw, p.q.Pitch = yaw, pitch
+		p.q.X += d.X
+		p.q.Y += d.Y
+		p.q.Z += d.Z
+		p.q.Yaw, p.q.Pitch = d.Yaw, d.Pitch
 		switch n := s.rng.IntN(200); {
 		case n < 3:
-			p.state ^= StateSprinting
-			e = Event{Type: EntityState, Entity: int32(i), State: p.state}
+			p.state ^= hcrp.StateSprinting
+			e = hcrp.Event{Type: hcrp.EntityState, Entity: int32(i), State: p.state}
 		case n < 6:
-			e = Event{Type: HandAnimation, Entity: int32(i), Hand: int32(n % 2)}
+			e = hcrp.Event{Type: hcrp.HandAnimation, Entity: int32(i), Hand: int32(n % 2)}
 		case n < 7:
-			e = Event{Type: ItemUse, Entity: int32(i), HasHand: true, Hand: 0}
+			e = hcrp.Event{Type: hcrp.ItemUse, Entity: int32(i), HasHand: true, Hand: 0}
 		case n < 8:
 			p.slot = int32(s.rng.IntN(9))
-			e = Event{Type: ChangeHeldSlot, Entity: int32(i), Slot: p.slot}
+			e = hcrp.Event{Type: hcrp.ChangeHeldSlot, Entity: int32(i), Slot: p.slot}
 		case n < 9 && len(s.blocks) < 64:
-			b := BlockPos{X: int32(p.q.X), Y: int32(p.q.Y) - 1, Z: int32(p.q.Z)}
+			b := hcrp.BlockPos{X: int32(p.q.X), Y: int32(p.q.Y) - 1, Z: int32(p.q.Z)}
 			s.blocks = append(s.blocks, b)
 			s.states = append(s.states, int32(1+s.rng.IntN(20000)))
-			e = Event{Type: SetBlock, Block: b, BlockState: s.states[len(s.states)-1]}
+			e = hcrp.Event{Type: hcrp.SetBlock, Block: b, BlockState: s.states[len(s.states)-1]}
 		default:
 			continue
 		}
@@ -217,31 +218,42 @@ func (s *Session) Step(r *Recorder) (bool, error) {
 			return false, err
 		}
 	}
-	runTime := (t + 1) * TickDuration.Milliseconds()
+	runTime := (t + 1) * hcrp.TickDuration.Milliseconds()
 	switch {
 	case t == int64(s.cfg.Ticks)-1:
-		e = Event{Type: RunEnd, Reason: 0, RunTime: runTime}
+		e = hcrp.Event{Type: hcrp.RunEnd, Reason: 0, RunTime: runTime}
 	case s.players[0].q.X >= float64(40*(s.checkpt+1)):
 		s.checkpt++ // a checkpoint every 40 blocks along the course
-		e = Event{Type: CheckpointReached, Checkpoint: fmt.Sprintf("cp-%d", s.checkpt), RunTime: runTime}
+		e = hcrp.Event{Type: hcrp.CheckpointReached, Checkpoint: fmt.Sprintf("cp-%d", s.checkpt), RunTime: runTime}
 	case s.rng.IntN(900) == 0:
-		e = Event{Type: CheckpointReset, Reason: int32(s.rng.IntN(len(resetReasonNames))), RunTime: runTime}
+		e = hcrp.Event{Type: hcrp.CheckpointReset, Reason: int32(s.rng.IntN(resetReasons)), RunTime: runTime}
 	default:
 		return true, nil
 	}
 	return true, add()
 }
 
+// Positions returns where each player (entity i) stands after the ticks
+// recorded so far, as a reader replaying the recording rebuilds it: a test
+// of seeking compares the two.
+func (s *Session) Positions() []hcrp.Pos {
+	ps := make([]hcrp.Pos, len(s.players))
+	for i := range s.players {
+		ps[i] = s.players[i].q
+	}
+	return ps
+}
+
 // Generate records a whole session as a compacted file; opts adjusts the
 // recorder (chunk limits, level) and may be nil.
-func Generate(cfg SessionConfig, opts func(*Options)) ([]byte, error) {
+func Generate(cfg Config, opts func(*hcrp.Options)) ([]byte, error) {
 	s := NewSession(cfg)
 	o := s.Options()
 	if opts != nil {
 		opts(&o)
 	}
 	var buf bytes.Buffer
-	r, err := NewRecorder(&buf, o)
+	r, err := hcrp.NewRecorder(&buf, o)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +268,7 @@ func Generate(cfg SessionConfig, opts func(*Options)) ([]byte, error) {
 
 // Run records every remaining tick of the session into r (without closing
 // it).
-func (s *Session) Run(r *Recorder) error {
+func (s *Session) Run(r *hcrp.Recorder) error {
 	for {
 		ok, err := s.Step(r)
 		if err != nil || !ok {
