@@ -37,7 +37,7 @@ func IDFromSHA256(sum []byte) uuid.UUID { return uuid.NewSHA1(idNamespace, sum) 
 
 // defaultSpillBytes is Options.SpillBytes when unset. 4 MiB of blobs is
 // about 13 MiB of native teehistorian: a one-hour file still commits in one
-// piece, and a 1 GB one holds 4 MiB at a time instead of 16 (issue 15).
+// piece, and a 1 GB one holds 4 MiB at a time instead of 16.
 const defaultSpillBytes = 4 << 20
 
 // Pending is a recording being ingested. It implements formats.Writer.
@@ -310,8 +310,8 @@ func (p *Pending) Discard() error {
 // chunkWindow is the zstd window of chunk compression. A chunk is
 // compressed on its own (EncodeAll), so a window larger than the chunk buys
 // nothing, while the encoder keeps a history buffer of twice the window:
-// 16 MiB at the default 8 MiB window, most of an ingest's live heap
-// (issue 15). Chunks are 64 KiB for teehistorian and rarely above 1 MiB
+// 16 MiB at the default 8 MiB window, most of an ingest's live heap.
+// Chunks are 64 KiB for teehistorian and rarely above 1 MiB
 // for the other formats; larger ones compress with a 1 MiB window.
 const chunkWindow = 1 << 20
 
@@ -336,7 +336,7 @@ func getChunkEncoder() (*zstd.Encoder, error) {
 // decodeChunk is decodeBounded with room to spare in the output buffer:
 // zstd's fast decoding loops write up to 16 bytes past what they decode,
 // and on a buffer without that room it falls back to a careful loop that
-// took twice the time of a whole export (issue 15).
+// took twice the time of a whole export.
 func (a *Archive) decodeChunk(blob []byte, want int64, dst []byte) ([]byte, error) {
 	if want < 0 || want > MaxChunkBytes {
 		return nil, fmt.Errorf("recorded size %d is out of range (corrupt manifest?)", want)

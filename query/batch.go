@@ -4,8 +4,8 @@
 // so the memory an update takes grows with its batch. A batcher flushes
 // whenever a batch reaches maxBatchDocs documents or maxBatchBytes of
 // document data, so indexing one recording with 100,000 events, or 512
-// recordings at once, takes the same bounded memory (issue 15: one batch
-// per change-log page took 580 MiB for one 1 GB recording).
+// recordings at once, takes the same bounded memory (one batch per change-log
+// page took 580 MiB for one 1 GB recording).
 
 package query
 

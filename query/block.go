@@ -4,7 +4,7 @@
 // Every bleve document costs its id twice (stored and in the _id
 // dictionary), a stored-fields record and an 8-byte offset, whatever it
 // holds; one document per event made the index 21–28% of the archive's
-// stored bytes (issue 15). A block document carries what a search needs to
+// stored bytes. A block document carries what a search needs to
 // find the block (its kinds and each distinct command, chat and other text,
 // analysed without positions: a block matches a word or a prefix when one of
 // its events does, a phrase when all its words are in the block) and one

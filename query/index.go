@@ -486,7 +486,7 @@ func secretKey(k string) bool {
 //
 // Each distinct text is kept once per class: searches never score, so a
 // repeated value adds nothing a query can see, and a long recording repeats
-// its commands and chat lines thousands of times (issue 15: the analysed
+// its commands and chat lines thousands of times (the analysed
 // text of one recording of 100,000 events was the largest thing in memory
 // while it was indexed).
 type eventText struct {
@@ -500,8 +500,8 @@ type eventText struct {
 // maxRecText bounds the distinct text of one class (commands, chat, other)
 // that a recording document carries. Analysing the text of a recording
 // document costs about 150 times its size: a 16-hour server file with
-// 128,000 distinct commands (1 MB) took the index update to 390 MiB
-// (issue 13). Past the bound the document is marked (fOver) and a search
+// 128,000 distinct commands (1 MB) took the index update to 390 MiB.
+// Past the bound the document is marked (fOver) and a search
 // confirms such a recording from its event blocks, which hold every event
 // (search.go, overflowed).
 const maxRecText = 64 << 10

@@ -406,7 +406,7 @@ func (e *env) path(p string) string {
 // live heap stays well below it (ingest of a 1 GB file: about 30 MiB), but
 // Go's collector lets the heap grow to twice the live heap before it runs
 // (GOGC=100): the limit makes it collect sooner when a long ingest's
-// garbage would otherwise take the process past it (issue 15: peak memory
+// garbage would otherwise take the process past it (the aim: peak memory
 // under 64 MiB over the process's baseline). It is soft: a command that
 // needs more gets more, at the cost of more frequent collections.
 const defaultMemoryLimit = 48 << 20
