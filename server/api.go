@@ -443,19 +443,28 @@ func (s *Server) open(r *http.Request) (*replay.Recording, error) {
 	return s.x.Recording(r.PathValue("id"))
 }
 
+// openRange opens the recording the path names and reads the tick range
+// its from and to parameters give (rangeParams). On failure it has
+// answered the request and returns false.
+func (s *Server) openRange(w http.ResponseWriter, r *http.Request) (*replay.Recording, formats.Range, bool) {
+	rec, err := s.open(r)
+	if err == nil {
+		var span formats.Range
+		if span, err = rangeParams(r, rec); err == nil {
+			return rec, span, true
+		}
+	}
+	s.fail(w, err)
+	return nil, formats.Range{}, false
+}
+
 func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 	s.writeRecording(w, r.PathValue("id"))
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.open(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	from, to, err := rangeParams(r, rec)
-	if err != nil {
-		s.fail(w, err)
+	rec, span, ok := s.openRange(w, r)
+	if !ok {
 		return
 	}
 	limit, err := intParam(r, "limit", 10000)
@@ -482,7 +491,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("compact") != "" {
-		writeJSON(w, http.StatusOK, compactEvents(evs, from, to, limit))
+		writeJSON(w, http.StatusOK, compactEvents(evs, span, limit))
 		return
 	}
 	out := struct {
@@ -490,7 +499,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		Total  int         `json:"total"`
 	}{Events: []EventJSON{}}
 	for _, ev := range evs {
-		if ev.Tick < from || (to >= 0 && ev.Tick > to) {
+		if !span.Contains(ev.Tick) {
 			continue
 		}
 		out.Total++
@@ -518,9 +527,9 @@ type EventsCompactJSON struct {
 	Text     []int    `json:"text"`
 }
 
-// compactEvents is the column form of the events of evs in [from, to]
-// (to < 0: to the end), the first limit of them.
-func compactEvents(evs []formats.Event, from, to int64, limit int) EventsCompactJSON {
+// compactEvents is the column form of the events of evs in span, the first
+// limit of them.
+func compactEvents(evs []formats.Event, span formats.Range, limit int) EventsCompactJSON {
 	out := EventsCompactJSON{Strings: []string{""}, Tick: []int64{}, TimeMS: []int64{}, Kind: []int{}, Player: []int{}, PlayerID: []int{}, Text: []int{}}
 	index := map[string]int{"": 0}
 	str := func(s string) int {
@@ -534,7 +543,7 @@ func compactEvents(evs []formats.Event, from, to int64, limit int) EventsCompact
 	}
 	var tick, ms int64
 	for _, ev := range evs {
-		if ev.Tick < from || (to >= 0 && ev.Tick > to) {
+		if !span.Contains(ev.Tick) {
 			continue
 		}
 		out.Total++
@@ -563,14 +572,14 @@ func EventJSONOf(m *archive.Manifest, ev formats.Event) EventJSON {
 }
 
 // rangeParams reads from and to as ticks ("1500") or offsets from the
-// recording's start ("1m04s", "90s", "2500ms"); to is -1 when absent.
-func rangeParams(r *http.Request, rec *replay.Recording) (int64, int64, error) {
+// recording's start ("1m04s", "90s", "2500ms"); an absent to is the end.
+func rangeParams(r *http.Request, rec *replay.Recording) (formats.Range, error) {
 	from, err := tickParam(r, "from", rec, 0)
 	if err != nil {
-		return 0, 0, err
+		return formats.Range{}, err
 	}
 	to, err := tickParam(r, "to", rec, -1)
-	return from, to, err
+	return formats.Ticks(from, to), err
 }
 
 func tickParam(r *http.Request, name string, rec *replay.Recording, def int64) (int64, error) {
@@ -597,14 +606,8 @@ func ParseTick(v string, rec *replay.Recording) (int64, error) {
 }
 
 func (s *Server) frames(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.open(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	from, to, err := rangeParams(r, rec)
-	if err != nil {
-		s.fail(w, err)
+	rec, span, ok := s.openRange(w, r)
+	if !ok {
 		return
 	}
 	// types=a,b keeps only frames of those types (the web page asks for
@@ -620,7 +623,7 @@ func (s *Server) frames(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	started := false
-	err = rec.Frames(r.Context(), from, to, func(f formats.Frame) error {
+	err := rec.Frames(r.Context(), span.From, span.To, func(f formats.Frame) error {
 		started = true
 		if types != nil && !types[f.Type] {
 			return nil
@@ -672,19 +675,13 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) clip(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.open(r)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	from, to, err := rangeParams(r, rec)
-	if err != nil {
-		s.fail(w, err)
+	rec, span, ok := s.openRange(w, r)
+	if !ok {
 		return
 	}
 	redact := actorOf(r).Role < replay.RoleModerator || (r.URL.Query().Get("redact") != "" && r.URL.Query().Get("redact") != "0")
 	s.serveBuilt(w, r, func(tmp io.Writer) (string, error) {
-		f, t, err := rec.Clip(r.Context(), from, to, tmp, redact)
+		f, t, err := rec.Clip(r.Context(), span.From, span.To, tmp, redact)
 		if err != nil {
 			return "", err
 		}
@@ -728,20 +725,14 @@ func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, build func(i
 
 // convert writes the recording converted to another format.
 func (s *Server) convert(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.open(r)
-	if err != nil {
-		s.fail(w, err)
+	rec, span, ok := s.openRange(w, r)
+	if !ok {
 		return
 	}
 	q := r.URL.Query()
 	format := q.Get("format")
 	if format == "" {
 		s.fail(w, badRequest("format: required (one of %s)", strings.Join(rec.ConvertFormats(), ", ")))
-		return
-	}
-	from, to, err := rangeParams(r, rec)
-	if err != nil {
-		s.fail(w, err)
 		return
 	}
 	opts := map[string]string{}
@@ -754,7 +745,7 @@ func (s *Server) convert(w http.ResponseWriter, r *http.Request) {
 		opts[k] = v
 	}
 	s.serveBuilt(w, r, func(tmp io.Writer) (string, error) {
-		if err := rec.Convert(r.Context(), format, from, to, opts, tmp); err != nil {
+		if err := rec.Convert(r.Context(), format, span.From, span.To, opts, tmp); err != nil {
 			return "", err
 		}
 		return downloadName(rec.Manifest(), replay.Extension(format), format), nil
