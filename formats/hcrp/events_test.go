@@ -39,12 +39,10 @@ func splitToSink(t *testing.T, file []byte) *sinkRecording {
 	return s
 }
 
-// TestEveryEventToSink checks issue 13's "every event is searchable": with
-// a Writer that takes events as they come (the archive's), every run
-// event of a file reaches it, far past maxIndexedEvents, with no warning
-// and none held in Metadata.Events.
-func TestEveryEventToSink(t *testing.T) {
-	// 7 ticks of 30000 run_start events each: more than maxIndexedEvents.
+// manyEventsFile is a compacted file of 7 ticks of 30000 run_start events
+// each: more than maxIndexedEvents.
+func manyEventsFile(t *testing.T) []byte {
+	t.Helper()
 	var raw []byte
 	for tick := range 7 {
 		raw = hcrp.AppendVarInt(raw, int32(tick))
@@ -59,7 +57,16 @@ func TestEveryEventToSink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := splitToSink(t, buf.Bytes())
+	return buf.Bytes()
+}
+
+// TestEveryEventToSink checks that every event is searchable: with
+// a Writer that takes events as they come (the archive's), every run
+// event of a file reaches it, far past maxIndexedEvents, with no warning
+// and none held in Metadata.Events.
+func TestEveryEventToSink(t *testing.T) {
+	b := manyEventsFile(t)
+	s := splitToSink(t, b)
 	if len(s.events) != 7*30000 || len(s.Metadata.Events) != 0 || len(s.Metadata.Warnings) != 0 {
 		t.Fatalf("%d events to the sink (want %d), %d in the metadata, warnings %v", len(s.events), 7*30000,
 			len(s.Metadata.Events), s.Metadata.Warnings)

@@ -557,22 +557,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestIndexedEventsBounded(t *testing.T) {
-	// 7 ticks of 30000 run_start events each: more than maxIndexedEvents.
-	var raw []byte
-	for tick := range 7 {
-		raw = hcrp.AppendVarInt(raw, int32(tick))
-		raw = append(raw, 30000>>8, 30000&0xff)
-		raw = append(raw, bytes.Repeat([]byte{byte(hcrp.RunStart)}, 30000)...)
-	}
-	enc, _ := hcrp.NewEncoder(3)
-	comp := enc.EncodeAll(raw, nil)
-	var buf bytes.Buffer
-	err := hcrp.WriteCompacted(&buf, hcrp.Header{}, []byte{0x0a, 0}, []hcrp.IndexEntry{{Ticks: 7, Flags: hcrp.FlagSnapshot,
-		CompressedLen: int32(len(comp)), UncompressedLen: int32(len(raw))}}, func(int) ([]byte, error) { return comp, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := formatstest.Split(t, hcrp.Codec{}, buf.Bytes())
+	r := formatstest.Split(t, hcrp.Codec{}, manyEventsFile(t))
 	if len(r.Metadata.Events) != hcrp.MaxIndexedEvents || len(r.Metadata.Warnings) != 1 {
 		t.Fatalf("%d events indexed, warnings %v", len(r.Metadata.Events), r.Metadata.Warnings)
 	}
