@@ -150,7 +150,7 @@ func (a *Archive) Audit(id uuid.UUID, before uint64, limit int) ([]AuditEntry, e
 			k, _ = c.Prev()
 		}
 		for ; k != nil && bytes.HasPrefix(k, id[:]) && !full(); k, _ = c.Prev() {
-			if v := b.Get(k[16:]); v != nil {
+			if v := b.Get(auditRecEntry(k)); v != nil {
 				if err := add(v); err != nil {
 					return err
 				}

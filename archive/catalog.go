@@ -6,7 +6,6 @@ package archive
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -66,7 +65,7 @@ func (a *Archive) ChangesSince(seq uint64, limit int) ([]Change, error) {
 			if err := json.Unmarshal(v, &ch); err != nil {
 				return fmt.Errorf("change %x: %w", k, err)
 			}
-			ch.Seq = binary.BigEndian.Uint64(k)
+			ch.Seq = seqOf(k)
 			out = append(out, ch)
 		}
 		return nil
@@ -92,7 +91,7 @@ func (a *Archive) LastChange() (uint64, error) {
 func (a *Archive) TrimChanges(seq uint64) error {
 	return a.catalog.Update(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketChanges).Cursor()
-		for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= seq; k, _ = c.First() {
+		for k, _ := c.First(); k != nil && seqOf(k) <= seq; k, _ = c.First() {
 			if err := c.Delete(); err != nil {
 				return err
 			}
@@ -242,7 +241,7 @@ func (a *Archive) SourceID(sum []byte) (uuid.UUID, bool, error) {
 // Session returns the ids of the recordings of a session.
 func (a *Archive) Session(session string) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
-	prefix := append([]byte(session), 0)
+	prefix := sessionPrefix(session)
 	err := a.catalog.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketSessions).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {

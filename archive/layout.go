@@ -84,21 +84,33 @@ func seqKey(seq uint64) []byte {
 	return k[:]
 }
 
+// seqOf decodes a seqKey.
+func seqOf(k []byte) uint64 { return binary.BigEndian.Uint64(k) }
+
 // sessionKey is a bucketSessions key: the session first, so that a cursor
 // seek lists a session's recordings.
 func sessionKey(session string, id uuid.UUID) []byte {
-	k := make([]byte, 0, len(session)+1+16)
-	k = append(k, session...)
-	k = append(k, 0)
-	return append(k, id[:]...)
+	return append(sessionPrefix(session), id[:]...)
 }
 
-// auditRecKey is a bucketAuditRec key.
+// sessionPrefix is what the bucketSessions keys of session start with; the
+// recording id (16 B) follows it.
+func sessionPrefix(session string) []byte {
+	k := make([]byte, 0, len(session)+1+16)
+	return append(append(k, session...), 0)
+}
+
+// auditRecKey is a bucketAuditRec key: the recording id first, so that a
+// cursor walks one recording's entries.
 func auditRecKey(id uuid.UUID, seq uint64) []byte {
 	k := make([]byte, 0, 24)
 	k = append(k, id[:]...)
 	return binary.BigEndian.AppendUint64(k, seq)
 }
+
+// auditRecEntry returns the bucketAudit key (a seqKey) of the entry that
+// auditRecKey k points to.
+func auditRecEntry(k []byte) []byte { return k[16:] }
 
 // chunkKey is a bucketChunks key.
 func chunkKey(id uuid.UUID, tick int64) []byte {
@@ -231,8 +243,8 @@ func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native,
 }
 
 // The chunk table is stored in binary, not as a JSON list: decoding 15,843
-// JSON entries was 56% of the CPU time of opening a 1 GB recording (issue
-// 15); the binary table decodes in well under a millisecond.
+// JSON entries was 56% of the CPU time of opening a 1 GB recording; the
+// binary table decodes in well under a millisecond.
 //
 // A manifest's JSON holds it as "ct", base64 by encoding/json:
 //

@@ -40,8 +40,7 @@ const maxTrailing = 16 << 20
 // DefaultMaxEvents bounds Metadata.Events of one recording where Split
 // holds the events in memory: when its Writer is not a formats.EventWriter.
 // The archive's Pending is an EventWriter, and a live recording
-// (SplitTail) keeps every event: there every event is searchable (issue
-// 13).
+// (SplitTail) keeps every event: there every event is searchable.
 const DefaultMaxEvents = 100_000
 
 // maxQueued bounds the events held back behind a JOIN that waits for its
