@@ -8,14 +8,15 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -222,7 +223,7 @@ func startServer(t testing.TB, paths ...string) *testServer {
 			t.Fatalf("ingest %v: %v", paths, err)
 		}
 	}
-	srv := server.New(x, server.Config{Web: web.Handler()})
+	srv := server.New(x, server.Config{Web: withBlank(web.Handler())})
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(chan string, 1)
 	done := make(chan error, 1)
@@ -248,6 +249,26 @@ func startServer(t testing.TB, paths ...string) *testServer {
 		x.Close()
 	})
 	return &testServer{url: u, x: x}
+}
+
+// blankPage is the baseline of TestRecordingPageTimeToInteractive: a page
+// that is usable as soon as it is parsed. Its time from navigation to its
+// script is what any page costs in this browser on this machine at this
+// moment (the process, the request, a document), not the page's own work.
+const blankPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>blank</title></head>
+<body><p>blank</p><script>window.replayReadyAt = performance.now(); document.body.dataset.ready = 'blank';</script></body></html>`
+
+// withBlank serves blankPage at /blank and the rest with next.
+func withBlank(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/blank" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		io.WriteString(w, blankPage)
+	})
 }
 
 // token creates a token with role and returns its secret.
@@ -591,9 +612,12 @@ func onlyID(t testing.TB, s *testServer) string {
 // TestRecordingPageTimeToInteractive measures the recording page of a
 // one-hour teehistorian file (16 players): from navigation to the page
 // being usable (metadata, players, timeline and the trails picture of the
-// selected moment drawn). Issue 14's goal is 300 ms on loopback; the test
-// reports the times and fails only far above them (2 s), as a guard
-// against a page that fetches the whole recording.
+// selected moment drawn, window.replayReadyAt). Issue 14's goal is 300 ms
+// on loopback. The machine running the test is often busy, so the page
+// alternates with blankPage, whose time is what any navigation costs at
+// that moment: the page's own time is the difference, and the test fails
+// when its median is over 300 ms scaled by how much busier than its cores
+// the machine is (the load average over the number of CPUs, at least 1).
 func TestRecordingPageTimeToInteractive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and ingests a one-hour recording")
@@ -609,58 +633,66 @@ func TestRecordingPageTimeToInteractive(t *testing.T) {
 	}
 	mid := rec.LastTick() / 2
 	b.do("emulate", chromedp.EmulateViewport(1280, 800))
-	var times []float64
-	for i := range 6 {
-		u := fmt.Sprintf("%s/r/%s?t=%d", s.url, id, mid+int64(i)*1000)
-		b.do("open", chromedp.Navigate(u))
+	load := loadAverage()
+	// The blank page and the page alternate, so both see the same load;
+	// the first pair is the browser warming up (it compiles the script,
+	// the server reads the events for the first time).
+	const pairs = 11
+	var pages, blanks, own []float64
+	var last string
+	for i := range pairs {
+		b.do("open the blank page", chromedp.Navigate(fmt.Sprintf("%s/blank?%d", s.url, i)))
+		b.waitFor("the blank page", `document.body.dataset.ready === 'blank'`)
+		blank := eval[float64](b, `window.replayReadyAt`)
+		tick := mid + int64(i)*1000
+		b.do("open the recording", chromedp.Navigate(fmt.Sprintf("%s/r/%s?t=%d", s.url, id, tick)))
 		b.waitFor("the recording page", `document.body.dataset.ready === 'recording'`)
-		ms := eval[float64](b, `window.replayReadyAt`)
+		page := eval[float64](b, `window.replayReadyAt`)
 		if n := eval[int](b, `+document.getElementById('trails').dataset.tracks`); n == 0 {
-			t.Errorf("load %d: no trails drawn at tick %d", i, mid+int64(i)*1000)
+			t.Errorf("load %d: no trails drawn at tick %d", i, tick)
 		}
-		times = append(times, ms)
+		// Where the time went: navigation, the HTML, the page's marks and
+		// each request (start+duration ms, KiB over the wire).
+		last = eval[string](b, `(() => {
+			const r = Math.round, n = performance.getEntriesByType('navigation')[0];
+			const marks = performance.getEntriesByType('mark').filter(e => e.name.startsWith('replay:')).map(e => e.name.slice(7) + ' ' + r(e.startTime));
+			const res = performance.getEntriesByType('resource').map(e => new URL(e.name).pathname.replace(/^.*\//, '').replace(/^[0-9a-f-]{36}$/, 'recording') + ' ' + r(e.startTime) + '+' + r(e.duration) + (e.transferSize > 1024 ? ' ' + r(e.transferSize / 1024) + ' KiB' : ''));
+			return 'HTML ' + r(n.responseStart) + '-' + r(n.responseEnd) + ', parsed ' + r(n.domInteractive) + '; marks: ' + marks.join(', ') + '; ' + res.join(', ');
+		})()`)
+		t.Logf("load %d: blank %.0f ms, page %.0f ms: %s", i, blank, page, last)
+		if i > 0 {
+			pages, blanks, own = append(pages, page), append(blanks, blank), append(own, page-blank)
+		}
 	}
-	// Where the last load's time went: the page itself, then each API
-	// request (start+duration, bytes).
-	var breakdown struct {
-		Interactive float64 `json:"interactive"`
-		Requests    []struct {
-			Name     string  `json:"name"`
-			Start    float64 `json:"start"`
-			Duration float64 `json:"duration"`
-			Bytes    float64 `json:"bytes"`
-		} `json:"requests"`
-		Events int      `json:"events"`
-		Marks  []string `json:"marks"`
-		Ready  float64  `json:"ready"`
+	// Usable when marked: the clip button works and the timeline takes
+	// the keyboard (one second on with the right arrow).
+	if eval[bool](b, `document.getElementById('dl-clip').disabled`) {
+		t.Error("the clip button is disabled on a teehistorian recording")
 	}
-	raw := eval[[]byte](b, `({
-		interactive: performance.getEntriesByType('navigation')[0].domInteractive,
-		requests: performance.getEntriesByType('resource').filter(e => e.name.includes('/api/')).map(e => ({
-			name: new URL(e.name).pathname.replace(/[0-9a-f-]{36}/, 'ID') + new URL(e.name).search,
-			start: e.startTime, duration: e.duration, bytes: e.transferSize})),
-		events: +document.getElementById('timeline').dataset.events,
-		marks: performance.getEntriesByType('mark').filter(e => e.name.startsWith('replay:')).map(e => e.name + ' at ' + Math.round(e.startTime) + ' ms'),
-		ready: window.replayReadyAt,
-	})`)
-	if err := json.Unmarshal(raw, &breakdown); err != nil {
-		t.Fatal(err)
+	before := eval[int64](b, `+document.getElementById('trails').dataset.tick`)
+	b.do("step on the timeline", chromedp.Focus(chromedp.ID("timeline")), chromedp.KeyEvent(kb.ArrowRight))
+	b.waitFor("the selection one second on", fmt.Sprintf(`+document.getElementById('trails').dataset.tick === %d`, before+50))
+
+	med := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
+	slow := max(1, load/float64(runtime.NumCPU()))
+	t.Logf("one-hour teehistorian (%d bytes, %d ticks), %d reloads at load average %.1f on %d CPUs: page min %.0f / median %.0f / max %.0f ms; blank page min %.0f / median %.0f / max %.0f ms; page/blank %.1f; the page's own time (page minus blank) median %.0f ms",
+		st.Size(), rec.LastTick()+1, len(pages), load, runtime.NumCPU(), slices.Min(pages), med(pages), slices.Max(pages),
+		slices.Min(blanks), med(blanks), slices.Max(blanks), med(pages)/med(blanks), med(own))
+	if limit := 300 * slow; med(own) > limit {
+		t.Errorf("the recording page's own time to interactive is %.0f ms (median of page minus blank page), over the 300 ms goal scaled by the load (%.0f ms at load average %.1f)", med(own), limit, load)
 	}
-	var parts []string
-	var apiBytes float64
-	for _, r := range breakdown.Requests {
-		parts = append(parts, fmt.Sprintf("%s at %.0f+%.0f ms, %.0f KiB", r.Name, r.Start, r.Duration, r.Bytes/1024))
-		apiBytes += r.Bytes
+}
+
+// loadAverage is the one-minute load average (0 where /proc/loadavg is
+// not there).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
 	}
-	first, warm := times[0], slices.Clone(times[1:])
-	slices.Sort(warm)
-	t.Logf("one-hour teehistorian (%d bytes, %d ticks, %d events): time to interactive first load %.0f ms; reloads median %.0f ms, min %.0f ms, max %.0f ms",
-		st.Size(), rec.LastTick()+1, breakdown.Events, first, warm[len(warm)/2], warm[0], warm[len(warm)-1])
-	t.Logf("last load: HTML parsed at %.0f ms; %d API requests, %.0f KiB: %s; %s; interactive at %.0f ms", breakdown.Interactive, len(breakdown.Requests), apiBytes/1024, strings.Join(parts, "; "),
-		strings.Join(breakdown.Marks, ", "), breakdown.Ready)
-	if warm[len(warm)/2] > 2000 {
-		t.Errorf("the recording page takes %.0f ms to become usable (median), far above the 300 ms goal", warm[len(warm)/2])
-	}
+	var l float64
+	fmt.Sscan(string(b), &l)
+	return l
 }
 
 // TestTrailsEveryFormat opens a recording of each format that carries
