@@ -27,13 +27,12 @@
   // of its box) follow once the page is usable.
   const PLAYER_ROWS_FIRST = 24;
   // The canvases' fonts. They are set when a canvas is sized, while the
-  // page is still its empty frame: setting a canvas font makes the browser
+  // panels are still empty: setting a canvas font makes the browser
   // compute the page's style, which after the tables are filled is all of
   // theirs.
   const TIMELINE_FONT = '11px system-ui, sans-serif';
   const TRAILS_FONT = '12px system-ui, sans-serif';
-  // The canvases' backgrounds (as in app.css).
-  const TIMELINE_BG = '#fbfcfd';
+  // The trails picture's background.
   const TRAILS_BG = '#10161f';
   const KIND_COLORS = {
     join: '#2e8b57', drop: '#c0392b', command: '#1f5fbf', login: '#8e44ad', vote: '#d35400',
@@ -449,6 +448,10 @@
     $('back').href = sessionStorage.getItem('replay.lastSearch') || '/';
     $('back').dataset.nav = '';
     $('rec-h').textContent = 'Loading…';
+    // The panels are shown with their data, not empty before it: the
+    // browser lays out and paints the page once, not an empty frame of it
+    // first and then all of it again.
+    $('rec-body').hidden = true;
     for (const t of ['events', 'players', 'audit']) $(t).tBodies[0].replaceChildren();
     $('meta').replaceChildren();
     $('flags').replaceChildren();
@@ -469,11 +472,6 @@
     const recP = api(recURL(id));
     const urlTick = parseInt(new URLSearchParams(location.search).get('t'), 10);
     const guess = isFinite(urlTick) && urlTick >= 0 ? guessFrames(id, urlTick) : null;
-    // Size the canvases while the answers are on their way and the page
-    // is its empty frame: reading their width lays out only that frame,
-    // where after the tables are filled it would lay them all out once
-    // more.
-    sizeCanvases();
     try {
       rec = await recP;
       if (token === state.token) {
@@ -495,6 +493,11 @@
     }
     if (token !== state.token) return;
     performance.mark('replay:data');
+    // Size the canvases while the panels are still empty: reading their
+    // width lays out the empty panels, where after the tables are filled
+    // it would lay those out too.
+    $('rec-body').hidden = false;
+    sizeCanvases();
     state.rec = rec;
     state.events = eventColumns(evs);
     state.eventTotal = evs.total || state.events.n;
@@ -827,11 +830,6 @@
       // A new size resets the canvas's state, its font with it.
       const g = c.getContext('2d');
       setFont(g, c.id === 'trails' ? TRAILS_FONT : TIMELINE_FONT);
-      // Paint the background now: the first drawing on a canvas of a new
-      // size makes the browser set up its bitmap, which is better done
-      // while the API's answers are on their way than when the page draws.
-      g.fillStyle = c.id === 'trails' ? TRAILS_BG : TIMELINE_BG;
-      g.fillRect(0, 0, c.width, c.height);
     }
   }
 
