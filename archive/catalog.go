@@ -254,27 +254,6 @@ func (a *Archive) Session(session string) ([]uuid.UUID, error) {
 	return ids, err
 }
 
-// Events returns the searchable events stored for recording id.
-func (a *Archive) Events(id uuid.UUID) ([]formats.Event, error) {
-	var blob []byte
-	err := a.catalog.View(func(tx *bolt.Tx) error {
-		blob = bytes.Clone(tx.Bucket(bucketEvents).Get(id[:]))
-		return nil
-	})
-	if err != nil || blob == nil {
-		return nil, err
-	}
-	raw, err := a.dec.DecodeAll(blob, nil)
-	if err != nil {
-		return nil, fmt.Errorf("archive: events of %s: %w", id, err)
-	}
-	var evs []formats.Event
-	if err := json.Unmarshal(raw, &evs); err != nil {
-		return nil, fmt.Errorf("archive: events of %s: %w", id, err)
-	}
-	return evs, nil
-}
-
 // MaxChunkBytes bounds one chunk's native size: ingest refuses larger
 // chunks, and a manifest claiming more is treated as corrupt rather than
 // trusted with an allocation.

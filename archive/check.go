@@ -148,6 +148,8 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 					id = uuid.UUID(v)
 				case bytes.Equal(bn, bucketSessions) && len(k) >= 17:
 					id = uuid.UUID(k[len(k)-16:])
+				case bytes.Equal(bn, bucketEvents):
+					id, _ = eventKeyID(k)
 				case len(k) == 16:
 					id = uuid.UUID(k)
 				}

@@ -38,8 +38,13 @@ var (
 	bucketSources = []byte("sources")
 	// bucketHeads: id (16 B) → the native header and trailer (encodeHeads).
 	bucketHeads = []byte("heads")
-	// bucketEvents: id (16 B) → zstd(JSON []formats.Event); absent when
-	// the recording has no events.
+	// bucketEvents: a recording's events as zstd(JSON []formats.Event)
+	// values, absent when it has none: id (16 B) → every event, written
+	// at once by an ingest; a live recording's are pieces, id ‖ number of
+	// the piece's first event (8 B, eventPieceKey) → the events from it up
+	// to the next piece (events.go). The recording's events are its
+	// values' arrays in key order (a recording that started live under an
+	// older build has both: its bare id's value first).
 	bucketEvents = []byte("events")
 	// bucketChanges: seq (8 B, seqKey) → Change JSON (catalog.go), the log
 	// the search index follows.

@@ -1,10 +1,14 @@
 // Live recordings: a file that a game server is still writing is one
 // recording from its first bytes, grown in place as they arrive
 // (docs/live.md). A Growth collects what the codec's SplitTail hands over
-// (the rewritten open tail chunk and the chunks after it) and CommitGrow
-// writes it: the new blobs into the recording's shard (the tail's blob is
-// overwritten under its key), then the manifest, events, live state and
-// change log entry in one catalog transaction.
+// (the rewritten open tail chunk and the chunks after it, the new events)
+// and CommitGrow writes it: the new blobs into the recording's shard (the
+// tail's blob is overwritten under its key), then the manifest, events,
+// live state and change log entry in one catalog transaction.
+//
+// Events are only appended: a codec sends an event once it is final, and
+// the archive adds it to the recording's event pieces (events.go) without
+// reading the archived ones, so a grow costs what it adds.
 //
 // The sha256 of the native bytes advances without re-reading the file:
 // crypto/sha256's digest implements encoding.BinaryMarshaler, and its state
@@ -65,9 +69,10 @@ type Live struct {
 	Manifest *Manifest
 	// Header is the native header piece.
 	Header []byte
-	// Events are the events archived so far.
-	Events []formats.Event
 	state  liveState
+	// last is the last event piece, which the grow's first event extends
+	// while it has room.
+	last *eventPiece
 }
 
 // End returns how many bytes of the file the recording holds.
@@ -76,7 +81,7 @@ func (l *Live) End() int64 { return l.state.End }
 // Tail returns the input for the codec's SplitTail: where the open tail
 // chunk starts and what the codec left.
 func (l *Live) Tail() formats.TailInput {
-	in := formats.TailInput{Header: l.Header, State: l.state.Codec, Events: l.Events, Chunks: len(l.Manifest.Chunks)}
+	in := formats.TailInput{Header: l.Header, State: l.state.Codec, Events: l.Manifest.EventCount, Chunks: len(l.Manifest.Chunks)}
 	if n := len(l.Manifest.Chunks); n > 0 {
 		t := l.Manifest.Chunks[n-1]
 		in.Offset, in.StartTick, in.Seen, in.Resume = t.Offset, t.StartTick, t.Length, l.state.TailResume
@@ -89,10 +94,11 @@ func (l *Live) Tail() formats.TailInput {
 var ErrSealed = errors.New("the recording is sealed: it does not grow any more")
 
 // LiveOf returns the live recording id: ErrNotFound when there is no
-// recording id, ErrSealed when it is not live.
+// recording id, ErrSealed when it is not live. Its archived events are not
+// read (only the last piece's stored bytes).
 func (a *Archive) LiveOf(id uuid.UUID) (*Live, error) {
 	var l *Live
-	var heads, events []byte
+	var heads []byte
 	err := a.catalog.View(func(tx *bolt.Tx) error {
 		m, err := getManifest(tx, id)
 		if err != nil {
@@ -113,7 +119,7 @@ func (a *Archive) LiveOf(id uuid.UUID) (*Live, error) {
 			return fmt.Errorf("archive: live state of %s: %w", id, err)
 		}
 		heads = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
-		events = bytes.Clone(tx.Bucket(bucketEvents).Get(id[:]))
+		l.last = lastEventPiece(tx, id)
 		return nil
 	})
 	if err != nil {
@@ -122,20 +128,11 @@ func (a *Archive) LiveOf(id uuid.UUID) (*Live, error) {
 	if l.Header, _, err = a.decodeHeads(heads, l.Manifest.HeaderBytes, 0); err != nil {
 		return nil, fmt.Errorf("archive: live recording %s: %w", id, err)
 	}
-	if events != nil {
-		raw, err := a.dec.DecodeAll(events, nil)
-		if err == nil {
-			err = json.Unmarshal(raw, &l.Events)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("archive: events of %s: %w", id, err)
-		}
-	}
 	return l, nil
 }
 
 // Growth collects one grow of a live recording. It implements
-// formats.Writer for the codec's SplitTail.
+// formats.Writer and formats.EventWriter for the codec's SplitTail.
 type Growth struct {
 	a      *Archive
 	live   *Live // nil for a new live recording
@@ -151,6 +148,7 @@ type Growth struct {
 	resumes  [][]byte
 	blobs    [][]byte
 	scratch  []byte
+	events   pieceWriter
 	// rewrite: the header piece is rewritten by every grow (RewritesHeader);
 	// newHeader: this grow has written it; shift: its change of length.
 	rewrite, newHeader bool
@@ -160,8 +158,9 @@ type Growth struct {
 // NewGrowth starts a grow of live (nil: a new live recording of the given
 // format, from the file's first byte).
 func (a *Archive) NewGrowth(format, source string, live *Live) (*Growth, error) {
-	g := &Growth{a: a, live: live, format: format, source: filepath.Base(source), sha: sha256.New()}
+	g := &Growth{a: a, live: live, format: format, source: filepath.Base(source), sha: sha256.New(), events: pieceWriter{a: a}}
 	if live != nil {
+		g.events.next, g.events.last = live.Manifest.EventCount, live.last
 		if err := g.sha.(encoding.BinaryUnmarshaler).UnmarshalBinary(live.state.SHA); err != nil {
 			return nil, fmt.Errorf("archive: resume the sha256 of %s: %w", live.Manifest.ID, err)
 		}
@@ -258,12 +257,10 @@ func (g *Growth) Chunk(c formats.Chunk, native []byte) error {
 	if len(g.chunks) == 0 && g.live == nil && g.header == nil {
 		g.header = []byte{}
 	}
-	enc, err := getChunkEncoder()
-	if err != nil {
-		return fmt.Errorf("archive: chunk at tick %d: %w", c.StartTick, err)
-	}
-	blob := encodeBlobWith(enc, &g.scratch, c.Resume, native, c.Precompressed)
-	chunkEncoders.Put(enc)
+	// The archive's own encoder, not a pooled one: a pool is emptied by
+	// the garbage collector, and a new encoder (8 MiB of tables) per grow
+	// was most of what a small grow allocated.
+	blob := g.a.encodeBlob(&g.scratch, c.Resume, native, c.Precompressed)
 	g.chunks = append(g.chunks, ChunkEntry{
 		StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
 		Offset: g.off, Length: int64(len(native)), Stored: int64(len(blob)),
@@ -294,6 +291,11 @@ func (g *Growth) Trailer(b []byte) error {
 	g.write(b)
 	return nil
 }
+
+// Event implements formats.EventWriter: e follows the recording's
+// archived events and the grow's earlier ones. It is final: no grow
+// changes an archived event.
+func (g *Growth) Event(e formats.Event) error { return g.events.add(&e) }
 
 // Chunks reports how many chunks the grow holds (the rewritten tail
 // included).
@@ -341,6 +343,12 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 	if id == uuid.Nil {
 		return nil, errors.New("archive: a live recording needs the id its file names")
 	}
+	for i := range res.Meta.Events {
+		if err := g.Event(res.Meta.Events[i]); err != nil {
+			return nil, err
+		}
+	}
+	pieces := g.events.close()
 	shaState, err := g.sha.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("archive: save the sha256 state: %w", err)
@@ -370,7 +378,7 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 			return err
 		case !m.Live:
 			return &ReplaceError{ID: id, Reason: "it is sealed"}
-		case m.NativeBytes != g.live.Manifest.NativeBytes || len(m.Chunks) != len(g.live.Manifest.Chunks):
+		case m.NativeBytes != g.live.Manifest.NativeBytes || len(m.Chunks) != len(g.live.Manifest.Chunks) || m.EventCount != g.live.Manifest.EventCount:
 			return fmt.Errorf("archive: live recording %s changed during the grow", id)
 		default:
 			old = m
@@ -417,7 +425,7 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 		return nil, err
 	}
 	err = a.catalog.Update(func(tx *bolt.Tx) error {
-		return a.putGrown(tx, old, m, g, res, sum, state)
+		return a.putGrown(tx, old, m, pieces, g, sum, state)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("archive: commit grow of %s: %w", id, err)
@@ -479,12 +487,12 @@ func (a *Archive) grownManifest(old *Manifest, g *Growth, res *formats.TailResul
 	m.Meta = meta
 	m.NativeBytes = res.End
 	m.HeaderBytes, m.TrailerBytes = int64(len(g.header)), int64(len(g.trailer))
-	m.EventCount = len(res.Meta.Events)
+	m.EventCount = g.events.next
 	return m
 }
 
 // putGrown writes the catalog side of a grow inside tx.
-func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, g *Growth, res *formats.TailResult, sum, state []byte) error {
+func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, pieces []eventPiece, g *Growth, sum, state []byte) error {
 	heads := a.encodeHeads(g.header, g.trailer)
 	m.StoredBytes = int64(len(heads))
 	for _, c := range m.Chunks {
@@ -493,17 +501,19 @@ func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, g *Growth, res *format
 	if err := tx.Bucket(bucketHeads).Put(m.ID[:], heads); err != nil {
 		return err
 	}
-	if len(res.Meta.Events) > 0 {
-		raw, err := json.Marshal(res.Meta.Events)
-		if err != nil {
-			return err
-		}
-		ev := a.enc.EncodeAll(raw, nil)
-		m.StoredBytes += int64(len(ev))
-		if err := tx.Bucket(bucketEvents).Put(m.ID[:], ev); err != nil {
+	if old == nil {
+		// A recording of this id deleted before may have left pieces
+		// that a sweep did not reach; none may precede the new ones.
+		if err := deleteEvents(tx, m.ID); err != nil {
 			return err
 		}
 	}
+	for _, p := range pieces {
+		if err := tx.Bucket(bucketEvents).Put(eventPieceKey(m.ID, p.first), p.blob); err != nil {
+			return err
+		}
+	}
+	m.StoredBytes += eventsStored(tx, m.ID)
 	sources := tx.Bucket(bucketSources)
 	if old != nil {
 		if s, err := hex.DecodeString(old.SHA256); err == nil && bytes.Equal(sources.Get(s), m.ID[:]) {
@@ -540,7 +550,7 @@ func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, g *Growth, res *format
 	if old == nil {
 		return appendChange(tx, ChangePut, m.ID)
 	}
-	return appendChangeFrom(tx, ChangeGrow, m.ID, min(res.Touched, old.EventCount))
+	return appendChangeFrom(tx, ChangeGrow, m.ID, old.EventCount)
 }
 
 // appendChangeFrom is appendChange with Change.From.

@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -17,7 +16,6 @@ import (
 	"sync/atomic"
 
 	"github.com/google/uuid"
-	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
@@ -367,45 +365,4 @@ func exportWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 4)) }
 func (r *Recording) Verify(ctx context.Context) error {
 	_, err := r.WriteTo(ctx, io.Discard)
 	return err
-}
-
-// EachEvent calls fn with each searchable event stored for recording id, in
-// order, decoding them one at a time: a recording may hold a hundred
-// thousand events, and the search index update must not hold them all (see
-// query.Sync). fn must not keep e past its return. A recording without
-// events calls fn never; an unknown id is not an error (like Events).
-func (a *Archive) EachEvent(id uuid.UUID, fn func(n int, e *formats.Event) error) error {
-	var blob []byte
-	err := a.catalog.View(func(tx *bolt.Tx) error {
-		blob = bytes.Clone(tx.Bucket(bucketEvents).Get(id[:]))
-		return nil
-	})
-	if err != nil || blob == nil {
-		return err
-	}
-	// Decoded as a stream, not whole: the events of a long recording are
-	// tens of MB of JSON (issue 15).
-	zr, err := zstd.NewReader(bytes.NewReader(blob), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(1<<30))
-	if err != nil {
-		return fmt.Errorf("archive: events of %s: %w", id, err)
-	}
-	defer zr.Close()
-	d := json.NewDecoder(zr)
-	if t, err := d.Token(); err != nil || t != json.Delim('[') {
-		return fmt.Errorf("archive: events of %s: want a JSON array at offset 0: %v", id, err)
-	}
-	var e formats.Event
-	for n := 0; d.More(); n++ {
-		e = formats.Event{}
-		if err := d.Decode(&e); err != nil {
-			return fmt.Errorf("archive: events of %s: event %d (offset %d): %w", id, n, d.InputOffset(), err)
-		}
-		if err := fn(n, &e); err != nil {
-			return err
-		}
-	}
-	if _, err := d.Token(); err != nil {
-		return fmt.Errorf("archive: events of %s: end of array (offset %d): %w", id, d.InputOffset(), err)
-	}
-	return nil
 }

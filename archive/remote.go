@@ -313,9 +313,11 @@ func (a *Archive) uploadOne(ctx context.Context, store blob.Store, id uuid.UUID,
 			return err
 		}
 		rm.Heads = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
-		rm.Events = bytes.Clone(tx.Bucket(bucketEvents).Get(id[:]))
 		return nil
 	})
+	if err == nil {
+		rm.Events, err = a.eventsValue(id)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -825,7 +825,6 @@ func removeCatalogEntries(tx *bolt.Tx, m *Manifest) error {
 	}{
 		{bucketRecordings, m.ID[:]},
 		{bucketHeads, m.ID[:]},
-		{bucketEvents, m.ID[:]},
 		{bucketSources, sum},
 		{bucketSessions, sessionKey(m.Meta.Session, m.ID)},
 	} {
@@ -833,7 +832,7 @@ func removeCatalogEntries(tx *bolt.Tx, m *Manifest) error {
 			return err
 		}
 	}
-	return nil
+	return deleteEvents(tx, m.ID)
 }
 
 // dropStaleChunks removes chunks of a replaced manifest that the new copy no

@@ -22,7 +22,10 @@ type Appendable interface {
 	// chunk (or from its first byte), handing the pieces to w as Split
 	// does: the first chunk replaces the open tail and starts at its
 	// tick. Without in.Final it stops at the end of the last complete
-	// record and leaves a half-written one for the next call.
+	// record and leaves a half-written one for the next call. w is an
+	// EventWriter: the new events go to it, each once it is final (an
+	// event that may still change waits in TailResult.State, bounded),
+	// since an archived event is never rewritten.
 	SplitTail(ctx context.Context, in TailInput, w Writer) (*TailResult, error)
 }
 
@@ -47,8 +50,9 @@ type TailInput struct {
 	Header []byte
 	// State is TailResult.State of the previous call.
 	State []byte
-	// Events are the events archived so far; new ones are appended.
-	Events []Event
+	// Events is how many events are archived; the next one sent
+	// follows them.
+	Events int
 	// Chunks is how many chunks are archived (for SplitDirTail).
 	Chunks int
 	// Final says the file is finished or idle: every byte is taken, a
@@ -58,8 +62,8 @@ type TailInput struct {
 
 // TailResult is what SplitTail found.
 type TailResult struct {
-	// Meta is the metadata of the whole recording so far, every event
-	// included.
+	// Meta is the metadata of the whole recording so far; its Events
+	// are new events to append after those sent (normally none).
 	Meta *Metadata
 	// State is the codec's state after the last complete record, for the
 	// next call's TailInput.State.
@@ -69,9 +73,6 @@ type TailResult struct {
 	End int64
 	// Finished says the file's end marker was read: it is complete.
 	Finished bool
-	// Touched is the lowest index of an event that is new or changed
-	// (len(TailInput.Events) when only new ones were added).
-	Touched int
 	// Read is how many bytes of input the call read (0 when the codec
 	// does not count), so that tests and stats can show that a grow reads
 	// what was added, not what was archived before.
@@ -93,7 +94,7 @@ type AppendableDir interface {
 	// SplitDirTail continues the split of the growing directory dir: it
 	// hands w the whole header piece, then the chunks after the
 	// in.Chunks already archived (in.Header, in.State and in.Events are
-	// the archive's). Without in.Final and before the directory says it
+	// the archive's), and the new events as SplitTail does. Without in.Final and before the directory says it
 	// is complete, it returns ErrNeedMore when nothing was added. It
 	// returns an error wrapping ErrNotExtending when the directory no
 	// longer holds what was archived (a segment rewritten, another

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +138,11 @@ func TestLiveEveryEventSearchable(t *testing.T) {
 			t.Errorf("warning %q", w)
 		}
 	}
+	// The events read back (from the pieces the grows appended) are the
+	// whole file's.
+	if evs, err := a.Events(id); err != nil || !reflect.DeepEqual(evs, md.Events) {
+		t.Errorf("%d events read back (%v), the file has %d", len(evs), err, len(md.Events))
+	}
 	found(ranks[len(ranks)-1].Tick, "sealed")
 }
 
@@ -145,4 +153,85 @@ func eventTotals(res *query.Results) []int {
 		n = append(n, h.EventTotal)
 	}
 	return n
+}
+
+// TestLiveGrowCostBounded checks that a grow of a live recording costs in
+// proportion to what it adds, not to what is archived (issue 13): the
+// same small grow (a few commands) of a recording holding 100,000 events
+// allocates about what it does when the recording holds a thousand, in
+// the archive (Grow) and in the search index (Sync). Before, a grow
+// decoded, re-encoded and re-indexed every archived event: 150 MiB at
+// 146,000 events.
+func TestLiveGrowCostBounded(t *testing.T) {
+	ctx := context.Background()
+	var game bytes.Buffer
+	// 2 mostly idle players and 108,000 commands in 36 minutes.
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 36 * time.Minute, Players: 2, Seed: 3, CommandsPerHour: 180_000, Idle: 0.95}); err != nil {
+		t.Fatal(err)
+	}
+	file := game.Bytes()
+	type cost struct {
+		events     int
+		grow, sync uint64
+	}
+	// measure grows the recording to file[:at], then by step bytes, and
+	// returns what the second grow allocated.
+	measure := func(at, step int) cost {
+		a := newArchive(t)
+		p := &Pipeline{Archive: a, Codecs: all.Codecs()}
+		ix, err := query.Open(filepath.Join(t.TempDir(), "index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		path := filepath.Join(t.TempDir(), "game.teehistorian")
+		g := growTo(t, p, path, file[:at], false)
+		if g.Action != GrowStarted {
+			t.Fatalf("first grow: %s %q", g.Action, g.Why)
+		}
+		if _, err := query.Sync(ctx, ix, a); err != nil {
+			t.Fatal(err)
+		}
+		// One index segment, as after a rebuild: the merges of the many
+		// that indexing the first grow left run in the background and
+		// would be counted with the second grow.
+		if err := ix.Compact(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, file[:at+step], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var m0, m1, m2 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		g, err = p.Grow(ctx, path, false)
+		runtime.ReadMemStats(&m1)
+		if err != nil || g.Action != GrowGrew {
+			t.Fatalf("second grow: %v %s %q", err, g.Action, g.Why)
+		}
+		if _, err := query.Sync(ctx, ix, a); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&m2)
+		n := g.Manifest.EventCount
+		// The new commands are found.
+		res, err := ix.Search(ctx, "cmd:rank", 0)
+		if err != nil || len(res.Hits) != 1 || res.Hits[0].EventTotal < n*9/10 {
+			t.Fatalf("after the grow: %v, %v events of %d found", err, eventTotals(res), n)
+		}
+		return cost{n, m1.TotalAlloc - m0.TotalAlloc, m2.TotalAlloc - m1.TotalAlloc}
+	}
+	// Past 10,000 events the recording document's texts are at their
+	// bound (maxRecText), as they stay.
+	small := measure(len(file)/10, 4<<10)
+	large := measure(len(file)-8<<10, 4<<10)
+	t.Logf("grow of 4 KiB at %d events: %d KiB, index %d KiB; at %d events: %d KiB, index %d KiB",
+		small.events, small.grow>>10, small.sync>>10, large.events, large.grow>>10, large.sync>>10)
+	if large.events < 100_000 || small.events > 15_000 {
+		t.Fatalf("%d and %d events archived: want one recording with about 10,000, one with 100,000", small.events, large.events)
+	}
+	if large.grow > 2*small.grow+1<<20 || large.sync > 2*small.sync+4<<20 {
+		t.Errorf("a 4 KiB grow allocates %d KiB and %d KiB in the index at %d events, %d KiB and %d KiB at %d events",
+			large.grow>>10, large.sync>>10, large.events, small.grow>>10, small.sync>>10, small.events)
+	}
 }

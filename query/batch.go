@@ -83,6 +83,9 @@ func (bt *batcher) deleteRecs(ids []string) error {
 	if err != nil {
 		return err
 	}
+	for _, id := range ids {
+		bt.b.DeleteInternal(liveTextKey(id))
+	}
 	for _, id := range old {
 		if err := bt.del(id); err != nil {
 			return err
@@ -107,25 +110,33 @@ func (bt *batcher) del(id string) error {
 // by events (so that they need not all be in memory). The recording's old
 // documents must have been deleted already (deleteRecs), or never existed.
 func (bt *batcher) put(r *RecordingDoc, events func(fn func(n int, e *formats.Event) error) error) error {
-	return bt.putFrom(r, 0, events)
+	return bt.putFrom(r, 0, nil, events)
 }
 
 // putFrom is put for a recording whose event blocks before event start are
 // in the index already (a live recording that grew): events before start
 // only feed the recording document.
-func (bt *batcher) putFrom(r *RecordingDoc, start int, events func(fn func(n int, e *formats.Event) error) error) error {
+func (bt *batcher) putFrom(r *RecordingDoc, start int, lt *liveText, events func(fn func(n int, e *formats.Event) error) error) error {
 	if err := checkID(r.ID); err != nil {
 		return err
 	}
 	bt.widen(r.Start)
 	var t eventText
+	noted := 0 // events before it are in t already
+	if lt != nil {
+		t, noted = lt.text(), lt.N
+	}
 	b := &bt.block
 	b.reset(r.ID, 0)
+	count := 0
 	err := events(func(n int, e *formats.Event) error {
 		if err := bt.ctx.Err(); err != nil {
 			return err
 		}
-		t.note(e)
+		if n >= noted {
+			t.note(e)
+		}
+		count = n + 1
 		if n < start {
 			return nil
 		}
@@ -143,6 +154,14 @@ func (bt *batcher) putFrom(r *RecordingDoc, start int, events func(fn func(n int
 	})
 	if err == nil && b.n > 0 {
 		err = bt.add(bt.ix.blockDoc(b), b.n)
+	}
+	if err == nil && lt != nil {
+		first := b.first
+		if b.n == 0 {
+			first = lt.Block // no block written: the last is as it was
+		}
+		lt.update(&t, max(count, noted), first)
+		err = bt.setLiveText(r.ID, lt)
 	}
 	if err != nil {
 		return fmt.Errorf("query: recording %s: %w", r.ID, err)

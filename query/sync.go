@@ -129,7 +129,7 @@ func putRecording(bt *batcher, a *archive.Archive, id uuid.UUID) error {
 		return err
 	}
 	doc := DocFromManifest(m, nil)
-	return bt.put(&doc, func(fn func(n int, e *formats.Event) error) error {
+	return bt.putFrom(&doc, 0, newLiveFor(m), func(fn func(n int, e *formats.Event) error) error {
 		return a.EachEvent(id, fn)
 	})
 }
@@ -175,7 +175,7 @@ func rebuildInto(ctx context.Context, ix *Index, a *archive.Archive) (int, error
 	err = a.List(ctx, func(m *archive.Manifest) error {
 		doc := DocFromManifest(m, nil)
 		n++
-		return bt.put(&doc, func(fn func(n int, e *formats.Event) error) error {
+		return bt.putFrom(&doc, 0, newLiveFor(m), func(fn func(n int, e *formats.Event) error) error {
 			return a.EachEvent(m.ID, fn)
 		})
 	})

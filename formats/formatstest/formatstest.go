@@ -72,6 +72,21 @@ func (r *Recording) Trailer(b []byte) error {
 	return nil
 }
 
+// EventRecording is a Recording whose Writer also takes events
+// (formats.EventWriter), as the archive's does: a codec then sends them
+// there instead of listing them in Metadata.Events.
+type EventRecording struct {
+	Recording
+	// Events are the events sent, in order.
+	Events []formats.Event
+}
+
+// Event implements formats.EventWriter.
+func (r *EventRecording) Event(e formats.Event) error {
+	r.Events = append(r.Events, e)
+	return nil
+}
+
 // Meta implements formats.Source.
 func (r *Recording) Meta() *formats.Metadata { return r.Metadata }
 

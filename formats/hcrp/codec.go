@@ -265,13 +265,27 @@ type collector struct {
 
 // flush hands the sink the preamble's events up to tick.
 func (c *collector) flush(tick int64) {
-	if !c.sorted {
-		sort.SliceStable(c.meta, func(i, j int) bool { return c.meta[i].Tick < c.meta[j].Tick })
-		c.sorted = true
-	}
+	c.sortMeta()
 	for c.sent < len(c.meta) && c.meta[c.sent].Tick <= tick && c.err == nil {
 		c.err = c.sink.Event(c.meta[c.sent])
 		c.sent++
+	}
+}
+
+// skipMeta marks the preamble's events before tick as sent (by an
+// earlier grow of a live recording).
+func (c *collector) skipMeta(tick int64) {
+	c.sortMeta()
+	for c.sent < len(c.meta) && c.meta[c.sent].Tick < tick {
+		c.sent++
+	}
+}
+
+// sortMeta puts the preamble's events in tick order once.
+func (c *collector) sortMeta() {
+	if !c.sorted {
+		sort.SliceStable(c.meta, func(i, j int) bool { return c.meta[i].Tick < c.meta[j].Tick })
+		c.sorted = true
 	}
 }
 

@@ -98,18 +98,19 @@ func TestSinkEventsAsCollected(t *testing.T) {
 	}
 }
 
-// TestLiveDirKeepsEveryEvent checks that a live segment set's grow keeps
-// every event past maxIndexedEvents: the archived events it is given
-// (100,000 here, the old cap) and the new chunks' after them, with no
-// "not indexed" warning.
+// TestLiveDirKeepsEveryEvent checks that a live segment set's grow sends
+// every event past maxIndexedEvents: a grow after 100,000 archived events
+// (the old cap) hands the writer every event of the new chunks, with no
+// "not indexed" warning and none in the metadata.
 func TestLiveDirKeepsEveryEvent(t *testing.T) {
 	dir, _ := recordDir(t, t.TempDir(), hcrpgen.Config{Seed: 3, Ticks: 400}, false)
-	fresh, err := hcrp.Codec{}.SplitDirTail(ctx, dir, formats.TailInput{}, new(formatstest.Recording))
+	fresh := new(formatstest.EventRecording)
+	_, err := hcrp.Codec{}.SplitDirTail(ctx, dir, formats.TailInput{}, fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var chunkEvents int
-	for _, e := range fresh.Meta.Events {
+	for _, e := range fresh.Events {
 		if e.Kind != formats.EventFlag && e.Kind != formats.EventChat {
 			chunkEvents++
 		}
@@ -117,16 +118,13 @@ func TestLiveDirKeepsEveryEvent(t *testing.T) {
 	if chunkEvents == 0 {
 		t.Fatal("the recorded set has no chunk events")
 	}
-	old := make([]formats.Event, hcrp.MaxIndexedEvents)
-	for i := range old {
-		old[i] = formats.Event{Kind: "run_start", Text: "run started"}
-	}
-	res, err := hcrp.Codec{}.SplitDirTail(ctx, dir, formats.TailInput{Events: old}, new(formatstest.Recording))
+	got := new(formatstest.EventRecording)
+	res, err := hcrp.Codec{}.SplitDirTail(ctx, dir, formats.TailInput{Events: hcrp.MaxIndexedEvents}, got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(fresh.Meta.Events) + len(old); len(res.Meta.Events) != want {
-		t.Errorf("%d events after a grow of %d archived ones, want %d", len(res.Meta.Events), len(old), want)
+	if len(got.Events) != len(fresh.Events) || len(res.Meta.Events) != 0 {
+		t.Errorf("%d events sent after %d archived ones (%d in the metadata), want %d", len(got.Events), hcrp.MaxIndexedEvents, len(res.Meta.Events), len(fresh.Events))
 	}
 	for _, w := range res.Meta.Warnings {
 		if strings.Contains(w, "not indexed") {

@@ -158,17 +158,17 @@ func FuzzSplitDirTail(f *testing.F) {
 	}
 	pre, _ := os.ReadFile(filepath.Join(dir, hcrp.PreambleFile))
 	seg1, _ := os.ReadFile(filepath.Join(dir, hcrp.SegmentName(1)))
-	var archived formatstest.Recording
+	var archived formatstest.EventRecording
 	in := formats.TailInput{}
 	res, err := hcrp.SplitDirTailFS(ctx, fstest.MapFS{hcrp.PreambleFile: {Data: first}, hcrp.SegmentName(0): {Data: seg0}}, "x", in, &archived)
 	if err != nil {
 		f.Fatal(err)
 	}
-	in = formats.TailInput{Header: archived.HeaderData, State: res.State, Events: res.Meta.Events, Chunks: len(archived.ChunkIndex)}
+	in = formats.TailInput{Header: archived.HeaderData, State: res.State, Events: len(archived.Events), Chunks: len(archived.ChunkIndex)}
 	f.Add(pre, seg0, seg1)
 	f.Fuzz(func(t *testing.T, pre, seg0, seg1 []byte) {
 		fsys := fstest.MapFS{hcrp.PreambleFile: {Data: pre}, hcrp.SegmentName(0): {Data: seg0}, hcrp.SegmentName(1): {Data: seg1}}
-		var rec formatstest.Recording
+		var rec formatstest.EventRecording
 		res, err := hcrp.SplitDirTailFS(ctx, fsys, "x", in, &rec)
 		if err != nil {
 			return

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -69,6 +70,13 @@ type dirLiveState struct {
 	// Warnings are the archived chunks' decoding warnings.
 	Warnings []string `json:"warnings,omitempty"`
 	Dropped  int      `json:"dropped,omitempty"`
+	// MetaTick: the preamble's events (anticheat flags, chat) before
+	// this tick are archived. Those at or after it wait for the chunk
+	// events they come before, as in a whole-file split.
+	MetaTick int64 `json:"meta_tick,omitempty"`
+	// V is 1: an older build's state (no V) archived every event of its
+	// preamble, whatever its tick, and rewrote them with every grow.
+	V int `json:"v,omitempty"`
 }
 
 type segmentStamp struct {
@@ -76,7 +84,12 @@ type segmentStamp struct {
 	Mod  int64 `json:"mod"` // Unix nanoseconds
 }
 
-// SplitDirTail implements formats.AppendableDir.
+// SplitDirTail implements formats.AppendableDir. The events of the new
+// chunks go to w in tick order, the preamble's merged in before the first
+// chunk event at or after their tick, as Split sends them: a preamble
+// event past the archived chunks waits for the next grow. A preamble
+// event added at a tick before the archived chunks' end is not sent (the
+// events archived are not rewritten; a server writes chat as it comes).
 func (c Codec) SplitDirTail(ctx context.Context, dir string, in formats.TailInput, w formats.Writer) (*formats.TailResult, error) {
 	res, err := c.splitDirTail(ctx, os.DirFS(dir), filepath.Base(filepath.Clean(dir)), in, w)
 	if err != nil {
@@ -91,6 +104,10 @@ func notExtending(format string, args ...any) error {
 }
 
 func (c Codec) splitDirTail(ctx context.Context, fsys fs.FS, name string, in formats.TailInput, w formats.Writer) (*formats.TailResult, error) {
+	sink, ok := w.(formats.EventWriter)
+	if !ok {
+		return nil, errors.New("SplitDirTail needs a Writer that takes events (formats.EventWriter)")
+	}
 	set, err := openSegmentSet(fsys)
 	if err != nil {
 		if in.Header != nil {
@@ -112,6 +129,9 @@ func (c Codec) splitDirTail(ctx context.Context, fsys fs.FS, name string, in for
 		if err := extends(set, in.Header, n, ls.Segments); err != nil {
 			return nil, err
 		}
+		if ls.V == 0 {
+			ls.MetaTick = math.MaxInt64
+		}
 	} else if n != 0 {
 		return nil, fmt.Errorf("%d chunks archived without a header", n)
 	}
@@ -128,17 +148,11 @@ func (c Codec) splitDirTail(ctx context.Context, fsys fs.FS, name string, in for
 	}
 	meta, col := newMetadata(set.hdr, set.meta)
 	col.keepAll = true // every event of a live recording is searchable (issue 13)
+	col.sink = sink
 	if ls.Seen != nil {
 		col.seen = ls.Seen
 	}
-	// The archived events are the metadata's (flags and chat, taken from
-	// the new metadata) and the chunks', which stay.
-	for _, e := range in.Events {
-		if e.Kind != formats.EventFlag && e.Kind != formats.EventChat {
-			col.events = append(col.events, e)
-			col.n++
-		}
-	}
+	col.skipMeta(ls.MetaTick)
 	col.dropped = ls.Dropped
 	cs, err := newChunkSplitter(col, ls.Snap)
 	if err != nil {
@@ -166,14 +180,24 @@ func (c Codec) splitDirTail(ctx context.Context, fsys fs.FS, name string, in for
 	}
 	warnings, snap := cs.warnings, cs.snap
 	meta.Warnings = append(meta.Warnings, warnings...)
-	if err := col.finish(meta); err != nil {
-		return nil, err
+	metaTick := ls.MetaTick
+	if final {
+		if err := col.finish(meta); err != nil {
+			return nil, err
+		}
+	} else if k := len(set.index); k > 0 {
+		// The next chunks' events are at or after this tick.
+		end := int64(set.index[k-1].StartTick) + int64(set.index[k-1].Ticks)
+		if col.flush(end - 1); col.err != nil {
+			return nil, fmt.Errorf("events: %w", col.err)
+		}
+		metaTick = max(metaTick, end)
 	}
 	meta.ID = setID(name, set.hdr)
 	meta.Attrs["finished"] = strconv.FormatBool(set.finished)
 	meta.Attrs["segments"] = strconv.Itoa(len(set.files))
 
-	ls = dirLiveState{Seen: col.seen, Snap: snap, Warnings: warnings, Dropped: col.dropped}
+	ls = dirLiveState{Seen: col.seen, Snap: snap, Warnings: warnings, Dropped: col.dropped, MetaTick: metaTick, V: 1}
 	end := int64(len(pre))
 	for i := range set.index {
 		end += int64(set.index[i].CompressedLen)
@@ -189,11 +213,7 @@ func (c Codec) splitDirTail(ctx context.Context, fsys fs.FS, name string, in for
 	if err != nil {
 		return nil, fmt.Errorf("live state: %w", err)
 	}
-	touched := 0
-	for touched < len(in.Events) && touched < len(meta.Events) && in.Events[touched] == meta.Events[touched] {
-		touched++
-	}
-	return &formats.TailResult{Meta: meta, State: state, End: end, Finished: set.finished, Touched: touched, Read: read}, nil
+	return &formats.TailResult{Meta: meta, State: state, End: end, Finished: set.finished, Read: read}, nil
 }
 
 // extends checks that set holds what was archived: the same recording

@@ -213,7 +213,6 @@ type metaBuilder struct {
 	queue    []queuedEvent
 	qbase    int
 	err      error
-	touched  int // lowest index of an event changed after it was added (live.go)
 	dropped  int // events left out beyond maxEvents
 	unlisted int // players left out beyond maxPlayers
 	// msgNames says names come from start-info/change-info messages too:
@@ -258,7 +257,7 @@ func newMetaBuilder(h *Header) *metaBuilder {
 	set("map_sha256", h.MapSHA256)
 	set("map_crc", h.MapCRC)
 	set("prng_description", h.PrngDescription)
-	return &metaBuilder{meta: m, players: map[string]int{}, msgNames: h.VersionMinor < 8, touched: math.MaxInt}
+	return &metaBuilder{meta: m, players: map[string]int{}, msgNames: h.VersionMinor < 8}
 }
 
 // queuedEvent is an event held back in metaBuilder.queue; wait marks a
@@ -374,7 +373,6 @@ func (mb *metaBuilder) setName(cid int32, name string) {
 		mb.resolve(cid, name)
 	} else if j > 0 {
 		mb.meta.Events[j-1].Player = name
-		mb.touched = min(mb.touched, j-1)
 		mb.join[cid] = 0
 	}
 	if _, ok := mb.players[name]; !ok {

@@ -49,8 +49,9 @@ func readHeader(r io.Reader) (*Reader, error) {
 
 // liveState is the metadata builder between two SplitTail calls: what the
 // records already observed left that the next ones need (names and
-// accounts per client, JOIN events still waiting for a name), with the
-// metadata so far apart from its events, which the archive keeps.
+// accounts per client, the events held back behind a JOIN still waiting
+// for its player's name: at most maxQueued), with the metadata so far
+// apart from its events, which the archive keeps.
 type liveState struct {
 	Meta     *formats.Metadata  `json:"meta"`
 	Names    [MaxClients]string `json:"names"`
@@ -59,10 +60,29 @@ type liveState struct {
 	Dropped  int                `json:"dropped,omitempty"`
 	Unlisted int                `json:"unlisted,omitempty"`
 	MsgNames bool               `json:"msg_names,omitempty"`
+	// Queue is metaBuilder.queue; Join numbers its JOINs from the
+	// archived events' count (metaBuilder.qbase), as a sink's do.
+	Queue []liveQueued `json:"queue,omitempty"`
+	// Sink says the events went to the archive as they became final.
+	// A state without it is an older build's, whose Join indexes archived
+	// events (which it rewrote); those JOINs stay without a name.
+	Sink bool `json:"sink,omitempty"`
 }
 
-// SplitTail implements formats.Appendable.
+// liveQueued is a queuedEvent in liveState.
+type liveQueued struct {
+	E    formats.Event `json:"e"`
+	Wait bool          `json:"wait,omitempty"`
+}
+
+// SplitTail implements formats.Appendable. Events go to w as Split hands
+// them to an EventWriter; those held back behind a JOIN waiting for its
+// player's name wait in the state until it comes (or the file ends).
 func (c *Codec) SplitTail(ctx context.Context, in formats.TailInput, w formats.Writer) (*formats.TailResult, error) {
+	sink, ok := w.(formats.EventWriter)
+	if !ok {
+		return nil, errors.New("teehistorian: SplitTail needs a Writer that takes events (formats.EventWriter)")
+	}
 	var rd *Reader
 	var mb *metaBuilder
 	hadRecords := false
@@ -80,7 +100,7 @@ func (c *Codec) SplitTail(ctx context.Context, in formats.TailInput, w formats.W
 		}
 		mb = newMetaBuilder(hdr)
 		mb.maxEvents = math.MaxInt // every event of a live recording is kept
-		mb.meta.Events = in.Events
+		mb.qbase = in.Events
 		rd.keep = rd.pos
 	} else {
 		var err error
@@ -89,7 +109,7 @@ func (c *Codec) SplitTail(ctx context.Context, in formats.TailInput, w formats.W
 		}
 		hadRecords = true
 	}
-	mb.touched = len(mb.meta.Events)
+	mb.sink = sink
 	resume := in.Resume
 	if resume == nil {
 		resume = appendResume(nil, &rd.st)
@@ -99,6 +119,11 @@ func (c *Codec) SplitTail(ctx context.Context, in formats.TailInput, w formats.W
 		return nil, err
 	}
 	hadRecords = hadRecords || records > 0
+	if rd.finished || in.Final {
+		if err := mb.flush(0); err != nil {
+			return nil, fmt.Errorf("teehistorian: events: %w", err)
+		}
+	}
 	if !rd.finished && in.Final {
 		// A server killed in the middle of a record: its bytes are kept
 		// as they are, so that the recording is the file.
@@ -114,20 +139,23 @@ func (c *Codec) SplitTail(ctx context.Context, in formats.TailInput, w formats.W
 		}
 	}
 	end := rd.Offset()
-	state, err := json.Marshal(liveState{
+	ls := liveState{
 		Meta: withoutEvents(mb.meta), Names: mb.names, Auth: mb.auth, Join: mb.join,
-		Dropped: mb.dropped, Unlisted: mb.unlisted, MsgNames: mb.msgNames,
-	})
+		Dropped: mb.dropped, Unlisted: mb.unlisted, MsgNames: mb.msgNames, Sink: true,
+	}
+	for _, q := range mb.queue {
+		ls.Queue = append(ls.Queue, liveQueued{E: q.e, Wait: q.wait})
+	}
+	state, err := json.Marshal(ls)
 	if err != nil {
 		return nil, fmt.Errorf("teehistorian: live state: %w", err)
 	}
-	touched := min(mb.touched, len(mb.meta.Events))
 	if !rd.finished {
 		// Not kept in the state: the next call says it again, or not.
 		mb.meta.Warnings = append(mb.meta.Warnings, fmt.Sprintf("file ends without FINISH at tick %d", rd.st.Tick))
 	}
 	meta := mb.finish(rd.st.Tick, hadRecords, rd.finished)
-	return &formats.TailResult{Meta: meta, State: state, End: end, Finished: rd.finished, Touched: touched}, nil
+	return &formats.TailResult{Meta: meta, State: state, End: end, Finished: rd.finished}, nil
 }
 
 // resume rebuilds the reader and the metadata builder at the open tail
@@ -153,17 +181,23 @@ func (c *Codec) resume(in formats.TailInput) (*Reader, *metaBuilder, error) {
 	}
 	mb := &metaBuilder{meta: ls.Meta, names: ls.Names, auth: ls.Auth, join: ls.Join,
 		players: make(map[string]int, len(ls.Meta.Players)), maxEvents: math.MaxInt,
-		dropped: ls.Dropped, unlisted: ls.Unlisted, msgNames: ls.MsgNames, touched: math.MaxInt}
+		dropped: ls.Dropped, unlisted: ls.Unlisted, msgNames: ls.MsgNames, qbase: in.Events}
 	if mb.meta.Attrs == nil {
 		mb.meta.Attrs = map[string]string{}
 	}
 	for i, p := range mb.meta.Players {
 		mb.players[p.Name] = i
 	}
-	mb.meta.Events = in.Events
+	mb.meta.Events = nil
+	if len(ls.Queue) > maxQueued {
+		return nil, nil, fmt.Errorf("teehistorian: live state holds %d queued events, more than %d", len(ls.Queue), maxQueued)
+	}
+	for _, q := range ls.Queue {
+		mb.queue = append(mb.queue, queuedEvent{e: q.E, wait: q.Wait})
+	}
 	for cid, j := range mb.join {
-		if j > len(in.Events) {
-			mb.join[cid] = 0 // the archive holds fewer events than the state says
+		if !ls.Sink || j <= mb.qbase || j > mb.qbase+len(mb.queue) {
+			mb.join[cid] = 0 // an older build's, or not a queued event
 		}
 	}
 	return rd, mb, nil
