@@ -339,7 +339,7 @@ func (a *Archive) EachEventFrom(id uuid.UUID, from int, fn func(n int, e *format
 		}
 		n = firsts[i]
 		// Decoded as a stream, not whole: the events of a long recording
-		// are tens of MB of JSON (issue 15).
+		// are tens of MB of JSON.
 		if zr == nil {
 			if zr, err = zstd.NewReader(bytes.NewReader(blob), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(1<<30)); err != nil {
 				return fmt.Errorf("archive: events of %s: %w", id, err)

@@ -156,7 +156,7 @@ func eventTotals(res *query.Results) []int {
 }
 
 // TestLiveGrowCostBounded checks that a grow of a live recording costs in
-// proportion to what it adds, not to what is archived (issue 13): the
+// proportion to what it adds, not to what is archived: the
 // same small grow (a few commands) of a recording holding 100,000 events
 // allocates about what it does when the recording holds a thousand, in
 // the archive (Grow) and in the search index (Sync). Before, a grow
