@@ -61,31 +61,27 @@ func (r *Recording) CanClip() bool { return formats.CanClip(r.codec) }
 // checkRange refuses a range that starts past the end and returns the
 // range clamped to what exists, so a summary never claims ticks that are
 // not there.
-func (r *Recording) checkRange(from, to int64) (int64, int64, error) {
+func (r *Recording) checkRange(from, to int64) (formats.Range, error) {
 	last := r.LastTick()
-	if from < 0 {
-		from = 0
-	}
+	from = max(from, 0)
 	if from > last {
-		return 0, 0, fmt.Errorf("tick %d: %w (last tick %d)", from, ErrPastEnd, last)
+		return formats.Range{}, fmt.Errorf("tick %d: %w (last tick %d)", from, ErrPastEnd, last)
 	}
-	if to < 0 || to > last {
-		to = last
+	span := formats.Ticks(from, to).Clamp(last)
+	if span.Empty() {
+		return formats.Range{}, fmt.Errorf("the range ends (tick %d) before it starts (tick %d)", to, from)
 	}
-	if to < from {
-		return 0, 0, fmt.Errorf("the range ends (tick %d) before it starts (tick %d)", to, from)
-	}
-	return from, to, nil
+	return span, nil
 }
 
 // Frames decodes the ticks in [from, to] (to < 0: to the end), reading only
 // the chunks that cover them, and calls emit for each frame.
 func (r *Recording) Frames(ctx context.Context, from, to int64, emit func(formats.Frame) error) error {
-	from, to, err := r.checkRange(from, to)
+	span, err := r.checkRange(from, to)
 	if err != nil {
 		return err
 	}
-	return r.codec.Frames(ctx, r, formats.Ticks(from, to), emit)
+	return r.codec.Frames(ctx, r, span, emit)
 }
 
 // Export writes the whole recording. Without redact it is the original
@@ -109,14 +105,14 @@ func (r *Recording) Clip(ctx context.Context, from, to int64, w io.Writer, redac
 	if !r.CanClip() {
 		return 0, 0, fmt.Errorf("%s: %w; export the whole recording instead", r.Format(), formats.ErrClipUnsupported)
 	}
-	from, to, err := r.checkRange(from, to)
+	span, err := r.checkRange(from, to)
 	if err != nil {
 		return 0, 0, err
 	}
 	if red, ok := r.codec.(formats.Redactor); ok && redact {
-		return from, to, red.Redact(ctx, r, formats.Ticks(from, to), w)
+		return span.From, span.To, red.Redact(ctx, r, span, w)
 	}
-	return from, to, r.codec.Clip(ctx, r, formats.Ticks(from, to), w)
+	return span.From, span.To, r.codec.Clip(ctx, r, span, w)
 }
 
 // ConvertFormats lists the formats the recording can be converted to.
@@ -137,11 +133,11 @@ func (r *Recording) Convert(ctx context.Context, format string, from, to int64, 
 		can := append([]string{r.Format()}, r.ConvertFormats()...)
 		return fmt.Errorf("cannot convert %s to %q (can write: %s)", r.Format(), format, strings.Join(can, ", "))
 	}
-	from, to, err := r.checkRange(from, to)
+	span, err := r.checkRange(from, to)
 	if err != nil {
 		return err
 	}
-	return ex.Export(ctx, r, format, formats.Ticks(from, to), opts, w)
+	return ex.Export(ctx, r, format, span, opts, w)
 }
 
 // TickAt returns the tick at offset d from the recording's start, from the
