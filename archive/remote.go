@@ -34,6 +34,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive/blob"
+	"github.com/replayarchive/replay/internal/bounded"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -479,12 +480,9 @@ func readRemoteManifest(ctx context.Context, store blob.Store, id uuid.UUID) (*r
 		return nil, err
 	}
 	defer rc.Close()
-	body, err := io.ReadAll(io.LimitReader(rc, maxRemoteManifest+1))
+	body, err := bounded.ReadAll(rc, maxRemoteManifest, manifestKey(id))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", manifestKey(id), err)
-	}
-	if len(body) > maxRemoteManifest {
-		return nil, fmt.Errorf("%s: more than %d bytes", manifestKey(id), maxRemoteManifest)
 	}
 	rm := new(remoteManifest)
 	if err := json.Unmarshal(body, rm); err != nil {

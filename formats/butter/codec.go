@@ -289,14 +289,14 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 			break
 		}
 	}
-	trailer, err := io.ReadAll(io.LimitReader(rest, maxHeader))
+	trailer, err := bounded.ReadAll(rest, maxHeader, "trailer")
+	if errors.Is(err, bounded.ErrLimit) {
+		return nil, formats.Errorf(Name, off, "expected the end of the file after the last chunk, got more than %d bytes", maxHeader)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if len(trailer) > 0 {
-		if more, _ := io.Copy(io.Discard, io.LimitReader(rest, 1)); more > 0 {
-			return nil, formats.Errorf(Name, off, "expected the end of the file after the last chunk, got more than %d bytes", maxHeader)
-		}
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("%d bytes after the last chunk (byte offset %d) kept as trailer", len(trailer), off))
 		if err := w.Trailer(trailer); err != nil {
 			return nil, err

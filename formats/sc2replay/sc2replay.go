@@ -13,11 +13,13 @@ package sc2replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // Name is the codec's format name.
@@ -72,12 +74,12 @@ func (c *Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*form
 	if limit <= 0 {
 		limit = DefaultMaxSize
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	data, err := bounded.ReadAll(r, limit, "replay")
+	if errors.Is(err, bounded.ErrLimit) {
+		return nil, formats.Errorf(Name, limit, "expected a replay of at most %d bytes (the whole file is held in memory)", limit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sc2replay: reading: %w", err)
-	}
-	if int64(len(data)) > limit {
-		return nil, formats.Errorf(Name, limit, "expected a replay of at most %d bytes (the whole file is held in memory)", limit)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
