@@ -325,10 +325,10 @@ func (c *collector) event(tick int64, e *Event) {
 	case CheckpointReached:
 		ev.Kind, ev.Text = "checkpoint", e.Checkpoint+" at "+runTime(e.RunTime)
 	case CheckpointReset:
-		ev.Kind, ev.Text = "checkpoint_reset", ResetReasonName(e.Reason)+" at "+runTime(e.RunTime)
+		ev.Kind, ev.Text = "checkpoint_reset", e.Reset.String()+" at "+runTime(e.RunTime)
 	case RunEnd:
-		ev.Kind, ev.Text = "run_end", EndReasonName(e.Reason)+" at "+runTime(e.RunTime)
-		if e.Reason == 0 {
+		ev.Kind, ev.Text = "run_end", e.End.String()+" at "+runTime(e.RunTime)
+		if e.End == EndFinish {
 			ev.Kind = formats.EventFinish
 		}
 	default:

@@ -61,18 +61,37 @@ var (
 	endReasonNames = [...]string{"finish", "reset"}
 )
 
-// PoseName names an EntityPose ordinal ("sneaking"); unknown ordinals are
-// given as numbers, as by the other *Name functions.
-func PoseName(v int32) string { return enumName(poseNames[:], v) }
+// Pose is an EntityPose ordinal of the reference (EntityState events).
+type Pose int32
 
-// HandName names a PlayerHand ordinal ("main", "off").
-func HandName(v int32) string { return enumName(handNames[:], v) }
+// String names the pose ("sneaking"); unknown ordinals are given as
+// numbers, as by the other enums' String.
+func (v Pose) String() string { return enumName(poseNames[:], int32(v)) }
 
-// ResetReasonName names a CheckpointReset reason ("reset_height").
-func ResetReasonName(v int32) string { return enumName(resetReasonNames[:], v) }
+// Hand is a PlayerHand ordinal of the reference (HandAnimation, ItemUse).
+type Hand int32
 
-// EndReasonName names a RunEnd reason ("finish", "reset").
-func EndReasonName(v int32) string { return enumName(endReasonNames[:], v) }
+// String names the hand ("main", "off").
+func (v Hand) String() string { return enumName(handNames[:], int32(v)) }
+
+// ResetReason is why a parkour run went back to its checkpoint
+// (CheckpointReset).
+type ResetReason int32
+
+// String names the reason ("reset_height").
+func (v ResetReason) String() string { return enumName(resetReasonNames[:], int32(v)) }
+
+// EndReason is how a parkour run ended (RunEnd).
+type EndReason int32
+
+// The run end reasons.
+const (
+	EndFinish EndReason = iota // the runner reached the finish
+	EndReset                   // the run was reset
+)
+
+// String names the reason ("finish", "reset").
+func (v EndReason) String() string { return enumName(endReasonNames[:], int32(v)) }
 
 // Entity state flags of EntityState events.
 const (
@@ -114,18 +133,19 @@ type Event struct {
 	// the position delta with absolute yaw and pitch.
 	Pos        Pos
 	Velocity   Vec3  // DeltaMove, AbsoluteMove
-	Pose       int32 // EntityState: PoseName ordinal
+	Pose       Pose  // EntityState
 	State      uint8 // EntityState: State* flags
-	Hand       int32 // HandAnimation, ItemUse: HandName ordinal
+	Hand       Hand  // HandAnimation, ItemUse
 	HasHand    bool  // ItemUse: whether Hand is present
 	Slot       int32 // ChangeHeldSlot
 	Items      []ItemSlot
-	Block      BlockPos // SetBlock
-	BlockState int32    // SetBlock: global block state id
-	EntityType int32    // SpawnEntity: entity type registry id
-	Checkpoint string   // CheckpointReached
-	Reason     int32    // ResetReasonName / EndReasonName ordinal
-	RunTime    int64    // CheckpointReached, CheckpointReset, RunEnd: milliseconds
+	Block      BlockPos    // SetBlock
+	BlockState int32       // SetBlock: global block state id
+	EntityType int32       // SpawnEntity: entity type registry id
+	Checkpoint string      // CheckpointReached
+	Reset      ResetReason // CheckpointReset
+	End        EndReason   // RunEnd
+	RunTime    int64       // CheckpointReached, CheckpointReset, RunEnd: milliseconds
 }
 
 // AppendEvent appends the event id and payload of e to b.
@@ -145,16 +165,16 @@ func AppendEvent(b []byte, e *Event) ([]byte, error) {
 		b = appendLpVec3(b, e.Velocity)
 	case EntityState:
 		b = AppendVarInt(b, e.Entity)
-		b = AppendVarInt(b, e.Pose)
+		b = AppendVarInt(b, int32(e.Pose))
 		b = append(b, e.State)
 	case HandAnimation:
 		b = AppendVarInt(b, e.Entity)
-		b = AppendVarInt(b, e.Hand)
+		b = AppendVarInt(b, int32(e.Hand))
 	case ItemUse:
 		b = AppendVarInt(b, e.Entity)
 		if e.HasHand {
 			b = append(b, 1)
-			b = AppendVarInt(b, e.Hand)
+			b = AppendVarInt(b, int32(e.Hand))
 		} else {
 			b = append(b, 0)
 		}
@@ -187,8 +207,11 @@ func AppendEvent(b []byte, e *Event) ([]byte, error) {
 		b = AppendVarInt(b, int32(len(e.Checkpoint)))
 		b = append(b, e.Checkpoint...)
 		b = AppendVarLong(b, e.RunTime)
-	case CheckpointReset, RunEnd:
-		b = AppendVarInt(b, e.Reason)
+	case CheckpointReset:
+		b = AppendVarInt(b, int32(e.Reset))
+		b = AppendVarLong(b, e.RunTime)
+	case RunEnd:
+		b = AppendVarInt(b, int32(e.End))
 		b = AppendVarLong(b, e.RunTime)
 	case RunStart, ClearGhostBlocks:
 	}
@@ -219,15 +242,15 @@ func decodeEvent(b []byte, p int, e *Event) (int, error) {
 		e.Velocity = r.lpVec3()
 	case EntityState:
 		e.Entity = r.varInt()
-		e.Pose = r.varInt()
+		e.Pose = Pose(r.varInt())
 		e.State = r.byte()
 	case HandAnimation:
 		e.Entity = r.varInt()
-		e.Hand = r.varInt()
+		e.Hand = Hand(r.varInt())
 	case ItemUse:
 		e.Entity = r.varInt()
 		if e.HasHand = r.bool(); e.HasHand {
-			e.Hand = r.varInt()
+			e.Hand = Hand(r.varInt())
 		}
 	case SetItem:
 		e.Entity = r.varInt()
@@ -256,8 +279,11 @@ func decodeEvent(b []byte, p int, e *Event) (int, error) {
 	case CheckpointReached:
 		e.Checkpoint = r.str()
 		e.RunTime = r.varLong()
-	case CheckpointReset, RunEnd:
-		e.Reason = r.varInt()
+	case CheckpointReset:
+		e.Reset = ResetReason(r.varInt())
+		e.RunTime = r.varLong()
+	case RunEnd:
+		e.End = EndReason(r.varInt())
 		e.RunTime = r.varLong()
 	case RunStart, ClearGhostBlocks:
 	}
@@ -535,15 +561,15 @@ func (e *Event) Fields() map[string]any {
 		}
 	case EntityState:
 		m["entity"] = e.Entity
-		m["pose"] = PoseName(e.Pose)
+		m["pose"] = e.Pose.String()
 		m["flags"] = e.State
 	case HandAnimation:
 		m["entity"] = e.Entity
-		m["hand"] = HandName(e.Hand)
+		m["hand"] = e.Hand.String()
 	case ItemUse:
 		m["entity"] = e.Entity
 		if e.HasHand {
-			m["hand"] = HandName(e.Hand)
+			m["hand"] = e.Hand.String()
 		}
 	case SetItem:
 		m["entity"] = e.Entity
@@ -564,10 +590,10 @@ func (e *Event) Fields() map[string]any {
 		m["checkpoint"] = e.Checkpoint
 		m["run_time_ms"] = e.RunTime
 	case CheckpointReset:
-		m["reason"] = ResetReasonName(e.Reason)
+		m["reason"] = e.Reset.String()
 		m["run_time_ms"] = e.RunTime
 	case RunEnd:
-		m["reason"] = EndReasonName(e.Reason)
+		m["reason"] = e.End.String()
 		m["run_time_ms"] = e.RunTime
 	}
 	return m

@@ -132,7 +132,7 @@ func (r *ghostRun) apply(e *Event) {
 			r.order = append(r.order, e.Checkpoint)
 		}
 	case RunEnd:
-		if e.Reason == 0 {
+		if e.End == EndFinish {
 			r.finish = e.RunTime
 		}
 	}

@@ -476,7 +476,7 @@ type Entity struct {
 	Type     int32
 	Pos      Pos
 	Velocity Vec3
-	Pose     int32
+	Pose     Pose
 	State    uint8
 	HeldSlot int32
 }

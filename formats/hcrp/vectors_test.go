@@ -119,8 +119,8 @@ var vectorEvents = []Event{
 	{Type: DestroyEntity, Entity: 300},
 	{Type: RunStart},
 	{Type: CheckpointReached, Checkpoint: "cp-1", RunTime: 12345},
-	{Type: CheckpointReset, Reason: 6, RunTime: 1000},
-	{Type: RunEnd, Reason: 0, RunTime: 65432},
+	{Type: CheckpointReset, Reset: 6, RunTime: 1000},
+	{Type: RunEnd, End: EndFinish, RunTime: 65432},
 	{Type: ClearGhostBlocks},
 }
 

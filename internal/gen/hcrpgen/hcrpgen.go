@@ -42,7 +42,7 @@ var World = uuid.MustParse("6f1c4a8e-2b7d-4c1e-9a5f-3d8b0e7c1a24")
 const featherNBT = "\x0a\x08\x00\x02id\x00\x11minecraft:feather\x03\x00\x05count\x00\x00\x00\x01\x00"
 
 // resetReasons is how many CheckpointReset reasons hcrp names
-// (hcrp.ResetReasonName: "lives" to "relog").
+// (hcrp.ResetReason: "lives" to "relog").
 const resetReasons = 10
 
 // Session simulates one recorded session. Its Options carry the header
@@ -200,7 +200,7 @@ func (s *Session) Step(r *hcrp.Recorder) (bool, error) {
 			p.state ^= hcrp.StateSprinting
 			e = hcrp.Event{Type: hcrp.EntityState, Entity: int32(i), State: p.state}
 		case n < 6:
-			e = hcrp.Event{Type: hcrp.HandAnimation, Entity: int32(i), Hand: int32(n % 2)}
+			e = hcrp.Event{Type: hcrp.HandAnimation, Entity: int32(i), Hand: hcrp.Hand(n % 2)}
 		case n < 7:
 			e = hcrp.Event{Type: hcrp.ItemUse, Entity: int32(i), HasHand: true, Hand: 0}
 		case n < 8:
@@ -221,12 +221,12 @@ func (s *Session) Step(r *hcrp.Recorder) (bool, error) {
 	runTime := (t + 1) * hcrp.TickDuration.Milliseconds()
 	switch {
 	case t == int64(s.cfg.Ticks)-1:
-		e = hcrp.Event{Type: hcrp.RunEnd, Reason: 0, RunTime: runTime}
+		e = hcrp.Event{Type: hcrp.RunEnd, End: hcrp.EndFinish, RunTime: runTime}
 	case s.players[0].q.X >= float64(40*(s.checkpt+1)):
 		s.checkpt++ // a checkpoint every 40 blocks along the course
 		e = hcrp.Event{Type: hcrp.CheckpointReached, Checkpoint: fmt.Sprintf("cp-%d", s.checkpt), RunTime: runTime}
 	case s.rng.IntN(900) == 0:
-		e = hcrp.Event{Type: hcrp.CheckpointReset, Reason: int32(s.rng.IntN(resetReasons)), RunTime: runTime}
+		e = hcrp.Event{Type: hcrp.CheckpointReset, Reset: hcrp.ResetReason(s.rng.IntN(resetReasons)), RunTime: runTime}
 	default:
 		return true, nil
 	}

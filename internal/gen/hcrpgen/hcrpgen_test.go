@@ -12,10 +12,10 @@ import (
 // TestResetReasons checks that resetReasons is how many reasons hcrp names:
 // the last is "relog" and the next one is unnamed.
 func TestResetReasons(t *testing.T) {
-	if got := hcrp.ResetReasonName(resetReasons - 1); got != "relog" {
+	if got := hcrp.ResetReason(resetReasons - 1).String(); got != "relog" {
 		t.Errorf("reason %d is %q, want relog", resetReasons-1, got)
 	}
-	if got := hcrp.ResetReasonName(resetReasons); got == "" || got[0] < '0' || got[0] > '9' {
+	if got := hcrp.ResetReason(resetReasons).String(); got == "" || got[0] < '0' || got[0] > '9' {
 		t.Errorf("reason %d is named %q: hcrp has more reasons than resetReasons", resetReasons, got)
 	}
 }
