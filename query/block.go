@@ -89,15 +89,26 @@ func (b *block) reset(rec string, first int) {
 func textClass(kind string) int {
 	switch kind {
 	case formats.EventCommand:
-		return 0
+		return classCmd
 	case formats.EventChat:
-		return 1
+		return classChat
 	}
-	return 2
+	return classOther
 }
 
-// classFields are the block (and event) fields of the three text classes.
-var classFields = [3]string{fCmd, fChat, fText}
+// The text classes of events (textClass).
+const (
+	classCmd   = iota // commands
+	classChat         // chat lines
+	classOther        // the text of any other event
+)
+
+// classFields are the block (and event) fields of the three text classes;
+// recClassFields the recording document's.
+var (
+	classFields    = [3]string{fCmd, fChat, fText}
+	recClassFields = [3]string{fRCmd, fRChat, fREtc}
+)
 
 // add appends event e to the block.
 func (b *block) add(e *formats.Event) {
@@ -303,13 +314,18 @@ func (d *strDecoder) str() string {
 type eventMatcher struct {
 	ix    *Index
 	terms []*Term
+	ops   []operator // the operator of each term
 	// memo holds the analysed answer for a text already seen, per class.
 	memo  [3]map[string]bool
 	lower []byte // mayMatch's buffer
 }
 
 func (ix *Index) newEventMatcher(terms []*Term) *eventMatcher {
-	return &eventMatcher{ix: ix, terms: terms}
+	m := &eventMatcher{ix: ix, terms: terms, ops: make([]operator, len(terms))}
+	for i, t := range terms {
+		m.ops[i], _ = lookup(t.Op)
+	}
+	return m
 }
 
 // match reports whether e matches any of the matcher's terms.
@@ -320,24 +336,17 @@ func (m *eventMatcher) match(e *EventHit) bool {
 	kind := strings.ToLower(e.Kind)
 	c := textClass(kind)
 	textOK, textDone := false, false
-	for _, t := range m.terms {
+	for i, t := range m.terms {
 		switch t.Op {
 		case "kind":
 			if kind != "" && (kind == t.Value || t.Prefix && strings.HasPrefix(kind, t.Value)) {
 				return true
 			}
 			continue
-		case "cmd":
-			if c != 0 {
-				continue
-			}
-		case "chat":
-			if c != 1 {
-				continue
-			}
-		case "":
 		default:
-			continue
+			if !m.ops[i].searches(c) {
+				continue
+			}
 		}
 		if e.Text == "" {
 			continue
@@ -387,8 +396,8 @@ func (m *eventMatcher) mayMatch(c int, text string) bool {
 		}
 		m.lower = append(m.lower, b)
 	}
-	for _, t := range m.terms {
-		if !textTerm(t, c) {
+	for i, t := range m.terms {
+		if !m.textTerm(i, c) {
 			continue
 		}
 		all := true
@@ -405,24 +414,21 @@ func (m *eventMatcher) mayMatch(c int, text string) bool {
 	return false
 }
 
-// textTerm reports whether t is a text term that can match text of class c.
-func textTerm(t *Term, c int) bool {
-	switch {
-	case t.Op == "kind", t.Op == "cmd" && c != 0, t.Op == "chat" && c != 1, len(t.Words) == 0:
-		return false
-	}
-	return true
+// textTerm reports whether term i is a text term that can match text of
+// class c.
+func (m *eventMatcher) textTerm(i, c int) bool {
+	return m.ops[i].searches(c) && len(m.terms[i].Words) > 0
 }
 
 // analysedMatch is textMatch on the analysed words of text.
 func (m *eventMatcher) analysedMatch(c int, text string) bool {
 	toks := m.ix.text.Analyze([]byte(text))
 	ok := false
-	for _, t := range m.terms {
+	for i, t := range m.terms {
 		if ok {
 			break
 		}
-		if !textTerm(t, c) {
+		if !m.textTerm(i, c) {
 			continue
 		}
 		for i := range toks {

@@ -6,6 +6,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -33,7 +34,14 @@ type operator struct {
 	// blocks that may hold events a term brings (a phrase's words in any
 	// order: eventMatcher decides which events match).
 	event func(t *Term) query.Query
+	// classes, for a text operator, are the text classes of the events
+	// it searches (textClass: classCmd, classChat, classOther).
+	classes []int
 }
+
+// searches reports whether o is a text operator that searches the text of
+// events of class c.
+func (o operator) searches(c int) bool { return o.kind == opText && slices.Contains(o.classes, c) }
 
 // operators lists every operator by name.
 var operators = map[string]operator{
@@ -46,8 +54,8 @@ var operators = map[string]operator{
 	"session":   {kind: opKeyword, rec: keyword(fSession)},
 	"kind":      {kind: opKeyword, rec: keyword(fKinds), event: keyword(fKind)},
 	"id":        {kind: opKeyword, rec: recordingID},
-	"cmd":       {kind: opText, rec: recText(fRCmd), event: blockText(fCmd)},
-	"chat":      {kind: opText, rec: recText(fRChat), event: blockText(fChat)},
+	"cmd":       {kind: opText, rec: recText(fRCmd), event: blockText(fCmd), classes: []int{classCmd}},
+	"chat":      {kind: opText, rec: recText(fRChat), event: blockText(fChat), classes: []int{classChat}},
 	"after":     {kind: opDate, rec: startAfter},
 	"before":    {kind: opDate, rec: startBefore},
 	"at":        {kind: opWindow, rec: running},
@@ -70,6 +78,7 @@ var freeTerm = operator{
 	event: func(t *Term) query.Query {
 		return query.NewDisjunctionQuery([]query.Query{blockTextQuery(fCmd, t), blockTextQuery(fChat, t), blockTextQuery(fText, t)})
 	},
+	classes: []int{classCmd, classChat, classOther},
 }
 
 // lookup returns the operator named op ("" is the free term).

@@ -152,13 +152,15 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 // overQuery matches recording documents whose text of the classes op
 // searches is only partly in them (fOver, see maxRecText).
 func overQuery(op string) query.Query {
-	switch op {
-	case "cmd":
-		return termQ(fOver, fRCmd)
-	case "chat":
-		return termQ(fOver, fRChat)
+	o, _ := lookup(op)
+	if len(o.classes) == 1 {
+		return termQ(fOver, recClassFields[o.classes[0]])
 	}
-	return query.NewDisjunctionQuery([]query.Query{termQ(fOver, fRCmd), termQ(fOver, fRChat), termQ(fOver, fREtc)})
+	qs := make([]query.Query, len(o.classes))
+	for i, c := range o.classes {
+		qs[i] = termQ(fOver, recClassFields[c])
+	}
+	return query.NewDisjunctionQuery(qs)
 }
 
 // overflowed drops the hits whose recording document holds only part of
