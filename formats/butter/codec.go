@@ -8,6 +8,7 @@ package butter
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -66,11 +67,11 @@ func (*Codec) Detect(head []byte) bool {
 	d := head[h.DataStart():]
 	switch h.Compression {
 	case CompressNone:
-		return d[0] == 0xFC && d[1] == 0xFE
+		return binary.LittleEndian.Uint16(d) == markerKeyframe
 	case CompressGzip:
-		return d[0] == 0x1F && d[1] == 0x8B
+		return bytes.HasPrefix(d, gzipMagic)
 	}
-	return len(d) < 4 || string(d[:4]) == "\x28\xb5\x2f\xfd"
+	return len(d) < len(zstdMagic) || bytes.HasPrefix(d, zstdMagic)
 }
 
 // maxHeader bounds the header and chunk table Split will buffer.

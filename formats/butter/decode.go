@@ -120,10 +120,10 @@ func (d *decoder) frame(c *cursor) (*Frame, error) {
 	if c.err != nil {
 		return nil, c.error()
 	}
-	if marker != 0xFEFC && marker != 0xFEFE {
+	if marker != markerKeyframe && marker != markerDelta {
 		return nil, formats.Errorf(Name, start, "expected frame marker FC FE or FE FE, got %02X %02X", byte(marker), byte(marker>>8))
 	}
-	key := marker == 0xFEFC
+	key := marker == markerKeyframe
 	d.cur.reset()
 	if key {
 		d.prev = nil

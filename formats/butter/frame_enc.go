@@ -282,13 +282,13 @@ func (w *Writer) encodeFrame(b []byte, e *encFrame, lastBones *Bones) ([]byte, e
 		pf = p.f
 	}
 	if key {
-		b = append(b, 0xFC, 0xFE)
+		b = binary.LittleEndian.AppendUint16(b, markerKeyframe)
 		ticks := f.RecordedTime.UnixNano() / 100 // .NET ticks since the epoch
 		ms := float64(ticks) * 0.0001
 		b = binary.LittleEndian.AppendUint64(b, uint64(int64(ms)))
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f.GameClock))
 	} else {
-		b = append(b, 0xFE, 0xFE)
+		b = binary.LittleEndian.AppendUint16(b, markerDelta)
 		ticks := f.RecordedTime.Sub(pf.RecordedTime).Nanoseconds() / 100
 		b = binary.LittleEndian.AppendUint16(b, dotnetToUint16(float64(ticks)*0.0001))
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f.GameClock-pf.GameClock))

@@ -21,6 +21,19 @@ import (
 // errors. The package's other formats have MilkName and EchoReplayName.
 const Name = "butter"
 
+// Frame markers: the two bytes before every frame, as a little-endian
+// uint16 (FC FE, FE FE on disk).
+const (
+	markerKeyframe = 0xFEFC
+	markerDelta    = 0xFEFE
+)
+
+// Magics of a compressed chunk's first bytes.
+var (
+	gzipMagic = []byte{0x1F, 0x8B}
+	zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
+)
+
 // Bounds on what a header may claim before we allocate for it.
 const (
 	maxChunks       = 1 << 22            // chunk table entries

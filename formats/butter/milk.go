@@ -22,6 +22,13 @@ import (
 // errors.
 const MilkName = "milk"
 
+// Record markers of .milk: each group header and each sample starts with
+// one.
+const (
+	milkGroupMarker  = "\xFE\xFD"
+	milkSampleMarker = "\xFD\xFE"
+)
+
 // maxMilkHeader bounds the JSON header.
 const maxMilkHeader = 64 << 10
 
@@ -72,7 +79,7 @@ func (*MilkCodec) Detect(head []byte) bool {
 	if json.Unmarshal(head[:i], &h) != nil || h.numPlayers() == 0 {
 		return false
 	}
-	return len(head) < i+3 || (head[i+1] == 0xFE && head[i+2] == 0xFD)
+	return len(head) < i+3 || string(head[i+1:i+3]) == milkGroupMarker
 }
 
 func parseMilkHeader(b []byte) (*MilkHeader, error) {
@@ -209,9 +216,9 @@ func milkRecords(ctx context.Context, h *MilkHeader, r io.Reader, off int64, eac
 		}
 		var size int
 		switch {
-		case buf[0] == 0xFE && buf[1] == 0xFD:
+		case string(buf[:2]) == milkGroupMarker:
 			size = gs
-		case buf[0] == 0xFD && buf[1] == 0xFE:
+		case string(buf[:2]) == milkSampleMarker:
 			size = ss
 		default:
 			return formats.Errorf(MilkName, off, "expected record marker FE FD or FD FE, got %02X %02X", buf[0], buf[1])
