@@ -5,12 +5,9 @@
 package sc2replay
 
 import (
-	"bytes"
-	"compress/zlib"
 	"context"
 	"encoding/hex"
 	"errors"
-	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -60,37 +57,6 @@ func slicesIndex(fs []mpqtest.File, name string) int {
 	return -1
 }
 
-// zlibZeros compresses n zeros behind the zlib mask byte without holding n
-// bytes.
-func zlibZeros(t testing.TB, n int64) []byte {
-	var buf bytes.Buffer
-	buf.WriteByte(mpqtest.MaskZlib)
-	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed) // 4× faster than best, 25% bigger
-	if _, err := io.CopyN(zw, zeroReader{}, n); err != nil {
-		t.Fatal(err)
-	}
-	zw.Close()
-	return buf.Bytes()
-}
-
-type zeroReader struct{}
-
-func (zeroReader) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
-}
-
-// allocated runs f and returns the bytes it allocated, an upper bound on
-// its peak heap.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // heapPeak tracks the peak of HeapInuse above a baseline, sampled by
 // sample (Frames streams, so what it allocates in total is garbage
 // collected as it goes: the live heap is what must stay bounded).
@@ -120,13 +86,13 @@ func TestBombs(t *testing.T) {
 	single := uint32(mpq.FlagSingleUnit | mpq.FlagCompress)
 	bz, _ := hex.DecodeString(bzip2Zeros)
 	bz = append([]byte{mpqtest.MaskBzip2}, bz...)
-	sector := zlibZeros(t, 512)
+	sector := mpqtest.ZlibZeros(512)
 	secs := make([][]byte, zeros/512)
 	for i := range secs {
 		secs[i] = sector
 	}
 	sectored := mpqtest.Sectors(secs)
-	zl := zlibZeros(t, zeros)
+	zl := mpqtest.ZlibZeros(zeros)
 	msg := func(data []byte, size uint32, flags uint32) mpqtest.File {
 		return mpqtest.File{Name: fileMessageEvents, Data: data, Size: size, Flags: flags}
 	}
@@ -141,7 +107,7 @@ func TestBombs(t *testing.T) {
 		{"message events: 128 MiB of zeros, bzip2", msg(bz, zeros, single), "expected replay.message.events of at most 16777216 bytes", true, "at most 16777216 bytes"},
 		{"message events: 128 MiB of zeros, plain", msg(make([]byte, 1<<20), zeros, mpq.FlagSingleUnit), "expected replay.message.events of at most 16777216 bytes", true, "at most 16777216 bytes"},
 		{"message events: 262,144 zlib sectors of 512 B", msg(sectored, zeros, mpq.FlagCompress), "expected replay.message.events of at most 16777216 bytes", true, "at most 16777216 bytes"},
-		{"message events: 256 KiB of zeros, zlib", msg(zlibZeros(t, 256<<10), 256<<10, single), "expected at most 32768 events in replay.message.events", true, ""},
+		{"message events: 256 KiB of zeros, zlib", msg(mpqtest.ZlibZeros(256<<10), 256<<10, single), "expected at most 32768 events in replay.message.events", true, ""},
 		{"game events: 262,144 zlib sectors of 512 B", mpqtest.File{Name: fileGameEvents, Data: sectored, Size: zeros, Flags: mpq.FlagCompress}, "", true, "needs 262144 sectors, expected at most 65536"},
 		{"game events: 128 MiB of zeros, zlib", mpqtest.File{Name: fileGameEvents, Data: zl, Size: zeros, Flags: single}, "", true, "replay.game.events"},
 		{"details: the issue 12 crasher", mpqtest.File{Name: fileDetails, Data: crasher, Size: uint32(len(crasher)), Flags: mpq.FlagSingleUnit}, "expected valid replay.details", false, ""},
@@ -150,7 +116,7 @@ func TestBombs(t *testing.T) {
 			data := rebuild(t, base, tc.swap)
 			var rec *formatstest.Recording
 			var err error
-			grew := allocated(func() { rec, err = formatstest.TrySplit(New(), data) })
+			grew := mpqtest.Allocated(func() { rec, err = formatstest.TrySplit(New(), data) })
 			if grew > mpq.DefaultBudget {
 				t.Errorf("Split allocated %d bytes, more than the %d-byte budget", grew, mpq.DefaultBudget)
 			}

@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/icza/s2prot"
 	"github.com/icza/s2prot/build"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/internal/mpqtest"
 )
 
 // vint encodes n as a versioned variable-length integer.
@@ -178,15 +178,6 @@ func countEvent(d *dec, es eventStream, n *int) {
 	*n++
 }
 
-// heapGrowth runs f and returns how many bytes it allocated.
-func heapGrowth(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // TestHostileLengths feeds forged lengths to both decoders: each is refused
 // with an error naming it, allocating next to nothing.
 func TestHostileLengths(t *testing.T) {
@@ -230,7 +221,7 @@ func TestHostileLengths(t *testing.T) {
 		{"bit-packed initData of ones", false, p.initData, ones, ""},
 	} {
 		var err error
-		grew := heapGrowth(func() {
+		grew := mpqtest.Allocated(func() {
 			if tc.versioned {
 				_, _, err = decodeVersioned(p, tc.data, tc.typeid)
 			} else {
@@ -254,7 +245,7 @@ func TestZeroBitArrays(t *testing.T) {
 		{kind: kNull},
 	}, minBits: []int{32, 0}}
 	var err error
-	grew := heapGrowth(func() { _, _, err = decodeBitPacked(p, []byte{0xff, 0xff, 0xff, 0xff}, 0) })
+	grew := mpqtest.Allocated(func() { _, _, err = decodeBitPacked(p, []byte{0xff, 0xff, 0xff, 0xff}, 0) })
 	if err == nil || !strings.Contains(err.Error(), "more values than a 4-byte blob can hold") {
 		t.Errorf("got %v, want the value budget to stop the array", err)
 	}
@@ -297,7 +288,7 @@ func FuzzVersioned(f *testing.F) {
 	p := protocolFor(ProtocolBase)
 	es, _ := p.stream(fileTrackerEvents)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		grew := heapGrowth(func() {
+		grew := mpqtest.Allocated(func() {
 			decodeVersioned(p, b, p.details)
 			decodeVersioned(p, b, p.header)
 			decodeEvents(p, b, es)
@@ -318,7 +309,7 @@ func FuzzBitPacked(f *testing.F) {
 	game, _ := p.stream(fileGameEvents)
 	msg, _ := p.stream(fileMessageEvents)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		grew := heapGrowth(func() {
+		grew := mpqtest.Allocated(func() {
 			decodeBitPacked(p, b, p.initData)
 			decodeEvents(p, b, game)
 			decodeEvents(p, b, msg)

@@ -5,11 +5,8 @@ package mpq_test
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/hex"
 	"errors"
-	"io"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -22,42 +19,11 @@ import (
 // writer). TestBombs decompresses its first 4 MiB, which checks it.
 const bzip2Zeros = "425a68393141592653590e09e2df015f8e4000c0000008200030804d4642a025a90a80973141592653590e09e2df015f8e4000c0000008200030804d4642a025a90a809731415926535981f39ae30144e74000c4000008200030cc0529a65454426c5515109e2ee48a70a1214b8fa842"
 
-// zlibZeros compresses n zeros behind the zlib mask byte without holding n
-// bytes.
-func zlibZeros(t testing.TB, n int64) []byte {
-	var buf bytes.Buffer
-	buf.WriteByte(mpqtest.MaskZlib)
-	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed) // 4× faster than best, 25% bigger
-	if _, err := io.CopyN(zw, zeroReader{}, n); err != nil {
-		t.Fatal(err)
-	}
-	zw.Close()
-	return buf.Bytes()
-}
-
-type zeroReader struct{}
-
-func (zeroReader) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
-}
-
-// allocated runs f and returns the bytes it allocated: an upper bound on
-// its peak heap.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 func TestBombs(t *testing.T) {
 	const zeros = 128 << 20
 	bz, _ := hex.DecodeString(bzip2Zeros)
 	bz = append([]byte{mpqtest.MaskBzip2}, bz...)
-	sector := zlibZeros(t, 512)
+	sector := mpqtest.ZlibZeros(512)
 	secs := make([][]byte, zeros/512)
 	for i := range secs {
 		secs[i] = sector
@@ -71,7 +37,7 @@ func TestBombs(t *testing.T) {
 		want   string // "" when the file decompresses within the budget
 		alloc  uint64 // bound on bytes allocated
 	}{
-		{"zlib single unit, 32 MiB", mpqtest.File{Data: zlibZeros(t, 32<<20), Size: 32 << 20, Flags: single}, 0, "", 48 << 20},
+		{"zlib single unit, 32 MiB", mpqtest.File{Data: mpqtest.ZlibZeros(32 << 20), Size: 32 << 20, Flags: single}, 0, "", 48 << 20},
 		// Refused on the declared size: the data is never read.
 		{"zlib single unit over the file limit", mpqtest.File{Data: sector, Size: zeros + 512, Flags: single}, 0,
 			"exceeds the 134217728-byte limit", 1 << 20},
@@ -95,7 +61,7 @@ func TestBombs(t *testing.T) {
 				a.Budget = tc.budget
 			}
 			var out []byte
-			grew := allocated(func() { out, err = a.ReadFile(tc.file.Name) })
+			grew := mpqtest.Allocated(func() { out, err = a.ReadFile(tc.file.Name) })
 			if tc.want == "" {
 				if err != nil || len(out) != int(tc.file.Size) || bytes.ContainsFunc(out, func(r rune) bool { return r != 0 }) {
 					t.Fatalf("got %d bytes, %v; want %d zeros", len(out), err, tc.file.Size)
@@ -117,7 +83,7 @@ func TestBombs(t *testing.T) {
 // TestBudgetAcrossFiles reads three files that share one compressed block:
 // together they would exceed the budget, so the third read is refused.
 func TestBudgetAcrossFiles(t *testing.T) {
-	zl := zlibZeros(t, 10<<20)
+	zl := mpqtest.ZlibZeros(10 << 20)
 	var files []mpqtest.File
 	for _, name := range []string{"a", "b", "c"} {
 		files = append(files, mpqtest.File{Name: name, Data: zl, Size: 10 << 20, Flags: mpq.FlagSingleUnit | mpq.FlagCompress})

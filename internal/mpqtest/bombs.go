@@ -1,0 +1,40 @@
+// The bombs themselves and the measure of what reading one costs.
+
+package mpqtest
+
+import (
+	"bytes"
+	"compress/zlib"
+	"io"
+	"runtime"
+)
+
+// ZlibZeros returns n zeros compressed with zlib behind the MaskZlib byte
+// (a sector or single unit of a decompression bomb), made without holding
+// n bytes.
+func ZlibZeros(n int64) []byte {
+	var buf bytes.Buffer
+	buf.WriteByte(MaskZlib)
+	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed) // 4× faster than best, 25% bigger
+	io.CopyN(zw, zeroReader{}, n)                      // neither side can fail
+	zw.Close()
+	return buf.Bytes()
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// Allocated runs f and returns the bytes it allocated: an upper bound on
+// its peak heap, which a bomb test holds below what the bomb claims.
+func Allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
