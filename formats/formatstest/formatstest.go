@@ -164,6 +164,26 @@ func firstDiff(a, b []byte) int {
 	return n
 }
 
+// CorpusFiles reads the files of CorpusDir(t, sub) whose names match
+// pattern (filepath.Match), by base name; finding none fails the test.
+func CorpusFiles(t testing.TB, sub, pattern string) map[string][]byte {
+	t.Helper()
+	dir := CorpusDir(t, sub)
+	paths, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no %s files in %s (%v)", pattern, dir, err)
+	}
+	out := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = b
+	}
+	return out
+}
+
 // CorpusDir returns ../shared/corpus/<sub> as seen from the module root. When
 // it is missing the test is skipped, or failed when the CI environment
 // variable is set: CI must never pass by skipping the real files.

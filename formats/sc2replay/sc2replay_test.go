@@ -27,18 +27,9 @@ import (
 // corpus reads the replays of the shared corpus by base name.
 func corpus(t testing.TB) map[string][]byte {
 	t.Helper()
-	dir := formatstest.CorpusDir(t, "sc2replay")
-	paths, err := filepath.Glob(filepath.Join(dir, "*.SC2Replay"))
-	if err != nil || len(paths) != 10 {
-		t.Fatalf("want 10 replays in %s, found %d (%v)", dir, len(paths), err)
-	}
-	out := map[string][]byte{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Base(p)] = b
+	out := formatstest.CorpusFiles(t, "sc2replay", "*.SC2Replay")
+	if len(out) != 10 {
+		t.Fatalf("want 10 replays in the corpus, found %d", len(out))
 	}
 	return out
 }

@@ -10,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -21,22 +19,11 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 )
 
+// corpusFiles reads the teehistorian files of the shared corpus by base
+// name.
 func corpusFiles(t testing.TB) map[string][]byte {
 	t.Helper()
-	dir := formatstest.CorpusDir(t, "teehistorian")
-	paths, err := filepath.Glob(filepath.Join(dir, "*.teehistorian"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no corpus files in %s", dir)
-	}
-	out := map[string][]byte{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Base(p)] = b
-	}
-	return out
+	return formatstest.CorpusFiles(t, "teehistorian", "*.teehistorian")
 }
 
 // decodeAll returns every record of a file as strings.
