@@ -34,14 +34,13 @@ func blobError(off int64, what string, err error) *formats.Error {
 
 // backendOf returns the backend named by a four-byte magic.
 func backendOf(magic []byte) (Backend, bool) {
-	if len(magic) < 4 || magic[0] != 'V' || magic[1] != 'T' || magic[2] != 'X' {
+	if len(magic) < 4 {
 		return 0, false
 	}
-	switch Backend(magic[3]) {
-	case Protobuf:
-		return Protobuf, true
-	case FlatBuffers:
-		return FlatBuffers, true
+	for _, b := range [...]Backend{Protobuf, FlatBuffers} {
+		if [4]byte(magic) == b.Magic() {
+			return b, true
+		}
 	}
 	return 0, false
 }
