@@ -179,7 +179,8 @@ func (a *Archive) decodeHeads(blob []byte, headerLen, trailerLen int64) (header,
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // encodeBlob lays out a shard value: flags (bit 0: zstd) ‖ uvarint
-// len(resume) ‖ resume ‖ payload.
+// len(resume) ‖ resume ‖ payload. (Chunks of formats with a transform are
+// laid out by encodeStreamsBlob instead, flag bit 1.)
 //
 // scratch is reused between calls to compress into; the returned blob is a
 // fresh slice of exactly its size, since it is kept until the commit.
@@ -191,7 +192,7 @@ func (a *Archive) encodeBlob(scratch *[]byte, resume, native []byte, precompress
 func encodeBlobWith(enc *zstd.Encoder, scratch *[]byte, resume, native []byte, precompressed bool) []byte {
 	flags := byte(0)
 	if !precompressed {
-		flags = 1
+		flags = blobZstd
 	}
 	head := make([]byte, 0, 1+binary.MaxVarintLen64+len(resume))
 	head = append(head, flags)
@@ -208,6 +209,159 @@ func encodeBlobWith(enc *zstd.Encoder, scratch *[]byte, resume, native []byte, p
 	return out
 }
 
+// Blob flags (the first byte of a shard value).
+const (
+	// blobZstd: the payload is one zstd frame of the native bytes.
+	blobZstd = 1 << 0
+	// blobStreams: the blob is laid out by encodeStreamsBlob.
+	blobStreams = 1 << 1
+)
+
+// Transforms of a streams blob (its second byte). A build that meets a
+// transform it does not know refuses the chunk with errUnknownTransform,
+// so an archive written by a newer build fails clearly, never silently.
+const (
+	// transformColumns: the native bytes as teehistorian record columns
+	// (columns.go), numCols streams.
+	transformColumns = 1
+)
+
+// errUnknownTransform is returned for a streams blob whose transform this
+// build does not have.
+var errUnknownTransform = errors.New("chunk uses a transform this build does not know (written by a newer version?)")
+
+// formatTransforms names the transform the chunks of a format get (chunks
+// the codec marked Precompressed never get one).
+var formatTransforms = map[string]byte{"teehistorian": transformColumns}
+
+// A streams blob (flags bit 1, since issue 15's stored-bytes work):
+//
+//	flags (blobStreams) ‖ transform (1 B) ‖ uvarint k ‖
+//	k × (uvarint stored<<1 | zstd, then uvarint native size if zstd) ‖
+//	the k streams' stored bytes, in order
+//
+// Stream 0 is the resume state, streams 1..k-1 the transform's streams.
+// Each stream is one zstd frame (no frame checksum: the chunk's CRC-32C
+// covers the result) or, when that is not smaller, its bytes as they are:
+// each field kind gets its own entropy tables.
+
+// columnStreams is how many streams a transformColumns blob holds.
+const columnStreams = 1 + numCols
+
+// encodeStreamsBlob lays out a streams blob of native under transform
+// (transformColumns), compressing each stream with enc. cols is scratch
+// reused between calls.
+func encodeStreamsBlob(enc *zstd.Encoder, cols *[][]byte, resume, native []byte) []byte {
+	*cols = splitColumns(native, *cols)
+	streams := make([][]byte, 0, columnStreams)
+	streams = append(streams, resume)
+	streams = append(streams, (*cols)...)
+	head := []byte{blobStreams, transformColumns}
+	head = binary.AppendUvarint(head, uint64(len(streams)))
+	stored := make([][]byte, len(streams))
+	size := 0
+	for i, s := range streams {
+		stored[i] = s
+		z := uint64(0)
+		if len(s) >= minStreamZstd {
+			if c := enc.EncodeAll(s, nil); len(c) < len(s) {
+				stored[i], z = c, 1
+			}
+		}
+		head = binary.AppendUvarint(head, uint64(len(stored[i]))<<1|z)
+		if z == 1 {
+			head = binary.AppendUvarint(head, uint64(len(s)))
+		}
+		size += len(stored[i])
+	}
+	out := make([]byte, 0, len(head)+size)
+	out = append(out, head...)
+	for _, s := range stored {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// minStreamZstd is the smallest stream worth a zstd frame: a frame's
+// header and block header cost about 8 bytes.
+const minStreamZstd = 16
+
+// decodeStreamsBlob reverses encodeStreamsBlob, appending the native bytes
+// to dst; want is the native size the manifest records, which bounds what
+// the streams may claim.
+func (a *Archive) decodeStreamsBlob(blob []byte, want int64, dst []byte) (native, resume []byte, err error) {
+	if len(blob) < 3 {
+		return nil, nil, errors.New("streams blob too short")
+	}
+	if blob[1] != transformColumns {
+		return nil, nil, fmt.Errorf("%w: transform %d", errUnknownTransform, blob[1])
+	}
+	if want < 0 || want > MaxChunkBytes {
+		return nil, nil, fmt.Errorf("recorded size %d is out of range (corrupt manifest?)", want)
+	}
+	r := tableReader{b: blob, off: 2}
+	k := r.uvarint("stream count")
+	if r.err == nil && k != columnStreams {
+		return nil, nil, fmt.Errorf("streams blob holds %d streams, transform %d has %d", k, blob[1], columnStreams)
+	}
+	type stream struct {
+		stored, native int
+		zstd           bool
+	}
+	var st [columnStreams]stream
+	total := 0 // native bytes of all streams
+	for i := range st {
+		v := r.uvarint("stream size")
+		st[i] = stream{stored: int(min(v>>1, uint64(len(blob)))), zstd: v&1 != 0}
+		st[i].native = st[i].stored
+		if st[i].zstd {
+			st[i].native = int(min(r.uvarint("stream native size"), 2*MaxChunkBytes))
+		}
+		total += st[i].native
+	}
+	if r.err != nil {
+		return nil, nil, fmt.Errorf("streams blob header: %w", r.err)
+	}
+	// The resume state is small; the columns hold the native bytes plus
+	// nothing: a total above both is a corrupt blob, refused before any
+	// allocation.
+	if int64(total) > want+MaxChunkBytes {
+		return nil, nil, fmt.Errorf("streams blob claims %d bytes for a chunk of %d", total, want)
+	}
+	buf := make([]byte, 0, total+decodeSlack)
+	var parts [columnStreams][]byte
+	off := r.off
+	for i, s := range st {
+		if s.stored > len(blob)-off {
+			return nil, nil, fmt.Errorf("stream %d: %d bytes at offset %d, blob has %d", i, s.stored, off, len(blob))
+		}
+		src := blob[off : off+s.stored]
+		off += s.stored
+		start := len(buf)
+		if s.zstd {
+			out, err := a.dec.DecodeAll(src, buf)
+			if err != nil {
+				return nil, nil, fmt.Errorf("stream %d: %w", i, err)
+			}
+			if len(out)-start != s.native {
+				return nil, nil, fmt.Errorf("stream %d: decoded %d bytes, want %d", i, len(out)-start, s.native)
+			}
+			buf = out
+		} else {
+			buf = append(buf, src...)
+		}
+		parts[i] = buf[start:len(buf):len(buf)]
+	}
+	if off != len(blob) {
+		return nil, nil, fmt.Errorf("%d bytes after the last stream", len(blob)-off)
+	}
+	native, err = joinColumns(parts[1:], dst)
+	if err != nil {
+		return nil, nil, err
+	}
+	return native, parts[0], nil
+}
+
 // decodeBlob reverses encodeBlob, checking the native length and CRC.
 func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, err error) {
 	return a.decodeBlobInto(blob, e, nil)
@@ -221,22 +375,32 @@ func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native,
 		return nil, nil, errors.New("blob too short")
 	}
 	flags := blob[0]
-	n, k := binary.Uvarint(blob[1:])
-	if k <= 0 || n > uint64(len(blob)-1-k) {
-		return nil, nil, errors.New("blob resume length out of range")
+	if flags != 0 && flags != blobZstd && flags != blobStreams {
+		return nil, nil, fmt.Errorf("unknown blob flags %#x (written by a newer version?)", flags)
 	}
-	resume = blob[1+k : 1+k+int(n)]
-	payload := blob[1+k+int(n):]
-	switch {
-	case flags&1 != 0:
-		native, err = a.decodeChunk(payload, e.Length, dst)
+	if flags == blobStreams {
+		native, resume, err = a.decodeStreamsBlob(blob, e.Length, dst[:0:cap(dst)])
 		if err != nil {
 			return nil, nil, err
 		}
-	case dst != nil:
-		native = append(dst[:0], payload...)
-	default:
-		native = payload
+	} else {
+		n, k := binary.Uvarint(blob[1:])
+		if k <= 0 || n > uint64(len(blob)-1-k) {
+			return nil, nil, errors.New("blob resume length out of range")
+		}
+		resume = blob[1+k : 1+k+int(n)]
+		payload := blob[1+k+int(n):]
+		switch {
+		case flags&blobZstd != 0:
+			native, err = a.decodeChunk(payload, e.Length, dst)
+			if err != nil {
+				return nil, nil, err
+			}
+		case dst != nil:
+			native = append(dst[:0], payload...)
+		default:
+			native = payload
+		}
 	}
 	if int64(len(native)) != e.Length {
 		return nil, nil, fmt.Errorf("chunk holds %d bytes, index says %d", len(native), e.Length)
