@@ -32,7 +32,8 @@
   // theirs.
   const TIMELINE_FONT = '11px system-ui, sans-serif';
   const TRAILS_FONT = '12px system-ui, sans-serif';
-  // The trails picture's background.
+  // The canvases' backgrounds (as in app.css).
+  const TIMELINE_BG = '#fbfcfd';
   const TRAILS_BG = '#10161f';
   const KIND_COLORS = {
     join: '#2e8b57', drop: '#c0392b', command: '#1f5fbf', login: '#8e44ad', vote: '#d35400',
@@ -448,10 +449,11 @@
     $('back').href = sessionStorage.getItem('replay.lastSearch') || '/';
     $('back').dataset.nav = '';
     $('rec-h').textContent = 'Loading…';
-    // The panels are shown with their data, not empty before it: the
-    // browser lays out and paints the page once, not an empty frame of it
-    // first and then all of it again.
-    $('rec-body').hidden = true;
+    // The panels are laid out (the canvases take their size) but not
+    // painted until their data is in: the browser paints them once, not
+    // empty first and then all again.
+    $('rec-body').classList.add('pending');
+    $('rec-body').hidden = false;
     for (const t of ['events', 'players', 'audit']) $(t).tBodies[0].replaceChildren();
     $('meta').replaceChildren();
     $('flags').replaceChildren();
@@ -472,6 +474,10 @@
     const recP = api(recURL(id));
     const urlTick = parseInt(new URLSearchParams(location.search).get('t'), 10);
     const guess = isFinite(urlTick) && urlTick >= 0 ? guessFrames(id, urlTick) : null;
+    // Size the canvases while the answers are on their way and the
+    // panels are empty: reading their width lays out only those, where
+    // after the tables are filled it would lay them all out once more.
+    sizeCanvases();
     try {
       rec = await recP;
       if (token === state.token) {
@@ -487,17 +493,14 @@
     } catch (e) {
       if (token !== state.token) return;
       state.rec = null;
+      $('rec-body').hidden = true;
       $('rec-h').textContent = 'Recording not available';
       notice(errText(e));
       return;
     }
     if (token !== state.token) return;
     performance.mark('replay:data');
-    // Size the canvases while the panels are still empty: reading their
-    // width lays out the empty panels, where after the tables are filled
-    // it would lay those out too.
-    $('rec-body').hidden = false;
-    sizeCanvases();
+    $('rec-body').classList.remove('pending');
     state.rec = rec;
     state.events = eventColumns(evs);
     state.eventTotal = evs.total || state.events.n;
@@ -830,6 +833,11 @@
       // A new size resets the canvas's state, its font with it.
       const g = c.getContext('2d');
       setFont(g, c.id === 'trails' ? TRAILS_FONT : TIMELINE_FONT);
+      // Paint the background now: the first drawing on a canvas of a new
+      // size makes the browser set up its bitmap, which is better done
+      // while the API's answers are on their way than when the page draws.
+      g.fillStyle = c.id === 'trails' ? TRAILS_BG : TIMELINE_BG;
+      g.fillRect(0, 0, c.width, c.height);
     }
   }
 
