@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -249,34 +250,57 @@ func TestInterruptedDeleteIsFinished(t *testing.T) {
 	}
 }
 
+// TestCorruptChunkIsReported damages one stored chunk in several places:
+// a whole export fails naming the chunk (whether zstd's checksum, its
+// decoding or the CRC-32C catches it), having written only the bytes
+// before it, and check --read-data reports it.
 func TestCorruptChunkIsReported(t *testing.T) {
-	a := openTest(t)
-	native := formatstest.LinesFile("e", 40)
-	res := ingest(t, a, native, nil)
-	m := res.Manifest
-	db, _ := a.shard(m.Shard, false)
-	key := chunkKey(m.ID, m.Chunks[3].StartTick)
-	if err := db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketChunks)
-		v := bytes.Clone(b.Get(key))
-		v[len(v)-1] ^= 0x55
-		return b.Put(key, v)
-	}); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		at   func(v []byte) int // index of the byte to change
+		xor  byte
+	}{
+		{"zstd checksum", func(v []byte) int { return len(v) - 1 }, 0x55},
+		{"payload", func(v []byte) int { return len(v) / 2 }, 0x55},
+		{"frame header", func(v []byte) int { _, k, _ := blobResume(v); return k + 4 }, 0x55},
+		// The frame no longer says it has a checksum.
+		{"checksum flag", func(v []byte) int { _, k, _ := blobResume(v); return k + 4 }, 0x04},
 	}
-	r, _ := a.Open(res.ID)
-	var out bytes.Buffer
-	if _, err := r.WriteTo(context.Background(), &out); err == nil {
-		t.Fatal("export of a corrupt chunk succeeded")
-	}
-	// Chunks are decompressed in parallel but written in order: what was
-	// written is the file up to the corrupt chunk, nothing after it.
-	if !bytes.HasPrefix(native, out.Bytes()) || out.Len() >= len(native) {
-		t.Errorf("wrote %d bytes before the error, not a prefix of the %d-byte file", out.Len(), len(native))
-	}
-	rep, _ := a.Check(context.Background(), CheckOptions{ReadData: true})
-	if len(rep.Problems) != 1 {
-		t.Fatalf("problems = %v", rep.Problems)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := openTest(t)
+			native := formatstest.LinesFile("e", 40)
+			res := ingest(t, a, native, nil)
+			m := res.Manifest
+			db, _ := a.shard(m.Shard, false)
+			key := chunkKey(m.ID, m.Chunks[3].StartTick)
+			if err := db.Update(func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketChunks)
+				v := bytes.Clone(b.Get(key))
+				v[tt.at(v)] ^= tt.xor
+				return b.Put(key, v)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := a.Open(res.ID)
+			var out bytes.Buffer
+			_, err := r.WriteTo(context.Background(), &out)
+			if err == nil {
+				t.Fatal("export of a corrupt chunk succeeded")
+			}
+			if want := fmt.Sprintf("chunk 3 (tick %d)", m.Chunks[3].StartTick); !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not name %q", err, want)
+			}
+			// Chunks are decompressed in parallel but written in order: what
+			// was written is the file up to the corrupt chunk, nothing after.
+			if !bytes.HasPrefix(native, out.Bytes()) || int64(out.Len()) > m.Chunks[3].Offset {
+				t.Errorf("wrote %d bytes before the error, not a prefix of the file ending before chunk 3 (byte %d)", out.Len(), m.Chunks[3].Offset)
+			}
+			rep, _ := a.Check(context.Background(), CheckOptions{ReadData: true})
+			if len(rep.Problems) != 1 {
+				t.Fatalf("problems = %v", rep.Problems)
+			}
+		})
 	}
 }
 

@@ -371,6 +371,17 @@ func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, 
 // (whole exports cycle a few buffers instead of allocating one per chunk).
 // The native bytes never alias blob when dst is given.
 func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native, resume []byte, err error) {
+	return a.decodeBlobCRC(blob, e, dst, true)
+}
+
+// decodeBlobCRC is decodeBlobInto checking the CRC-32C of a zstd chunk
+// only if crc is set. A whole export leaves it unset: zstd checks its
+// frame's content checksum (xxhash64 of the native bytes) as it decodes,
+// which names a corrupt chunk as the CRC would, and the sha256 of the whole
+// file covers every byte once more (including a frame whose header lost its
+// checksum flag). Precompressed chunks, which have no frame, are always
+// checked.
+func (a *Archive) decodeBlobCRC(blob []byte, e ChunkEntry, dst []byte, crc bool) (native, resume []byte, err error) {
 	if len(blob) < 2 {
 		return nil, nil, errors.New("blob too short")
 	}
@@ -405,7 +416,7 @@ func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native,
 	if int64(len(native)) != e.Length {
 		return nil, nil, fmt.Errorf("chunk holds %d bytes, index says %d", len(native), e.Length)
 	}
-	if crc32.Checksum(native, crcTable) != e.CRC {
+	if (crc || flags&1 == 0) && crc32.Checksum(native, crcTable) != e.CRC {
 		return nil, nil, errors.New("chunk checksum mismatch")
 	}
 	return native, resume, nil

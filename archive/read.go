@@ -147,14 +147,15 @@ func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return r.readChunk(ctx, i, nil, nil)
+	return r.readChunk(ctx, i, nil, nil, true)
 }
 
 // readChunk is ReadChunk copying the blob into *blobBuf (kept for the next
 // call) and decoding into dst, when they are large enough. With blobBuf nil
 // both are allocated; with blobBuf given, dst must not be nil (the native
 // bytes of a precompressed chunk must not alias the reused blob buffer).
-func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst []byte) (native, resume []byte, err error) {
+// Without crc a zstd chunk's CRC-32C is not checked (see decodeBlobCRC).
+func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst []byte, crc bool) (native, resume []byte, err error) {
 	c := r.chunks[i]
 	e := ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}
 	var buf []byte
@@ -169,7 +170,7 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 		blob, err = r.a.readBlobInto(r.m.Shard, r.m.owner(), e.StartTick, buf)
 	}
 	if err == nil {
-		native, resume, err = r.a.decodeBlobInto(blob, e, dst)
+		native, resume, err = r.a.decodeBlobCRC(blob, e, dst, crc)
 		if err != nil && r.m.Live && i == len(r.chunks)-1 {
 			// A grow rewrote the open tail since the recording was opened.
 			native, resume, err = r.a.decodeGrownTail(blob, e)
@@ -178,7 +179,7 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 			// A damaged cache file: drop it and fetch the chunk again.
 			r.a.chunkCache().remove(cacheName(r.m.ID, r.offs[i]))
 			if blob, _, err = r.remoteBlob(ctx, i, buf, true); err == nil {
-				native, resume, err = r.a.decodeBlobInto(blob, e, dst)
+				native, resume, err = r.a.decodeBlobCRC(blob, e, dst, crc)
 			}
 		}
 	}
@@ -217,8 +218,9 @@ var ErrChecksum = fmt.Errorf("archive: exported bytes do not match the recorded 
 // a temporary file and rename it only on success, or call Verify first.
 //
 // Reading is pipelined over two cores: a goroutine reads and decompresses
-// chunks (each checked against its CRC-32C) up to exportAhead chunks ahead,
-// while this one hashes and writes them.
+// chunks (each checked by zstd's content checksum, or its CRC-32C when it
+// has none) up to exportAhead chunks ahead, while this one hashes and
+// writes them.
 func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 	h := sha256.New()
 	var n int64
@@ -312,7 +314,7 @@ func (r *Recording) readAhead(ctx context.Context, pieces chan<- exportPiece, fr
 		wg.Go(func() {
 			var blobBuf []byte
 			for j := range jobs {
-				native, _, err := r.readChunk(ctx, j.i, &blobBuf, j.dst)
+				native, _, err := r.readChunk(ctx, j.i, &blobBuf, j.dst, false)
 				j.out <- exportPiece{native, err}
 			}
 		})
