@@ -1,0 +1,88 @@
+package ingest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats/all"
+	"github.com/replayarchive/replay/query"
+)
+
+// BenchmarkLiveGrowSteps grows a live recording from the teehistorian file
+// named by LIVE_GROW_FILE in LIVE_GROW_STEPS equal steps (default 40),
+// each grow followed by the search index update, as serve --watch does,
+// and logs each step's archived events, and the time and bytes allocated
+// (the process's TotalAlloc, which counts the index's background merges
+// too) of the grow and of the index update. Run once:
+//
+//	go run ./internal/cmd/thgen -dur 16h -players 2 -cmds 8000 -idle 0.95 -o /tmp/long.th
+//	LIVE_GROW_FILE=/tmp/long.th go test ./ingest -run '^$' -bench LiveGrowSteps -benchtime=1x -v
+//
+// docs/live.md has the figures.
+func BenchmarkLiveGrowSteps(b *testing.B) {
+	path := os.Getenv("LIVE_GROW_FILE")
+	if path == "" {
+		b.Skip("LIVE_GROW_FILE names no file")
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	steps := 40
+	if s := os.Getenv("LIVE_GROW_STEPS"); s != "" {
+		if n, err := strconv.Atoi(s); err != nil || n < 1 {
+			b.Fatalf("LIVE_GROW_STEPS=%q", s)
+		} else {
+			steps = n
+		}
+	}
+	ctx := context.Background()
+	for range b.N {
+		dir := b.TempDir()
+		a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix, err := query.Open(filepath.Join(dir, "index"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := &Pipeline{Archive: a, Codecs: all.Codecs()}
+		grown := filepath.Join(dir, "game.teehistorian")
+		var m0, m1, m2 runtime.MemStats
+		for i := 1; i <= steps; i++ {
+			if err := os.WriteFile(grown, file[:len(file)*i/steps], 0o644); err != nil {
+				b.Fatal(err)
+			}
+			runtime.ReadMemStats(&m0)
+			t0 := time.Now()
+			g, err := p.Grow(ctx, grown, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d0 := time.Since(t0)
+			runtime.ReadMemStats(&m1)
+			t1 := time.Now()
+			if _, err := query.Sync(ctx, ix, a); err != nil {
+				b.Fatal(err)
+			}
+			d1 := time.Since(t1)
+			runtime.ReadMemStats(&m2)
+			events := 0
+			if g.Manifest != nil {
+				events = g.Manifest.EventCount
+			}
+			mib := func(a, b *runtime.MemStats) float64 { return float64(b.TotalAlloc-a.TotalAlloc) / (1 << 20) }
+			b.Logf("step %2d: %-6s %7d events; grow %5.2f s %6.1f MiB; index %5.2f s %6.1f MiB",
+				i, g.Action, events, d0.Seconds(), mib(&m0, &m1), d1.Seconds(), mib(&m1, &m2))
+		}
+		ix.Close()
+		a.Close()
+	}
+}
