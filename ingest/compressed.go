@@ -32,6 +32,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 	"github.com/ulikunitz/xz"
 )
 
@@ -85,7 +86,6 @@ func (e *ExpansionError) Unwrap() error { return ErrExpansion }
 var (
 	gzipMagic = []byte{0x1f, 0x8b}
 	xzMagic   = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
-	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 )
 
 // SniffCompression recognises a container from a file's first bytes.
@@ -93,7 +93,7 @@ func SniffCompression(head []byte) Compression {
 	switch {
 	case bytes.HasPrefix(head, xzMagic):
 		return XZ
-	case bytes.HasPrefix(head, zstdMagic):
+	case bounded.IsZstd(head):
 		return Zstd
 	case len(head) >= 3 && bytes.HasPrefix(head, gzipMagic) && head[2] == 8: // deflate
 		return Gzip

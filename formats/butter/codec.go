@@ -71,7 +71,7 @@ func (*Codec) Detect(head []byte) bool {
 	case CompressGzip:
 		return bytes.HasPrefix(d, gzipMagic)
 	}
-	return len(d) < len(zstdMagic) || bytes.HasPrefix(d, zstdMagic)
+	return len(d) < len(bounded.ZstdMagic) || bounded.IsZstd(d)
 }
 
 // maxHeader bounds the header and chunk table Split will buffer.

@@ -28,11 +28,8 @@ const (
 	markerDelta    = 0xFEFE
 )
 
-// Magics of a compressed chunk's first bytes.
-var (
-	gzipMagic = []byte{0x1F, 0x8B}
-	zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
-)
+// gzipMagic starts a gzip-compressed chunk (a zstd one: bounded.IsZstd).
+var gzipMagic = []byte{0x1F, 0x8B}
 
 // Bounds on what a header may claim before we allocate for it.
 const (

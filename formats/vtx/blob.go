@@ -8,15 +8,11 @@
 package vtx
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/internal/bounded"
 )
-
-// zstdMagic opens every zstd frame.
-var zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
 
 // MinCompressSize is the smallest blob the SDK tries to compress.
 const MinCompressSize = 512
@@ -24,9 +20,6 @@ const MinCompressSize = 512
 // DefaultMaxBlobSize bounds a blob, compressed or decompressed, unless a
 // Codec or Decoder sets its own limit. The SDK rolls chunks at 10 MiB.
 const DefaultMaxBlobSize = 256 << 20
-
-// IsZstd reports whether blob starts with the zstd frame magic.
-func IsZstd(blob []byte) bool { return bytes.HasPrefix(blob, zstdMagic) }
 
 // Decoder decodes blobs and the messages in them, reusing one zstd decoder.
 // It is not safe for concurrent use.
@@ -58,7 +51,7 @@ func (d *Decoder) Close() {
 // declare its content size (the SDK's reader requires it) and that size must
 // not exceed d.MaxSize.
 func (d *Decoder) Unpack(blob []byte) ([]byte, error) {
-	if !IsZstd(blob) {
+	if !bounded.IsZstd(blob) {
 		return blob, nil
 	}
 	var h zstd.Header

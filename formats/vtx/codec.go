@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // DefaultMaxPlayers bounds Metadata.Players unless Codec.MaxPlayers is set.
@@ -97,7 +98,7 @@ func (c Codec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*forma
 			StartTick:     sc.start,
 			Ticks:         int64(sc.frames),
 			Time:          frameTime(early, sc.start),
-			Precompressed: IsZstd(sc.piece[4:]),
+			Precompressed: bounded.IsZstd(sc.piece[4:]),
 		}
 		return w.Chunk(ch, sc.piece)
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/internal/bounded"
 )
 
 // testSchema names two structs; Stats is nested in Unit.
@@ -160,7 +161,7 @@ func TestWriterRoundTrip(t *testing.T) {
 						t.Errorf("chunk %d precompressed = %v", i, c.Precompressed)
 					}
 				}
-				if raw == IsZstd(rec.HeaderData[8:]) {
+				if raw == bounded.IsZstd(rec.HeaderData[8:]) {
 					t.Errorf("header zstd = %v", !raw)
 				}
 				m := rec.Metadata
@@ -193,8 +194,8 @@ func TestCompressionRule(t *testing.T) {
 	rec := formatstest.Split(t, Codec{}, buf.Bytes())
 	tr := rec.TrailerData
 	for i, blob := range [][]byte{rec.HeaderData[8:], rec.ChunkBytes[0][4:], tr[:len(tr)-8]} {
-		if IsZstd(blob) || len(blob) >= MinCompressSize {
-			t.Errorf("blob %d: %d bytes, zstd %v", i, len(blob), IsZstd(blob))
+		if bounded.IsZstd(blob) || len(blob) >= MinCompressSize {
+			t.Errorf("blob %d: %d bytes, zstd %v", i, len(blob), bounded.IsZstd(blob))
 		}
 	}
 	data, _ := genFile(t, FlatBuffers, 30, &WriterOptions{ChunkFrames: 10})
@@ -344,7 +345,7 @@ func TestBadInputStride(t *testing.T) {
 // zstdFrame builds a single-segment zstd frame header declaring fcs bytes,
 // followed by one raw block of the given payload.
 func zstdFrame(fcs uint64, payload []byte) []byte {
-	b := append([]byte{}, zstdMagic...)
+	b := []byte(bounded.ZstdMagic)
 	b = append(b, 0xE0) // FCS field 8 bytes, single segment
 	b = binary.LittleEndian.AppendUint64(b, fcs)
 	bh := uint32(len(payload))<<3 | 1 // last block, raw
@@ -371,7 +372,7 @@ func TestZstdBomb(t *testing.T) {
 		t.Error("lying frame accepted")
 	}
 	// A streamed frame without a content size is refused, as the SDK does.
-	noFCS := append(append([]byte{}, zstdMagic...), 0x00, 0x00, 1<<3|1, 0, 0, 'x')
+	noFCS := append([]byte(bounded.ZstdMagic), 0x00, 0x00, 1<<3|1, 0, 0, 'x')
 	if _, err := d.Unpack(noFCS); err == nil || !strings.Contains(err.Error(), "content size") {
 		t.Errorf("frame without content size: %v", err)
 	}

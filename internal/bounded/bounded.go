@@ -181,6 +181,16 @@ const (
 	zstdMinFrameHead  = 6
 )
 
+// ZstdMagic opens every zstd frame.
+const ZstdMagic = "\x28\xB5\x2F\xFD"
+
+// IsZstd reports whether b starts with a zstd frame's magic number: the
+// codecs that store zstd frames as they are and the ingest's detection of
+// compressed input tell them apart by it.
+func IsZstd(b []byte) bool {
+	return len(b) >= len(ZstdMagic) && string(b[:len(ZstdMagic)]) == ZstdMagic
+}
+
 // ZstdMaxOutput is the most that n bytes of zstd frames can decompress
 // to: 128 KiB per 4 bytes. A frame that declares more content (or a
 // larger window) than this lies, and can be refused before a buffer of
