@@ -48,6 +48,14 @@ const DefaultMaxEvents = 100_000
 // without one. A server names a player in the ticks after the join.
 const maxQueued = 4096
 
+// maxNameWait is how many ticks (one second at DDNet's 50 a second) a JOIN
+// waits for its player's name: a server names a player in the ticks after
+// the join. Past it the JOIN goes out without a name, and so do the events
+// queued behind it, which a moderator waits for (a live recording's events
+// are searchable once sent). A name that comes later does not rename the
+// JOIN, with or without a sink, so that both give the same events.
+const maxNameWait = 50
+
 // Bounds on the rest of the metadata, so that its memory does not grow with
 // a hostile file's size: an event's text is cut after maxEventText bytes
 // (DDNet's console lines are at most 512), a player name after maxName bytes
@@ -345,6 +353,29 @@ func (mb *metaBuilder) resolve(cid int32, name string) {
 	mb.flush(maxQueued)
 }
 
+// expire lets the JOINs queued more than maxNameWait ticks before tick go
+// out without a name, with the events behind them.
+func (mb *metaBuilder) expire(tick int64) {
+	if len(mb.queue) == 0 || !mb.queue[0].wait || mb.queue[0].e.Tick+maxNameWait >= tick {
+		return
+	}
+	for i := range mb.queue {
+		q := &mb.queue[i]
+		if q.e.Tick+maxNameWait >= tick {
+			break
+		}
+		if q.wait {
+			q.wait = false
+			for cid, j := range mb.join {
+				if j == mb.qbase+i+1 {
+					mb.join[cid] = 0
+				}
+			}
+		}
+	}
+	mb.flush(maxQueued)
+}
+
 // flush sends the queued events up to the first that waits, and beyond it
 // while more than keep are queued (a JOIN then goes out without a name).
 func (mb *metaBuilder) flush(keep int) error {
@@ -363,16 +394,18 @@ func (mb *metaBuilder) flush(keep int) error {
 	return mb.err
 }
 
-func (mb *metaBuilder) setName(cid int32, name string) {
+func (mb *metaBuilder) setName(tick int64, cid int32, name string) {
 	if cid < 0 || cid >= MaxClients || name == "" {
 		return
 	}
 	name = truncate(name, maxName)
 	mb.names[cid] = name
 	if j := mb.join[cid]; j > 0 && mb.sink != nil {
-		mb.resolve(cid, name)
+		mb.resolve(cid, name) // expire let go of a JOIN that waited too long
 	} else if j > 0 {
-		mb.meta.Events[j-1].Player = name
+		if mb.meta.Events[j-1].Tick+maxNameWait >= tick {
+			mb.meta.Events[j-1].Player = name
+		}
 		mb.join[cid] = 0
 	}
 	if _, ok := mb.players[name]; !ok {
@@ -411,11 +444,12 @@ func truncate(s string, n int) string {
 
 // observe looks at one record before it is applied to st.
 func (mb *metaBuilder) observe(it *Item, st *State) {
+	mb.expire(it.Tick)
 	switch it.Type {
 	case ItemMessage:
 		if mb.msgNames && it.Cid >= 0 && it.Cid < MaxClients {
 			if name, ok := MessageName(it.Data, st.Clients[it.Cid].Proto7); ok {
-				mb.setName(it.Cid, name)
+				mb.setName(it.Tick, it.Cid, name)
 			}
 		}
 	case ItemJoin:
@@ -459,7 +493,7 @@ func (mb *metaBuilder) observe(it *Item, st *State) {
 		}
 		switch it.Ex {
 		case ExPlayerName:
-			mb.setName(f.Cid, f.Name)
+			mb.setName(it.Tick, f.Cid, f.Name)
 		case ExAuthInit, ExAuthLogin, ExAuthInitRole:
 			if f.Cid >= 0 && f.Cid < MaxClients {
 				mb.auth[f.Cid] = f.Name

@@ -9,6 +9,9 @@ import (
 	"testing"
 )
 
+// MaxNameWait is maxNameWait, for the external tests.
+const MaxNameWait = maxNameWait
+
 // Unexported parts of the codec that external tests exercise.
 var (
 	NewChunkReader = newChunkReader

@@ -249,3 +249,86 @@ func FuzzSplitTail(f *testing.F) {
 		}
 	})
 }
+
+// TestUnnamedJoinHoldsEventsBriefly: events queued behind a JOIN whose
+// player is not named yet go out once MaxNameWait ticks of game time have
+// passed, so a live recording's commands become searchable even when a
+// player is never named; a name within the wait names the JOIN, a later one
+// does not, live and whole alike.
+func TestUnnamedJoinHoldsEventsBriefly(t *testing.T) {
+	const w = teehistorian.MaxNameWait
+	hj, err := teehistorian.SampleHeader().MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rec, err := teehistorian.NewRecorder(&buf, hj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.BeginTick(1)
+	rec.PlayerJoin(0, false) // named too late
+	rec.PlayerJoin(2, false) // named in time
+	rec.BeginTick(2)
+	rec.ConsoleCommand(1, 0, "say", "early")
+	rec.BeginTick(2 + w/2)
+	rec.PlayerName(2, "quick")
+	rec.Flush()
+	held := buf.Len()
+	rec.BeginTick(2 + w)
+	rec.ConsoleCommand(1, 0, "say", "late")
+	rec.Flush()
+	released := buf.Len()
+	rec.BeginTick(2 + 2*w)
+	rec.PlayerName(0, "slow")
+	if err := rec.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.Bytes()
+	c := &teehistorian.Codec{ChunkSize: 16 << 10}
+	texts := func(events []formats.Event) []string {
+		var out []string
+		for _, e := range events {
+			out = append(out, e.Kind+" "+e.Player+": "+e.Text)
+		}
+		return out
+	}
+	want := []string{
+		"join : client 0 joined (0.6)",
+		"join quick: client 2 joined (0.6)",
+		"command : say early",
+		"command : say late",
+	}
+
+	var s liveSim
+	if _, err := s.grow(t, c, file, held, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(s.events); len(got) != 0 {
+		t.Errorf("before the wait ended, sent %q; want nothing (the first JOIN is still waiting)", got)
+	}
+	if _, err := s.grow(t, c, file, released, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(s.events); !reflect.DeepEqual(got, want) {
+		t.Errorf("after the wait, live events\n%q\nwant\n%q", got, want)
+	}
+	if _, err := s.grow(t, c, file, len(file), true); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(s.events); !reflect.DeepEqual(got, want) {
+		t.Errorf("sealed live events\n%q\nwant\n%q", got, want)
+	}
+	// Whole, with and without an EventWriter.
+	var sink formatstest.EventRecording
+	meta, err := c.Split(context.Background(), bytes.NewReader(file), &sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(append(sink.Events, meta.Events...)); !reflect.DeepEqual(got, want) {
+		t.Errorf("whole split to an EventWriter\n%q\nwant\n%q", got, want)
+	}
+	if got := texts(formatstest.Split(t, c, file).Metadata.Events); !reflect.DeepEqual(got, want) {
+		t.Errorf("whole split in memory\n%q\nwant\n%q", got, want)
+	}
+}
