@@ -1,6 +1,6 @@
 // Record columns: a reversible transform of teehistorian chunks that puts
-// each kind of field in its own stream before compression (issue 15,
-// stored bytes). A chunk interleaves record types, position deltas and ten
+// each kind of field in its own stream before compression, for fewer
+// stored bytes. A chunk interleaves record types, position deltas and ten
 // input fields; zstd compresses each of them far better alone: 0.71× the
 // bytes of compressing the chunk whole on generated games, 0.74× on the
 // corpus's teehistorian files (docs/PERFORMANCE.md).

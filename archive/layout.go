@@ -234,7 +234,7 @@ var errUnknownTransform = errors.New("chunk uses a transform this build does not
 // the codec marked Precompressed never get one).
 var formatTransforms = map[string]byte{"teehistorian": transformColumns}
 
-// A streams blob (flags bit 1, since issue 15's stored-bytes work):
+// A streams blob (flags bit 1; archives written before it hold none):
 //
 //	flags (blobStreams) ‖ transform (1 B) ‖ uvarint k ‖
 //	k × (uvarint stored<<1 | zstd, then uvarint native size if zstd) ‖
