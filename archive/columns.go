@@ -229,36 +229,48 @@ func splitColumns(native []byte, cols [][]byte) [][]byte {
 var errColumns = errors.New("corrupt record columns")
 
 // joinColumns reverses splitColumns, appending the native bytes to dst.
-// Every stream must be used up exactly.
+// Every stream must be used up exactly. It is on every chunk read's path,
+// so it works on positions, without closures.
 func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
 	if len(cols) != numCols {
 		return nil, fmt.Errorf("%w: %d streams, want %d", errColumns, len(cols), numCols)
 	}
 	var pos [numCols]int
-	take := func(c int) ([]byte, error) {
-		l := thVarintLen(cols[c][pos[c]:])
-		if l == 0 {
-			return nil, fmt.Errorf("%w: stream %d ends inside a varint at offset %d", errColumns, c, pos[c])
-		}
-		v := cols[c][pos[c] : pos[c]+l]
-		pos[c] += l
-		return v, nil
-	}
 	out := dst
-	for pos[colType] < len(cols[colType]) {
-		t, err := take(colType)
-		if err != nil {
-			return nil, err
+	types := cols[colType]
+	for pos[colType] < len(types) {
+		p := pos[colType]
+		// Fast path: a PLAYER_DIFF whose three varints are one byte each,
+		// most records of a chunk.
+		if t := types[p]; t < 0x40 {
+			dx, dy := cols[colDX], cols[colDY]
+			if i, j := pos[colDX], pos[colDY]; i < len(dx) && j < len(dy) && dx[i] < 0x80 && dy[j] < 0x80 {
+				out = append(out, t, dx[i], dy[j])
+				pos[colType], pos[colDX], pos[colDY] = p+1, i+1, j+1
+				continue
+			}
 		}
-		out = append(out, t...)
-		typ := thVarint(t)
+		end := varintEnd(types, p)
+		if end < 0 {
+			return nil, fmt.Errorf("%w: stream %d ends inside a varint at offset %d", errColumns, colType, p)
+		}
+		pos[colType] = end
+		out = append(out, types[p:end]...)
+		typ := thVarint(types[p:end])
 		if fields, ok := varintFields(typ); ok {
 			for _, c := range fields {
-				f, err := take(c)
-				if err != nil {
-					return nil, err
+				q := pos[c]
+				if q < len(cols[c]) && cols[c][q] < 0x80 {
+					out = append(out, cols[c][q])
+					pos[c] = q + 1
+					continue
 				}
-				out = append(out, f...)
+				e := varintEnd(cols[c], q)
+				if e < 0 {
+					return nil, fmt.Errorf("%w: stream %d ends inside a varint at offset %d", errColumns, c, q)
+				}
+				out = append(out, cols[c][q:e]...)
+				pos[c] = e
 			}
 			continue
 		}
@@ -276,4 +288,16 @@ func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
 		}
 	}
 	return append(out, cols[colTail]...), nil
+}
+
+// varintEnd is the offset just past the varint at b[p:], or -1 when b
+// ends inside it.
+func varintEnd(b []byte, p int) int {
+	if p < len(b) && b[p]&0x80 == 0 {
+		return p + 1 // most fields are one byte
+	}
+	if l := thVarintLen(b[p:]); l > 0 {
+		return p + l
+	}
+	return -1
 }

@@ -1,0 +1,49 @@
+package archive
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+)
+
+// BenchmarkDecodeChunk decodes one 64 KiB teehistorian chunk stored as
+// record columns and as one zstd frame (the layout before).
+//
+//	go test -run '^$' -bench DecodeChunk ./archive/
+func BenchmarkDecodeChunk(b *testing.B) {
+	var game bytes.Buffer
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: time.Minute, Seed: 3}); err != nil {
+		b.Fatal(err)
+	}
+	native := game.Bytes()[len(game.Bytes())-64<<10:]
+	a, err := Open(b.TempDir(), Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	enc, err := getColumnEncoder()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := ChunkEntry{Length: int64(len(native)), CRC: crc32c(native)}
+	var scratch []byte
+	for _, bc := range []struct {
+		name string
+		blob []byte
+	}{
+		{"columns", encodeStreamsBlob(enc, new([][]byte), []byte("resume"), native)},
+		{"whole", a.encodeBlob(&scratch, []byte("resume"), native, false)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(native)))
+			dst := make([]byte, 0, len(native)+decodeSlack)
+			for b.Loop() {
+				if _, _, err := a.decodeBlobInto(bc.blob, e, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
