@@ -25,8 +25,8 @@ type Config struct {
 	Seed    uint64
 	Ticks   int // ticks to record (default 1200, one minute)
 	Players int // players on the course (default 3); entity 0 is the runner
-	// WorldID is the map; the zero value derives one that is the same for
-	// every seed, so two generated runs are runs of the same world.
+	// WorldID is the map; the zero value is World for every seed, so two
+	// generated runs are runs of the same world.
 	WorldID uuid.UUID
 	Start   time.Time // default 2026-08-11 12:00 UTC plus Seed minutes
 	// Pace scales the runner's speed (default 1; a ghost race compares
