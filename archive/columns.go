@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // The streams of transformColumns, in their stored order.
@@ -230,13 +231,19 @@ var errColumns = errors.New("corrupt record columns")
 
 // joinColumns reverses splitColumns, appending the native bytes to dst.
 // Every stream must be used up exactly. It is on every chunk read's path,
-// so it works on positions, without closures.
+// so it writes into a buffer sized up front (every stream byte is one
+// native byte) and works on positions, without closures.
 func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
 	if len(cols) != numCols {
 		return nil, fmt.Errorf("%w: %d streams, want %d", errColumns, len(cols), numCols)
 	}
+	total := 0
+	for _, c := range cols {
+		total += len(c)
+	}
+	w := len(dst)
+	out := slices.Grow(dst, total)[:w+total]
 	var pos [numCols]int
-	out := dst
 	types := cols[colType]
 	for pos[colType] < len(types) {
 		p := pos[colType]
@@ -245,7 +252,8 @@ func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
 		if t := types[p]; t < 0x40 {
 			dx, dy := cols[colDX], cols[colDY]
 			if i, j := pos[colDX], pos[colDY]; i < len(dx) && j < len(dy) && dx[i] < 0x80 && dy[j] < 0x80 {
-				out = append(out, t, dx[i], dy[j])
+				out[w], out[w+1], out[w+2] = t, dx[i], dy[j]
+				w += 3
 				pos[colType], pos[colDX], pos[colDY] = p+1, i+1, j+1
 				continue
 			}
@@ -255,21 +263,22 @@ func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%w: stream %d ends inside a varint at offset %d", errColumns, colType, p)
 		}
 		pos[colType] = end
-		out = append(out, types[p:end]...)
+		w += copy(out[w:], types[p:end])
 		typ := thVarint(types[p:end])
 		if fields, ok := varintFields(typ); ok {
 			for _, c := range fields {
-				q := pos[c]
-				if q < len(cols[c]) && cols[c][q] < 0x80 {
-					out = append(out, cols[c][q])
+				col, q := cols[c], pos[c]
+				if q < len(col) && col[q] < 0x80 {
+					out[w] = col[q]
+					w++
 					pos[c] = q + 1
 					continue
 				}
-				e := varintEnd(cols[c], q)
+				e := varintEnd(col, q)
 				if e < 0 {
 					return nil, fmt.Errorf("%w: stream %d ends inside a varint at offset %d", errColumns, c, q)
 				}
-				out = append(out, cols[c][q:e]...)
+				w += copy(out[w:], col[q:e])
 				pos[c] = e
 			}
 			continue
@@ -279,7 +288,7 @@ func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
 		if n == 0 {
 			return nil, fmt.Errorf("%w: record type %d at raw offset %d", errColumns, typ, pos[colRaw])
 		}
-		out = append(out, raw[:n]...)
+		w += copy(out[w:], raw[:n])
 		pos[colRaw] += n
 	}
 	for c := range numCols {
@@ -287,7 +296,8 @@ func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%w: stream %d has %d bytes left over", errColumns, c, len(cols[c])-pos[c])
 		}
 	}
-	return append(out, cols[colTail]...), nil
+	w += copy(out[w:], cols[colTail])
+	return out[:w], nil
 }
 
 // varintEnd is the offset just past the varint at b[p:], or -1 when b
