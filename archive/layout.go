@@ -379,8 +379,8 @@ func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native,
 // frame's content checksum (xxhash64 of the native bytes) as it decodes,
 // which names a corrupt chunk as the CRC would, and the sha256 of the whole
 // file covers every byte once more (including a frame whose header lost its
-// checksum flag). Precompressed chunks, which have no frame, are always
-// checked.
+// checksum flag). Precompressed chunks, which have no frame, and streams
+// blobs, whose frames carry no checksum, are always checked.
 func (a *Archive) decodeBlobCRC(blob []byte, e ChunkEntry, dst []byte, crc bool) (native, resume []byte, err error) {
 	if len(blob) < 2 {
 		return nil, nil, errors.New("blob too short")
@@ -416,7 +416,7 @@ func (a *Archive) decodeBlobCRC(blob []byte, e ChunkEntry, dst []byte, crc bool)
 	if int64(len(native)) != e.Length {
 		return nil, nil, fmt.Errorf("chunk holds %d bytes, index says %d", len(native), e.Length)
 	}
-	if (crc || flags&1 == 0) && crc32.Checksum(native, crcTable) != e.CRC {
+	if (crc || flags != blobZstd) && crc32.Checksum(native, crcTable) != e.CRC {
 		return nil, nil, errors.New("chunk checksum mismatch")
 	}
 	return native, resume, nil
