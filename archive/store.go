@@ -357,12 +357,13 @@ func getChunkEncoder() (*zstd.Encoder, error) {
 }
 
 // columnEncoders holds idle encoders of the streams of transformed chunks
-// (encodeStreamsBlob), as chunkEncoders. They compress at zstd's best
-// level: the streams are small and separate, and the best level took the
-// generated games' chunks to 0.95× the better level's bytes (the columns
-// cost about the CPU time of compressing the chunk whole at the better
-// level; the best level about 3.4× that, docs/PERFORMANCE.md). No frame
-// checksum: the chunk's CRC-32C covers the joined result.
+// (encodeStreamsBlob), as chunkEncoders, at the same better level. The
+// best level made the generated games' streams 0.95× smaller, but its
+// encoder's tables are about 40 MiB: under a command's 48 MiB soft memory
+// limit the collector then ran without pause (an hour's ingest took 6× the
+// CPU, 200 games' 7×) and without the limit the peak RSS passed 64 MiB
+// over the baseline (docs/PERFORMANCE.md). No frame checksum: the chunk's
+// CRC-32C covers the joined result.
 var columnEncoders sync.Pool
 
 // getColumnEncoder returns an idle stream encoder or a new one.
@@ -370,7 +371,7 @@ func getColumnEncoder() (*zstd.Encoder, error) {
 	if e, ok := columnEncoders.Get().(*zstd.Encoder); ok {
 		return e, nil
 	}
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderCRC(false),
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderCRC(false),
 		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true))
 }
 
