@@ -100,6 +100,10 @@ func Open(dir string, opts Options) (*Archive, error) {
 	if opts.Wait > 0 {
 		ao.LockTimeout = opts.Wait
 	}
+	codecs := all.Codecs()
+	if ao.Columns == nil {
+		ao.Columns = columnTransforms(codecs)
+	}
 	a, err := archive.Open(dir, ao)
 	if errors.Is(err, archive.ErrInUse) {
 		return nil, lockedError(dir)
@@ -107,11 +111,23 @@ func Open(dir string, opts Options) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Archive{dir: dir, opts: opts, a: a, log: opts.Logger, codecs: all.Codecs()}
+	x := &Archive{dir: dir, opts: opts, a: a, log: opts.Logger, codecs: codecs}
 	if !opts.ReadOnly {
 		x.lock = writeLockFile(dir, opts.Command)
 	}
 	return x, nil
+}
+
+// columnTransforms returns, by format name, the codecs that implement
+// formats.Columnar: the archive stores their chunks as column streams.
+func columnTransforms(codecs []formats.Codec) map[string]formats.Columnar {
+	m := make(map[string]formats.Columnar)
+	for _, c := range codecs {
+		if col, ok := c.(formats.Columnar); ok {
+			m[c.Name()] = col
+		}
+	}
+	return m
 }
 
 // Close closes the index and the archive.

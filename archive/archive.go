@@ -31,6 +31,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/archive/blob"
+	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -74,6 +75,12 @@ type Options struct {
 	// CacheBytes bounds the local cache of remote chunks, instead of the
 	// remote configuration's (default DefaultCacheBytes).
 	CacheBytes int64
+	// Columns holds, by format name, the column transforms of the codecs
+	// that have one: the chunks of those formats are stored as streams
+	// blobs (see encodeStreamsBlob), which compress smaller, and reading
+	// such a chunk needs its format's transform. Without one a format's
+	// chunks are stored whole. replay.Open sets it from the codecs.
+	Columns map[string]formats.Columnar
 }
 
 // fileMode is the mode archive files are created with.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 		b.Fatal(err)
 	}
 	native := game.Bytes()[len(game.Bytes())-64<<10:]
-	a, err := Open(b.TempDir(), Options{NoSync: true})
+	a, err := Open(b.TempDir(), Options{NoSync: true, Columns: map[string]formats.Columnar{"teehistorian": thColumns}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,14 +34,14 @@ func BenchmarkDecodeChunk(b *testing.B) {
 		name string
 		blob []byte
 	}{
-		{"columns", encodeStreamsBlob(enc, new([][]byte), []byte("resume"), native)},
+		{"columns", encodeStreamsBlob(enc, thColumns, new([][]byte), []byte("resume"), native)},
 		{"whole", a.encodeBlob(&scratch, []byte("resume"), native, false)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(native)))
 			dst := make([]byte, 0, len(native)+decodeSlack)
 			for b.Loop() {
-				if _, _, err := a.decodeBlobInto(bc.blob, e, dst); err != nil {
+				if _, _, err := a.decodeBlobInto(bc.blob, e, "teehistorian", dst); err != nil {
 					b.Fatal(err)
 				}
 			}

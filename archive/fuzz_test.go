@@ -2,13 +2,15 @@ package archive
 
 import (
 	"testing"
+
+	"github.com/replayarchive/replay/formats"
 )
 
 // FuzzDecodeBlob feeds corrupt shard values and heads records to the
 // decoders: a damaged archive file must give an error, never a panic or an
 // allocation sized by a corrupt length.
 func FuzzDecodeBlob(f *testing.F) {
-	a, err := Open(f.TempDir(), Options{NoSync: true})
+	a, err := Open(f.TempDir(), Options{NoSync: true, Columns: map[string]formats.Columnar{"teehistorian": thColumns}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -21,11 +23,11 @@ func FuzzDecodeBlob(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(encodeStreamsBlob(enc, new([][]byte), []byte("resume"), native), int64(len(native)))
+	f.Add(encodeStreamsBlob(enc, thColumns, new([][]byte), []byte("resume"), native), int64(len(native)))
 	f.Add(a.encodeHeads([]byte("header"), []byte("trailer")), int64(6))
 	f.Add([]byte{1, 0xff, 0xff, 0xff, 0xff, 0x0f}, int64(1<<40))
 	f.Fuzz(func(t *testing.T, blob []byte, length int64) {
-		a.decodeBlob(blob, ChunkEntry{Length: length})
+		a.decodeBlob(blob, ChunkEntry{Length: length}, "teehistorian")
 		a.decodeHeads(blob, length, 7)
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/formats"
 )
 
 // An archive directory holds:
@@ -221,8 +222,9 @@ const (
 // transform it does not know refuses the chunk with errUnknownTransform,
 // so an archive written by a newer build fails clearly, never silently.
 const (
-	// transformColumns: the native bytes as teehistorian record columns
-	// (columns.go), numCols streams.
+	// transformColumns: the native bytes as the streams of the format's
+	// formats.Columnar (Options.Columns; for teehistorian, record columns:
+	// formats/teehistorian columns.go).
 	transformColumns = 1
 )
 
@@ -230,9 +232,9 @@ const (
 // build does not have.
 var errUnknownTransform = errors.New("chunk uses a transform this build does not know (written by a newer version?)")
 
-// formatTransforms names the transform the chunks of a format get (chunks
-// the codec marked Precompressed never get one).
-var formatTransforms = map[string]byte{"teehistorian": transformColumns}
+// errNoColumns is returned for a streams blob of a format the archive was
+// opened without a formats.Columnar for (Options.Columns).
+var errNoColumns = errors.New("chunk is stored as columns, but the archive has no column transform for its format")
 
 // A streams blob (flags bit 1; archives written before it hold none):
 //
@@ -245,15 +247,15 @@ var formatTransforms = map[string]byte{"teehistorian": transformColumns}
 // covers the result) or, when that is not smaller, its bytes as they are:
 // each field kind gets its own entropy tables.
 
-// columnStreams is how many streams a transformColumns blob holds.
-const columnStreams = 1 + numCols
+// maxStreams bounds k, so that a corrupt count allocates nothing large.
+const maxStreams = 64
 
-// encodeStreamsBlob lays out a streams blob of native under transform
-// (transformColumns), compressing each stream with enc. cols is scratch
-// reused between calls.
-func encodeStreamsBlob(enc *zstd.Encoder, cols *[][]byte, resume, native []byte) []byte {
-	*cols = splitColumns(native, *cols)
-	streams := make([][]byte, 0, columnStreams)
+// encodeStreamsBlob lays out a streams blob of native under
+// transformColumns with the streams col splits it into, compressing each
+// stream with enc. cols is scratch reused between calls.
+func encodeStreamsBlob(enc *zstd.Encoder, col formats.Columnar, cols *[][]byte, resume, native []byte) []byte {
+	*cols = col.SplitColumns(native, *cols)
+	streams := make([][]byte, 0, 1+len(*cols))
 	streams = append(streams, resume)
 	streams = append(streams, (*cols)...)
 	head := []byte{blobStreams, transformColumns}
@@ -286,29 +288,34 @@ func encodeStreamsBlob(enc *zstd.Encoder, cols *[][]byte, resume, native []byte)
 // header and block header cost about 8 bytes.
 const minStreamZstd = 16
 
-// decodeStreamsBlob reverses encodeStreamsBlob, appending the native bytes
-// to dst; want is the native size the manifest records, which bounds what
-// the streams may claim.
-func (a *Archive) decodeStreamsBlob(blob []byte, want int64, dst []byte) (native, resume []byte, err error) {
+// decodeStreamsBlob reverses encodeStreamsBlob for a chunk of format,
+// appending the native bytes to dst; want is the native size the manifest
+// records, which bounds what the streams may claim.
+func (a *Archive) decodeStreamsBlob(blob []byte, format string, want int64, dst []byte) (native, resume []byte, err error) {
 	if len(blob) < 3 {
 		return nil, nil, errors.New("streams blob too short")
 	}
 	if blob[1] != transformColumns {
 		return nil, nil, fmt.Errorf("%w: transform %d", errUnknownTransform, blob[1])
 	}
+	col := a.opts.Columns[format]
+	if col == nil {
+		return nil, nil, fmt.Errorf("%w: format %q", errNoColumns, format)
+	}
 	if want < 0 || want > MaxChunkBytes {
 		return nil, nil, fmt.Errorf("recorded size %d is out of range (corrupt manifest?)", want)
 	}
 	r := tableReader{b: blob, off: 2}
 	k := r.uvarint("stream count")
-	if r.err == nil && k != columnStreams {
-		return nil, nil, fmt.Errorf("streams blob holds %d streams, transform %d has %d", k, blob[1], columnStreams)
+	if r.err == nil && (k < 1 || k > maxStreams) {
+		return nil, nil, fmt.Errorf("streams blob holds %d streams, want 1..%d", k, maxStreams)
 	}
 	type stream struct {
 		stored, native int
 		zstd           bool
 	}
-	var st [columnStreams]stream
+	var stArr [maxStreams]stream
+	st := stArr[:min(k, maxStreams)]
 	total := 0 // native bytes of all streams
 	for i := range st {
 		v := r.uvarint("stream size")
@@ -329,7 +336,7 @@ func (a *Archive) decodeStreamsBlob(blob []byte, want int64, dst []byte) (native
 		return nil, nil, fmt.Errorf("streams blob claims %d bytes for a chunk of %d", total, want)
 	}
 	buf := make([]byte, 0, total+decodeSlack)
-	var parts [columnStreams][]byte
+	parts := make([][]byte, len(st))
 	off := r.off
 	for i, s := range st {
 		if s.stored > len(blob)-off {
@@ -355,7 +362,7 @@ func (a *Archive) decodeStreamsBlob(blob []byte, want int64, dst []byte) (native
 	if off != len(blob) {
 		return nil, nil, fmt.Errorf("%d bytes after the last stream", len(blob)-off)
 	}
-	native, err = joinColumns(parts[1:], dst)
+	native, err = col.JoinColumns(dst, parts[1:])
 	if err != nil {
 		return nil, nil, err
 	}
@@ -363,15 +370,16 @@ func (a *Archive) decodeStreamsBlob(blob []byte, want int64, dst []byte) (native
 }
 
 // decodeBlob reverses encodeBlob, checking the native length and CRC.
-func (a *Archive) decodeBlob(blob []byte, e ChunkEntry) (native, resume []byte, err error) {
-	return a.decodeBlobInto(blob, e, nil)
+// format names the chunk's format, whose Columnar a streams blob needs.
+func (a *Archive) decodeBlob(blob []byte, e ChunkEntry, format string) (native, resume []byte, err error) {
+	return a.decodeBlobInto(blob, e, format, nil)
 }
 
 // decodeBlobInto is decodeBlob decoding into dst when it is large enough
 // (whole exports cycle a few buffers instead of allocating one per chunk).
 // The native bytes never alias blob when dst is given.
-func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native, resume []byte, err error) {
-	return a.decodeBlobCRC(blob, e, dst, true)
+func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, format string, dst []byte) (native, resume []byte, err error) {
+	return a.decodeBlobCRC(blob, e, format, dst, true)
 }
 
 // decodeBlobCRC is decodeBlobInto checking the CRC-32C of a zstd chunk
@@ -381,7 +389,7 @@ func (a *Archive) decodeBlobInto(blob []byte, e ChunkEntry, dst []byte) (native,
 // file covers every byte once more (including a frame whose header lost its
 // checksum flag). Precompressed chunks, which have no frame, and streams
 // blobs, whose frames carry no checksum, are always checked.
-func (a *Archive) decodeBlobCRC(blob []byte, e ChunkEntry, dst []byte, crc bool) (native, resume []byte, err error) {
+func (a *Archive) decodeBlobCRC(blob []byte, e ChunkEntry, format string, dst []byte, crc bool) (native, resume []byte, err error) {
 	if len(blob) < 2 {
 		return nil, nil, errors.New("blob too short")
 	}
@@ -390,7 +398,7 @@ func (a *Archive) decodeBlobCRC(blob []byte, e ChunkEntry, dst []byte, crc bool)
 		return nil, nil, fmt.Errorf("unknown blob flags %#x (written by a newer version?)", flags)
 	}
 	if flags == blobStreams {
-		native, resume, err = a.decodeStreamsBlob(blob, e.Length, dst[:0:cap(dst)])
+		native, resume, err = a.decodeStreamsBlob(blob, format, e.Length, dst[:0:cap(dst)])
 		if err != nil {
 			return nil, nil, err
 		}

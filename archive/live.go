@@ -627,7 +627,7 @@ func (a *Archive) hashRewritten(ctx context.Context, g *Growth) ([]byte, error) 
 				return nil, fmt.Errorf("archive: seal %s: chunk at tick %d: %w", m.ID, e.StartTick, err)
 			}
 			buf = blob
-			native, _, err := a.decodeBlobInto(blob, e, dst)
+			native, _, err := a.decodeBlobInto(blob, e, m.Format, dst)
 			if err != nil {
 				return nil, fmt.Errorf("archive: seal %s: chunk at tick %d: %w", m.ID, e.StartTick, err)
 			}
@@ -638,7 +638,7 @@ func (a *Archive) hashRewritten(ctx context.Context, g *Growth) ([]byte, error) 
 		}
 	}
 	for i, b := range g.blobs {
-		native, _, err := a.decodeBlobInto(b, g.chunks[i], nil)
+		native, _, err := a.decodeBlobInto(b, g.chunks[i], g.format, nil)
 		if err != nil {
 			return nil, fmt.Errorf("archive: seal: new chunk at tick %d: %w", g.chunks[i].StartTick, err)
 		}

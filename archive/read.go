@@ -170,7 +170,7 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 		blob, err = r.a.readBlobInto(r.m.Shard, r.m.owner(), e.StartTick, buf)
 	}
 	if err == nil {
-		native, resume, err = r.a.decodeBlobCRC(blob, e, dst, crc)
+		native, resume, err = r.a.decodeBlobCRC(blob, e, r.m.Format, dst, crc)
 		if err != nil && r.m.Live && i == len(r.chunks)-1 {
 			// A grow rewrote the open tail since the recording was opened.
 			native, resume, err = r.a.decodeGrownTail(blob, e)
@@ -179,7 +179,7 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 			// A damaged cache file: drop it and fetch the chunk again.
 			r.a.chunkCache().remove(cacheName(r.m.ID, r.offs[i]))
 			if blob, _, err = r.remoteBlob(ctx, i, buf, true); err == nil {
-				native, resume, err = r.a.decodeBlobCRC(blob, e, dst, crc)
+				native, resume, err = r.a.decodeBlobCRC(blob, e, r.m.Format, dst, crc)
 			}
 		}
 	}

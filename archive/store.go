@@ -71,8 +71,8 @@ type Pending struct {
 	spilled bool // some chunks are already in the shard
 
 	// enc is the compressor's encoder while it runs (see chunkEncoders);
-	// colEnc and cols compress the streams of a format with a transform
-	// (formatTransforms; see columnEncoders).
+	// colEnc and cols compress the streams of a format with a
+	// formats.Columnar (Options.Columns; see columnEncoders).
 	enc    *zstd.Encoder
 	colEnc *zstd.Encoder
 	cols   [][]byte
@@ -187,13 +187,13 @@ func (p *Pending) compressor() {
 		}
 		p.enc, p.colEnc, p.cols = nil, nil, nil
 	}()
-	transform := formatTransforms[p.format]
+	col := p.a.opts.Columns[p.format]
 	for j := range p.jobs {
 		if p.compressErr() != nil {
 			continue // drain; the error is reported by Chunk or wait
 		}
 		var blob []byte
-		if transform == transformColumns && !j.precompressed {
+		if col != nil && !j.precompressed {
 			if p.colEnc == nil {
 				enc, err := getColumnEncoder()
 				if err != nil {
@@ -204,7 +204,7 @@ func (p *Pending) compressor() {
 				}
 				p.colEnc = enc
 			}
-			blob = encodeStreamsBlob(p.colEnc, &p.cols, j.resume, j.native)
+			blob = encodeStreamsBlob(p.colEnc, col, &p.cols, j.resume, j.native)
 		} else {
 			blob = encodeBlobWith(p.enc, &p.scratch, j.resume, j.native, j.precompressed)
 		}

@@ -12,6 +12,10 @@ import (
 // MaxNameWait is maxNameWait, for the external tests.
 const MaxNameWait = maxNameWait
 
+// ColumnTail is the stream of SplitColumns that holds what the record
+// syntax does not explain.
+const ColumnTail = colTail
+
 // Unexported parts of the codec that external tests exercise.
 var (
 	NewChunkReader = newChunkReader

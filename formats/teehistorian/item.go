@@ -29,6 +29,22 @@ const (
 	ItemEx                                 // -11
 )
 
+// Wire ids of the record types (each record's first varint; a client id
+// >= 0 is a PLAYER_DIFF).
+const (
+	wireFinish    = -1
+	wireTickSkip  = -2
+	wirePlayerNew = -3
+	wirePlayerOld = -4
+	wireInputDiff = -5
+	wireInputNew  = -6
+	wireMessage   = -7
+	wireJoin      = -8
+	wireDrop      = -9
+	wireCommand   = -10
+	wireEx        = -11
+)
+
 var itemNames = [...]string{
 	ItemPlayerDiff:     "player_diff",
 	ItemFinish:         "finish",

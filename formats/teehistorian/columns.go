@@ -1,27 +1,32 @@
-// Record columns: a reversible transform of teehistorian chunks that puts
-// each kind of field in its own stream before compression, for fewer
-// stored bytes. A chunk interleaves record types, position deltas and ten
-// input fields; zstd compresses each of them far better alone: 0.71× the
-// bytes of compressing the chunk whole on generated games, 0.74× on the
-// corpus's teehistorian files (docs/PERFORMANCE.md).
+// This file implements formats.Columnar: a reversible transform of chunks
+// that puts each kind of field in its own stream, which the archive
+// compresses one by one. A chunk interleaves record types, position
+// deltas and ten input fields; zstd compresses each of them far better
+// alone: 0.71× the bytes of compressing the chunk whole on generated
+// games, 0.74× on the corpus's teehistorian files (docs/PERFORMANCE.md).
 //
-// The transform knows only the syntax of teehistorian records (the
-// Teeworlds varint, each record's field list; the format's spec), not
-// their meaning, and copies every field's bytes verbatim, so overlong
-// varints and invalid values come back as they were. Where the syntax
-// stops making sense (a truncated record, an unknown type), the rest of
-// the chunk goes to the tail stream as it is: every input round-trips.
+// The transform knows only the syntax of the records (the varint, each
+// record's field list), not their meaning, and copies every field's bytes
+// verbatim, so overlong varints and invalid values come back as they were.
+// Where the syntax stops making sense (a truncated record, an unknown
+// type), the rest of the chunk goes to the tail stream as it is: every
+// input round-trips. The streams and their order are part of the archive's
+// on-disk layout: changing them needs a new archive transform.
 
-package archive
+package teehistorian
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/replayarchive/replay/formats"
 )
 
-// The streams of transformColumns, in their stored order.
+var _ formats.Columnar = (*Codec)(nil)
+
+// The streams of SplitColumns, in their stored order.
 const (
 	colType  = iota        // each record's type varint (a client id for PLAYER_DIFF)
 	colDX                  // PLAYER_DIFF dx
@@ -32,21 +37,6 @@ const (
 	colRaw   = colMisc + 1 // the rest of MESSAGE, DROP, CONSOLE_COMMAND and EX records
 	colTail  = colRaw + 1  // bytes after the last record the syntax explains
 	numCols  = colTail + 1
-)
-
-// Record types of the teehistorian syntax (formats/teehistorian decode.go).
-const (
-	thFinish   = -1
-	thTickSkip = -2
-	thNew      = -3
-	thOld      = -4
-	thInDiff   = -5
-	thInNew    = -6
-	thMessage  = -7
-	thJoin     = -8
-	thDrop     = -9
-	thCommand  = -10
-	thEx       = -11
 )
 
 var (
@@ -63,43 +53,33 @@ func varintFields(typ int32) ([]int, bool) {
 	switch {
 	case typ >= 0:
 		return colsPlayer, true
-	case typ == thFinish:
+	case typ == wireFinish:
 		return nil, true
-	case typ == thTickSkip, typ == thOld, typ == thJoin:
+	case typ == wireTickSkip, typ == wirePlayerOld, typ == wireJoin:
 		return colsMisc1, true
-	case typ == thNew:
+	case typ == wirePlayerNew:
 		return colsMisc3, true
-	case typ == thInDiff, typ == thInNew:
+	case typ == wireInputDiff, typ == wireInputNew:
 		return colsInput, true
 	}
 	return nil, false
 }
 
-// thVarintLen is the length of the Teeworlds varint at the start of b (at
-// most 5 bytes, as DDNet reads it), or 0 when b ends inside it.
-func thVarintLen(b []byte) int {
+// varintLen is the length of the varint at the start of b (at most
+// MaxVarintLen bytes, as readVarint reads it), or 0 when b ends inside it.
+func varintLen(b []byte) int {
 	for i := 0; i < len(b); i++ {
-		if i == 4 || b[i]&0x80 == 0 {
+		if i == MaxVarintLen-1 || b[i]&0x80 == 0 {
 			return i + 1
 		}
 	}
 	return 0
 }
 
-// thVarint decodes a varint of length thVarintLen(b).
-func thVarint(b []byte) int32 {
-	u := uint32(b[0] & 0x3f)
-	sign := uint32(b[0]>>6) & 1
-	shift := uint(6)
-	for i := 1; i < len(b); i++ {
-		if i == 4 {
-			u |= uint32(b[i]&0x0f) << shift
-			break
-		}
-		u |= uint32(b[i]&0x7f) << shift
-		shift += 7
-	}
-	return int32(u ^ -sign)
+// varintValue decodes a varint of length varintLen(b).
+func varintValue(b []byte) int32 {
+	v, _, _ := readVarint(b)
+	return v
 }
 
 // rawLen is the length of the rest of a MESSAGE, DROP, CONSOLE_COMMAND or
@@ -109,12 +89,12 @@ func rawLen(typ int32, b []byte) int {
 	n := 0
 	ok := true
 	varint := func() int32 {
-		l := thVarintLen(b[n:])
+		l := varintLen(b[n:])
 		if !ok || l == 0 {
 			ok = false
 			return 0
 		}
-		v := thVarint(b[n : n+l])
+		v := varintValue(b[n : n+l])
 		n += l
 		return v
 	}
@@ -134,24 +114,24 @@ func rawLen(typ int32, b []byte) int {
 		n += int(size)
 	}
 	switch typ {
-	case thMessage:
+	case wireMessage:
 		varint()
 		bytesOf(varint())
-	case thDrop:
+	case wireDrop:
 		varint()
 		str()
-	case thCommand:
+	case wireCommand:
 		varint()
 		varint()
 		str()
 		nargs := varint()
-		if nargs < 0 || nargs > maxColumnArgs {
+		if nargs < 0 || nargs > maxArgs {
 			return 0
 		}
 		for i := int32(0); i < nargs && ok; i++ {
 			str()
 		}
-	case thEx:
+	case wireEx:
 		bytesOf(16)
 		bytesOf(varint())
 	default:
@@ -163,22 +143,18 @@ func rawLen(typ int32, b []byte) int {
 	return n
 }
 
-// maxColumnArgs bounds a CONSOLE_COMMAND's argument count, as the codec
-// does.
-const maxColumnArgs = 1024
-
 // recordLen is the length of the record at the start of b and its type,
 // or 0 when the syntax does not explain it.
 func recordLen(b []byte) (int, int32) {
-	l := thVarintLen(b)
+	l := varintLen(b)
 	if l == 0 {
 		return 0, 0
 	}
-	typ := thVarint(b[:l])
+	typ := varintValue(b[:l])
 	n := l
 	if fields, ok := varintFields(typ); ok {
 		for range fields {
-			k := thVarintLen(b[n:])
+			k := varintLen(b[n:])
 			if k == 0 {
 				return 0, 0
 			}
@@ -193,9 +169,9 @@ func recordLen(b []byte) (int, int32) {
 	return n + k, typ
 }
 
-// splitColumns appends the numCols streams of native to cols (each reset
-// first) and returns them.
-func splitColumns(native []byte, cols [][]byte) [][]byte {
+// SplitColumns implements formats.Columnar: it returns the numCols streams
+// of native, reusing cols (each reset first).
+func (*Codec) SplitColumns(native []byte, cols [][]byte) [][]byte {
 	if len(cols) != numCols {
 		cols = make([][]byte, numCols)
 	}
@@ -208,12 +184,12 @@ func splitColumns(native []byte, cols [][]byte) [][]byte {
 		if n == 0 {
 			break
 		}
-		l := thVarintLen(b)
+		l := varintLen(b)
 		cols[colType] = append(cols[colType], b[:l]...)
 		if fields, ok := varintFields(typ); ok {
 			p := l
 			for _, c := range fields {
-				k := thVarintLen(b[p:])
+				k := varintLen(b[p:])
 				cols[c] = append(cols[c], b[p:p+k]...)
 				p += k
 			}
@@ -226,14 +202,15 @@ func splitColumns(native []byte, cols [][]byte) [][]byte {
 	return cols
 }
 
-// errColumns is wrapped by every joinColumns error.
+// errColumns is wrapped by every JoinColumns error.
 var errColumns = errors.New("corrupt record columns")
 
-// joinColumns reverses splitColumns, appending the native bytes to dst.
+// JoinColumns implements formats.Columnar: it reverses SplitColumns,
+// appending the native bytes to dst.
 // Every stream must be used up exactly. It is on every chunk read's path,
 // so it writes into a buffer sized up front (every stream byte is one
 // native byte) and works on positions, without closures.
-func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
+func (*Codec) JoinColumns(dst []byte, cols [][]byte) ([]byte, error) {
 	if len(cols) != numCols {
 		return nil, fmt.Errorf("%w: %d streams, want %d", errColumns, len(cols), numCols)
 	}
@@ -264,7 +241,7 @@ func joinColumns(cols [][]byte, dst []byte) ([]byte, error) {
 		}
 		pos[colType] = end
 		w += copy(out[w:], types[p:end])
-		typ := thVarint(types[p:end])
+		typ := varintValue(types[p:end])
 		if fields, ok := varintFields(typ); ok {
 			for _, c := range fields {
 				col, q := cols[c], pos[c]
@@ -306,7 +283,7 @@ func varintEnd(b []byte, p int) int {
 	if p < len(b) && b[p]&0x80 == 0 {
 		return p + 1 // most fields are one byte
 	}
-	if l := thVarintLen(b[p:]); l > 0 {
+	if l := varintLen(b[p:]); l > 0 {
 		return p + l
 	}
 	return -1

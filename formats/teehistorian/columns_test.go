@@ -1,0 +1,122 @@
+package teehistorian
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// thRecords builds a teehistorian record stream from varints and raw
+// bytes: ints are written as canonical varints, []byte as they are.
+func thRecords(parts ...any) []byte {
+	var b []byte
+	for _, p := range parts {
+		switch v := p.(type) {
+		case int:
+			b = AppendVarint(b, int32(v))
+		case []byte:
+			b = append(b, v...)
+		case string:
+			b = append(append(b, v...), 0)
+		}
+	}
+	return b
+}
+
+// TestColumnsRoundTrip splits and joins every record type and bytes the
+// syntax does not explain (a generated game: TestGeneratedColumns).
+func TestColumnsRoundTrip(t *testing.T) {
+	uuid16 := bytes.Repeat([]byte{0xab}, 16)
+	rng := rand.New(rand.NewPCG(3, 4))
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	every := thRecords(
+		wirePlayerNew, 3, 100, -200, // PLAYER_NEW
+		3, 5, -7, // PLAYER_DIFF
+		wireInputNew, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+		wireInputDiff, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0, -1,
+		wireTickSkip, 4,
+		wireMessage, 3, 4, []byte{1, 2, 0, 3},
+		wireJoin, 3,
+		wireDrop, 3, "timeout",
+		wireCommand, 3, 1, "say", 2, "hello", "world",
+		wireEx, uuid16, 2, []byte{9, 9},
+		wirePlayerOld, 3,
+		wireFinish,
+	)
+	for _, tc := range []struct {
+		name     string
+		native   []byte
+		wantTail int // bytes the syntax cannot explain
+	}{
+		{"empty", nil, 0},
+		{"every record type", every, 0},
+		{"overlong varints", []byte{0x81, 0x80, 0x00, 0x85, 0x80, 0x80, 0x80, 0xf0, 0x02}, 0},
+		{"truncated varint", append(bytes.Clone(every), 0x80), 1},
+		{"truncated command", every[:len(every)-30], 0}, // wantTail checked below: nonzero
+		{"unknown record type", append(bytes.Clone(every), AppendVarint(nil, -12)...), 1},
+		{"random bytes", random, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cols := New().SplitColumns(tc.native, nil)
+			if len(cols) != numCols {
+				t.Fatalf("%d streams", len(cols))
+			}
+			got, err := New().JoinColumns(nil, cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, tc.native) {
+				t.Fatalf("round trip changed the bytes: %d in, %d out", len(tc.native), len(got))
+			}
+			tail := len(cols[colTail])
+			switch {
+			case tc.name == "truncated command":
+				if tail == 0 {
+					t.Error("a truncated record left no tail")
+				}
+			case tc.wantTail >= 0 && tail != tc.wantTail:
+				t.Errorf("tail %d bytes, want %d", tail, tc.wantTail)
+			}
+		})
+	}
+}
+
+func TestJoinColumnsRejectsCorruptStreams(t *testing.T) {
+	native := thRecords(wirePlayerNew, 1, 5, 5, 1, 2, 3, wireCommand, 1, 0, "kick", 1, "x")
+	for _, tc := range []struct {
+		name   string
+		mutate func(cols [][]byte) [][]byte
+		want   string
+	}{
+		{"stream missing", func(c [][]byte) [][]byte { return c[:numCols-1] }, "streams"},
+		{"dx cut", func(c [][]byte) [][]byte { c[colDX] = nil; return c }, "stream 1 ends"},
+		{"left over", func(c [][]byte) [][]byte { c[colDY] = append(c[colDY], 1); return c }, "left over"},
+		{"raw cut", func(c [][]byte) [][]byte { c[colRaw] = c[colRaw][:3]; return c }, "raw offset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New().JoinColumns(nil, tc.mutate(New().SplitColumns(native, nil)))
+			if !errors.Is(err, errColumns) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want errColumns saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzColumns checks that any bytes survive the record columns.
+func FuzzColumns(f *testing.F) {
+	f.Add(thRecords(wirePlayerNew, 3, 100, -200, 3, 5, -7, wireCommand, 3, 1, "say", 1, "hi", wireFinish))
+	f.Add([]byte{0x81, 0x80, 0x00, 0xff, 0xff})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, native []byte) {
+		c := New()
+		got, err := c.JoinColumns(nil, c.SplitColumns(native, nil))
+		if err != nil || !bytes.Equal(got, native) {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
+}
