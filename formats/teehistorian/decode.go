@@ -138,28 +138,28 @@ func parse(b []byte, st *State, it *Item, version int) (n int, status parseStatu
 		}
 	} else {
 		switch id {
-		case -1:
+		case wireFinish:
 			it.Type = ItemFinish
-		case -2:
+		case wireTickSkip:
 			it.Type = ItemTickSkip
 			it.Dt = c.int()
 			if c.status == parseOK && it.Dt < 0 {
 				c.fail("expected a non-negative TICK_SKIP count")
 			}
-		case -3:
+		case wirePlayerNew:
 			it.Type = ItemPlayerNew
 			it.Cid = c.cid("expected a client id 0..255 in PLAYER_NEW")
 			it.X = c.int()
 			it.Y = c.int()
 			it.DX, it.DY = 0, 0
-		case -4:
+		case wirePlayerOld:
 			it.Type = ItemPlayerOld
 			it.Cid = c.cid("expected a client id 0..255 in PLAYER_OLD")
 			if c.status == parseOK {
 				p := &st.Clients[it.Cid]
 				it.X, it.Y = p.X, p.Y
 			}
-		case -5:
+		case wireInputDiff:
 			it.Type = ItemInputDiff
 			it.Cid = c.cid("expected a client id 0..255 in INPUT_DIFF")
 			for i := range it.Diff {
@@ -175,26 +175,26 @@ func parse(b []byte, st *State, it *Item, version int) (n int, status parseStatu
 					it.Input[i] = p.Input[i] + it.Diff[i]
 				}
 			}
-		case -6:
+		case wireInputNew:
 			it.Type = ItemInputNew
 			it.Cid = c.cid("expected a client id 0..255 in INPUT_NEW")
 			for i := range it.Input {
 				it.Input[i] = c.int()
 			}
 			it.Diff = Input{}
-		case -7:
+		case wireMessage:
 			it.Type = ItemMessage
 			it.Cid = c.int()
 			size := c.int()
 			it.Data = c.raw(size, "MESSAGE")
-		case -8:
+		case wireJoin:
 			it.Type = ItemJoin
 			it.Cid = c.int()
-		case -9:
+		case wireDrop:
 			it.Type = ItemDrop
 			it.Cid = c.int()
 			it.Data = c.str()
-		case -10:
+		case wireCommand:
 			it.Type = ItemConsoleCommand
 			it.Cid = c.int()
 			it.Flags = c.int()
@@ -206,7 +206,7 @@ func parse(b []byte, st *State, it *Item, version int) (n int, status parseStatu
 			for i := int32(0); i < nargs && c.status == parseOK; i++ {
 				it.Args = append(it.Args, c.str())
 			}
-		case -11:
+		case wireEx:
 			if version < 2 {
 				return 0, parseBad, "expected no EX item in a version 1 file", 0
 			}

@@ -92,11 +92,11 @@ func (rec *Recorder) writeTick() {
 	// A gap too long for one TICK_SKIP is written as several.
 	gap := rec.tick - rec.lastWrittenTick - 1
 	for gap > math.MaxInt32 {
-		rec.b = AppendVarint(rec.b, -2)
+		rec.b = AppendVarint(rec.b, wireTickSkip)
 		rec.b = AppendVarint(rec.b, math.MaxInt32)
 		gap -= math.MaxInt32 + 1
 	}
-	rec.b = AppendVarint(rec.b, -2)
+	rec.b = AppendVarint(rec.b, wireTickSkip)
 	rec.b = AppendVarint(rec.b, int32(gap))
 	rec.lastWrittenTick = rec.tick
 	rec.tickWritten = true
@@ -144,7 +144,7 @@ func (rec *Recorder) Player(cid, x, y int32) error {
 			return rec.err
 		}
 		if !p.alive {
-			rec.b = AppendVarint(rec.b, -3)
+			rec.b = AppendVarint(rec.b, wirePlayerNew)
 			rec.b = AppendVarint(rec.b, cid)
 			rec.b = AppendVarint(rec.b, x)
 			rec.b = AppendVarint(rec.b, y)
@@ -172,7 +172,7 @@ func (rec *Recorder) DeadPlayer(cid int32) error {
 		if rec.ensureTickPlayer(cid) != nil {
 			return rec.err
 		}
-		rec.b = AppendVarint(rec.b, -4)
+		rec.b = AppendVarint(rec.b, wirePlayerOld)
 		rec.b = AppendVarint(rec.b, cid)
 		if rec.flushItem() != nil {
 			return rec.err
@@ -195,14 +195,14 @@ func (rec *Recorder) Input(cid int32, uid uint64, in Input) error {
 			return nil
 		}
 		rec.ensureTick()
-		rec.b = AppendVarint(rec.b, -5)
+		rec.b = AppendVarint(rec.b, wireInputDiff)
 		rec.b = AppendVarint(rec.b, cid)
 		for i := range in {
 			rec.b = AppendVarint(rec.b, in[i]-p.input[i])
 		}
 	} else {
 		rec.ensureTick()
-		rec.b = AppendVarint(rec.b, -6)
+		rec.b = AppendVarint(rec.b, wireInputNew)
 		rec.b = AppendVarint(rec.b, cid)
 		for i := range in {
 			rec.b = AppendVarint(rec.b, in[i])
@@ -215,7 +215,7 @@ func (rec *Recorder) Input(cid int32, uid uint64, in Input) error {
 // Message records a game message sent by client cid (its packed bytes).
 func (rec *Recorder) Message(cid int32, msg []byte) error {
 	rec.ensureTick()
-	rec.b = AppendVarint(rec.b, -7)
+	rec.b = AppendVarint(rec.b, wireMessage)
 	rec.b = AppendVarint(rec.b, cid)
 	rec.b = AppendVarint(rec.b, int32(len(msg)))
 	rec.b = append(rec.b, msg...)
@@ -238,7 +238,7 @@ func (rec *Recorder) PlayerJoin(cid int32, proto7 bool) error {
 // Join writes a bare JOIN record.
 func (rec *Recorder) Join(cid int32) error {
 	rec.ensureTick()
-	rec.b = AppendVarint(rec.b, -8)
+	rec.b = AppendVarint(rec.b, wireJoin)
 	rec.b = AppendVarint(rec.b, cid)
 	return rec.flushItem()
 }
@@ -249,7 +249,7 @@ func (rec *Recorder) Drop(cid int32, reason string) error { return drop(rec, cid
 // drop writes DROP from a string or decoded bytes.
 func drop[S ~string | ~[]byte](rec *Recorder, cid int32, reason S) error {
 	rec.ensureTick()
-	rec.b = AppendVarint(rec.b, -9)
+	rec.b = AppendVarint(rec.b, wireDrop)
 	rec.b = AppendVarint(rec.b, cid)
 	rec.b = append(append(rec.b, reason...), 0)
 	return rec.flushItem()
@@ -269,7 +269,7 @@ func consoleCommand[S ~string | ~[]byte](rec *Recorder, cid, flags int32, cmd S,
 
 // appendConsoleCommand appends the encoding of a CONSOLE_COMMAND record.
 func appendConsoleCommand[S ~string | ~[]byte](b []byte, cid, flags int32, cmd S, args []S) []byte {
-	b = AppendVarint(b, -10)
+	b = AppendVarint(b, wireCommand)
 	b = AppendVarint(b, cid)
 	b = AppendVarint(b, flags)
 	b = append(append(b, cmd...), 0)
@@ -283,7 +283,7 @@ func appendConsoleCommand[S ~string | ~[]byte](b []byte, cid, flags int32, cmd S
 // Ex writes an EX record with the given UUID and payload.
 func (rec *Recorder) Ex(id uuid.UUID, payload []byte) error {
 	rec.ensureTick()
-	rec.b = AppendVarint(rec.b, -11)
+	rec.b = AppendVarint(rec.b, wireEx)
 	rec.b = append(rec.b, id[:]...)
 	rec.b = AppendVarint(rec.b, int32(len(payload)))
 	rec.b = append(rec.b, payload...)
@@ -440,7 +440,7 @@ func (rec *Recorder) Finish() error {
 		return fmt.Errorf("teehistorian: Finish called twice")
 	}
 	rec.finished = true
-	rec.b = AppendVarint(rec.b, -1)
+	rec.b = AppendVarint(rec.b, wireFinish)
 	if rec.flushItem() != nil {
 		return rec.err
 	}
