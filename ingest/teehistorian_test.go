@@ -52,9 +52,14 @@ func hourPath(tb testing.TB) string {
 	return p
 }
 
-// ingestFile ingests path into a new archive under dir.
+// ingestFile ingests path into a new archive under dir, storing its chunks
+// as record columns unless opts says otherwise (as replay.Open does), so
+// that the seek, export and ingest benchmarks measure what users store.
 func ingestFile(tb testing.TB, dir, path string, opts archive.Options) (*archive.Archive, uuid.UUID) {
 	tb.Helper()
+	if opts.Columns == nil {
+		opts.Columns = map[string]formats.Columnar{teehistorian.Name: teehistorian.New()}
+	}
 	a, err := archive.Open(dir, opts)
 	if err != nil {
 		tb.Fatal(err)
