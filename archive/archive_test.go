@@ -31,20 +31,27 @@ func openTest(t *testing.T) *Archive {
 // ingest splits native with the toy codec and commits it.
 func ingest(t *testing.T, a *Archive, native []byte, mutate func(*formats.Metadata)) Result {
 	t.Helper()
-	p := a.NewPending("lines", "test.lines")
-	meta, err := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(native), p)
+	return ingestWith(t, a, formatstest.Lines{}, native, mutate)
+}
+
+// ingestWith splits native with codec c, lets mutate change the metadata
+// when it is not nil, and commits the recording.
+func ingestWith(tb testing.TB, a *Archive, c formats.Codec, native []byte, mutate func(*formats.Metadata)) Result {
+	tb.Helper()
+	p := a.NewPending(c.Name(), "test."+c.Name())
+	meta, err := c.Split(context.Background(), bytes.NewReader(native), p)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if mutate != nil {
 		mutate(meta)
 	}
 	if _, err := p.Finish(meta); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	res, err := a.Commit(context.Background(), []*Pending{p})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return res[0]
 }

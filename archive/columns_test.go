@@ -219,24 +219,12 @@ func TestTeehistorianChunksAreColumns(t *testing.T) {
 	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 11}); err != nil {
 		t.Fatal(err)
 	}
-	p := a.NewPending("teehistorian", "game.teehistorian")
-	meta, err := all.ByName("teehistorian").Split(context.Background(), bytes.NewReader(game.Bytes()), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Finish(meta); err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Commit(context.Background(), []*Pending{p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := res[0].Manifest
+	m := ingestWith(t, a, all.ByName("teehistorian"), game.Bytes(), nil).Manifest
 	if len(m.Chunks) < 2 {
 		t.Fatalf("%d chunks: want several", len(m.Chunks))
 	}
 	streams := 0
-	err = a.viewShard(m.Shard, func(tx *bolt.Tx) error {
+	err := a.viewShard(m.Shard, func(tx *bolt.Tx) error {
 		for _, c := range m.Chunks {
 			if v := tx.Bucket(bucketChunks).Get(chunkKey(m.ID, c.StartTick)); len(v) > 0 && v[0] == blobStreams {
 				streams++

@@ -279,11 +279,9 @@ func eventKeys(tx *bolt.Tx, id uuid.UUID) (keys [][]byte) {
 // eventsStored returns the bytes recording id's events values hold.
 func eventsStored(tx *bolt.Tx, id uuid.UUID) int64 {
 	var n int64
-	c := tx.Bucket(bucketEvents).Cursor()
-	for k, v := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, v = c.Next() {
-		if len(k) == 16 || len(k) == 24 {
-			n += int64(len(v))
-		}
+	vals, _ := eventValues(tx, id, 0)
+	for _, v := range vals {
+		n += int64(len(v))
 	}
 	return n
 }

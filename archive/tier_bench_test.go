@@ -40,24 +40,13 @@ func BenchmarkTier(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { a.Close() })
-		p := a.NewPending("teehistorian", "bench.teehistorian")
-		meta, err := all.ByName("teehistorian").Split(context.Background(), bytes.NewReader(native.Bytes()), p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := p.Finish(meta); err != nil {
-			b.Fatal(err)
-		}
-		res, err := a.Commit(context.Background(), []*Pending{p})
-		if err != nil {
-			b.Fatal(err)
-		}
+		id := ingestWith(b, a, all.ByName("teehistorian"), native.Bytes(), nil).ID
 		if remote {
 			if rep, err := a.Upload(context.Background(), UploadOptions{OlderThan: time.Hour}); err != nil || rep.Recordings != 1 {
 				b.Fatalf("upload: %+v, %v", rep, err)
 			}
 		}
-		return a, res[0].ID
+		return a, id
 	}
 	local, lid := open(false)
 	remote, rid := open(true)
