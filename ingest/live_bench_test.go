@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -11,28 +12,38 @@ import (
 
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats/all"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/query"
 )
 
 // BenchmarkLiveGrowSteps grows a live recording from the teehistorian file
-// named by LIVE_GROW_FILE in LIVE_GROW_STEPS equal steps (default 40),
+// named by LIVE_GROW_FILE (default: the 16-hour file below, generated) in
+// LIVE_GROW_STEPS equal steps (default 40),
 // each grow followed by the search index update, as serve --watch does,
 // and logs each step's archived events, and the time and bytes allocated
 // (the process's TotalAlloc, which counts the index's background merges
 // too) of the grow and of the index update. Run once:
 //
-//	go run ./internal/cmd/thgen -dur 16h -players 2 -cmds 8000 -idle 0.95 -o /tmp/long.th
-//	LIVE_GROW_FILE=/tmp/long.th go test ./ingest -run '^$' -bench LiveGrowSteps -benchtime=1x -v
+//	go test ./ingest -run '^$' -bench LiveGrowSteps -benchtime=1x -v
+//
+// The default file is what
+// `go run ./internal/cmd/thgen -dur 16h -players 2 -cmds 8000 -idle 0.95` writes.
 //
 // docs/live.md has the figures.
 func BenchmarkLiveGrowSteps(b *testing.B) {
-	path := os.Getenv("LIVE_GROW_FILE")
-	if path == "" {
-		b.Skip("LIVE_GROW_FILE names no file")
-	}
-	file, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
+	var file []byte
+	if path := os.Getenv("LIVE_GROW_FILE"); path != "" {
+		var err error
+		if file, err = os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		var buf bytes.Buffer
+		opts := teehistoriangen.Options{Duration: 16 * time.Hour, Players: 2, CommandsPerHour: 8000, Idle: 0.95, Seed: 1}
+		if err := teehistoriangen.Generate(&buf, opts); err != nil {
+			b.Fatal(err)
+		}
+		file = buf.Bytes()
 	}
 	steps := 40
 	if s := os.Getenv("LIVE_GROW_STEPS"); s != "" {
