@@ -195,3 +195,19 @@ func (x *Archive) Prune(ctx context.Context, by Actor, plan *archive.Plan) (*arc
 	}
 	return rep, x.sync(ctx)
 }
+
+// Recompress re-encodes sealed recordings' chunks at zstd's best level and
+// gives the freed pages back (archive.Archive.Recompress). The native bytes,
+// and so the index, do not change.
+func (x *Archive) Recompress(ctx context.Context, by Actor, opts archive.RecompressOptions) (*archive.RecompressReport, error) {
+	if x.opts.ReadOnly && !opts.DryRun {
+		return nil, ErrReadOnly
+	}
+	rep, err := x.a.Recompress(ctx, opts)
+	if rep != nil && rep.Recordings > 0 && !opts.DryRun {
+		x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditRecompress,
+			Detail: fmt.Sprintf("%d recordings, %s stored before, %s after", rep.Recordings,
+				units.FormatBytes(rep.StoredBefore), units.FormatBytes(rep.StoredAfter))})
+	}
+	return rep, err
+}

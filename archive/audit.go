@@ -29,6 +29,8 @@ const (
 	AuditRemote = "remote"
 	// AuditUpload: recordings moved to the remote store.
 	AuditUpload = "upload"
+	// AuditRecompress: sealed recordings re-encoded at zstd's best level.
+	AuditRecompress = "recompress"
 )
 
 // AuditEntry is one change to the archive as a person or a job made it.

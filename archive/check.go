@@ -199,6 +199,7 @@ func (a *Archive) checkRecording(ctx context.Context, m *Manifest, readData bool
 		return r.Verify(ctx)
 	}
 	var missing []int64
+	var resized []int64 // chunks whose blob is not the size the manifest says
 	err := a.catalog.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketHeads).Get(m.ID[:]) == nil {
 			return fmt.Errorf("heads record missing")
@@ -221,8 +222,11 @@ func (a *Archive) checkRecording(ctx context.Context, m *Manifest, readData bool
 	err = a.viewShard(m.Shard, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChunks)
 		for _, c := range m.Chunks {
-			if b.Get(chunkKey(owner, c.StartTick)) == nil {
+			switch v := b.Get(chunkKey(owner, c.StartTick)); {
+			case v == nil:
 				missing = append(missing, c.StartTick)
+			case int64(len(v)) != c.Stored:
+				resized = append(resized, c.StartTick)
 			}
 		}
 		return nil
@@ -232,6 +236,10 @@ func (a *Archive) checkRecording(ctx context.Context, m *Manifest, readData bool
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%d of %d chunks missing (first at tick %d)", len(missing), len(m.Chunks), missing[0])
+	}
+	if len(resized) > 0 {
+		return fmt.Errorf("%d of %d chunks are not the size the manifest records (first at tick %d; a recompress pass that was interrupted? run it again)",
+			len(resized), len(m.Chunks), resized[0])
 	}
 	return nil
 }

@@ -66,8 +66,12 @@ type ShardSpace struct {
 }
 
 // sparse reports whether compacting the shard is worth it.
-func (s ShardSpace) sparse() bool {
-	return !s.Empty && float64(s.LiveBytes) < compactLiveRatio*float64(s.FileBytes) &&
+func (s ShardSpace) sparse() bool { return s.sparserThan(compactLiveRatio) }
+
+// sparserThan reports whether the shard's live pages take less than ratio
+// of its file, with at least compactMinFree to win back.
+func (s ShardSpace) sparserThan(ratio float64) bool {
+	return !s.Empty && float64(s.LiveBytes) < ratio*float64(s.FileBytes) &&
 		s.FileBytes-s.LiveBytes >= compactMinFree
 }
 
@@ -143,9 +147,10 @@ func (r tidyResult) String() string {
 	return "none"
 }
 
-// tidyShard unlinks shard name if it holds no chunk, or compacts it if it
-// is sparse, and reports which it did.
-func (a *Archive) tidyShard(name string) (tidyResult, error) {
+// tidyShard unlinks shard name if it holds no chunk, or compacts it if its
+// live pages take less than ratio of the file (compactLiveRatio, unless a
+// pass freed pages on purpose), and reports which it did.
+func (a *Archive) tidyShard(name string, ratio float64) (tidyResult, error) {
 	g := a.gate(name)
 	g.write.Lock()
 	defer g.write.Unlock()
@@ -175,7 +180,7 @@ func (a *Archive) tidyShard(name string) (tidyResult, error) {
 		}
 		return tidyRemoved, a.syncShardDir()
 	}
-	if !sp.sparse() {
+	if !sp.sparserThan(ratio) {
 		g.use.RUnlock()
 		return tidyNone, nil
 	}
@@ -208,7 +213,7 @@ func (a *Archive) copyBolt(src *bolt.DB, path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	dst, err := bolt.Open(path, a.opts.fileMode(), &bolt.Options{Timeout: a.opts.LockTimeout, NoSync: true, InitialMmapSize: initialMmapSize})
+	dst, err := bolt.Open(path, a.opts.fileMode(), &bolt.Options{Timeout: a.opts.LockTimeout, NoSync: true, InitialMmapSize: initialMmapSize, PageSize: boltPageSize})
 	if err != nil {
 		return err
 	}
@@ -260,17 +265,17 @@ func (c *catalogDB) close() error {
 }
 
 // compactCatalog rewrites catalog.db when its live pages take less than
-// compactLiveRatio of the file: a mark of many recordings rewrites most of
+// ratio of the file (compactLiveRatio, unless a pass rewrote manifests): a mark of many recordings rewrites most of
 // the catalog's pages, and bbolt keeps the old ones as free space. The copy
 // is renamed over catalog.db while the old file's lock is still held, then
 // opened (and locked) in its place; openBolt makes a process that was waiting
 // for the old lock open the new file. Other goroutines' catalog transactions
 // wait from the copy to the swap (the catalog is small: it holds manifests,
 // not chunks). It returns the catalog's space before.
-func (a *Archive) compactCatalog() (ShardSpace, bool, error) {
+func (a *Archive) compactCatalog(ratio float64) (ShardSpace, bool, error) {
 	path := filepath.Join(a.dir, "catalog.db")
 	sp, err := a.catalogSpace()
-	if err != nil || !sp.sparse() {
+	if err != nil || !sp.sparserThan(ratio) {
 		return sp, false, err
 	}
 	c := a.catalog

@@ -65,6 +65,9 @@ type Manifest struct {
 	// Live says the recording is still growing: its file is being
 	// written, and it is extended in place as bytes arrive (live.go).
 	Live bool `json:"live,omitempty"`
+	// Recompressed is when Recompress re-encoded the chunks at zstd's
+	// best level (zero: as ingest wrote them).
+	Recompressed time.Time `json:"recompressed,omitzero"`
 }
 
 // ChunkEntry is one chunk's entry in a manifest's chunk index.

@@ -296,7 +296,7 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 		}
 	}
 	for name := range touched {
-		if did, err := a.tidyShard(name); err != nil {
+		if did, err := a.tidyShard(name, compactLiveRatio); err != nil {
 			return rep, err
 		} else if did != tidyNone {
 			rep.Shards = append(rep.Shards, name)

@@ -360,7 +360,7 @@ func (a *Archive) Prune(ctx context.Context, plan *Plan, opts PruneOptions) (*Pr
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		did, err := a.tidyShard(name)
+		did, err := a.tidyShard(name, compactLiveRatio)
 		if err != nil {
 			return rep, err
 		}
@@ -372,7 +372,7 @@ func (a *Archive) Prune(ctx context.Context, plan *Plan, opts PruneOptions) (*Pr
 		}
 	}
 	if opts.CompactCatalog {
-		if _, rep.CatalogCompacted, err = a.compactCatalog(); err != nil {
+		if _, rep.CatalogCompacted, err = a.compactCatalog(compactLiveRatio); err != nil {
 			return rep, err
 		}
 	}

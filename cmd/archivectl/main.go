@@ -103,7 +103,7 @@ func commands() []*command {
 	cmds := []*command{
 		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdSearch(), cmdReindex(),
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(), cmdTakedowns(),
-		cmdRetention(), cmdPrune(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(),
+		cmdRetention(), cmdPrune(), cmdRecompress(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(),
 		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),
 	}
 	return cmds
@@ -411,6 +411,12 @@ func (e *env) path(p string) string {
 // needs more gets more, at the cost of more frequent collections.
 const defaultMemoryLimit = 48 << 20
 
+// recompressMemoryLimit is recompress's soft memory limit: zstd's best
+// level holds about 40 MiB of match tables, and under defaultMemoryLimit
+// the collector would run without pause (an ingest at that level took 8x
+// the CPU).
+const recompressMemoryLimit = 128 << 20
+
 // defaultGCPercent is the collector's GOGC for the commands that run under
 // defaultMemoryLimit, unless GOGC says otherwise. The limit already bounds
 // their heap, so collecting at twice the live heap (GOGC=100) buys nothing
@@ -419,7 +425,8 @@ const defaultMemoryLimit = 48 << 20
 // one, which made opening a recording look length-bound.
 const defaultGCPercent = 200
 
-// setMemoryLimit applies defaultMemoryLimit, and defaultGCPercent unless
+// setMemoryLimit applies defaultMemoryLimit (recompressMemoryLimit to
+// recompress), and defaultGCPercent unless
 // GOGC is set, to the command in args. serve, and any command when
 // GOMEMLIMIT is set, is left to the environment: serve's heap is sized by
 // its clients and caches.
@@ -427,7 +434,11 @@ func setMemoryLimit(args []string) {
 	if os.Getenv("GOMEMLIMIT") != "" || slices.Contains(args, "serve") {
 		return
 	}
-	debug.SetMemoryLimit(defaultMemoryLimit)
+	limit := int64(defaultMemoryLimit)
+	if slices.Contains(args, "recompress") {
+		limit = recompressMemoryLimit
+	}
+	debug.SetMemoryLimit(limit)
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}

@@ -41,28 +41,30 @@ func cmdShow() *command {
 
 // recordingJSON is the shape of a recording in --json output.
 type recordingJSON struct {
-	ID          string            `json:"id"`
-	Session     string            `json:"session"`
-	Format      string            `json:"format"`
-	Start       string            `json:"start"`
-	DurationMS  int64             `json:"duration_ms"`
-	Ticks       int64             `json:"ticks"`
-	TickRate    float64           `json:"tick_rate,omitempty"`
-	Players     []formats.Player  `json:"players"`
-	Map         string            `json:"map"`
-	Server      string            `json:"server"`
-	Flags       []string          `json:"flags"`
-	FlagNotes   []archive.Flag    `json:"flag_notes,omitempty"`
-	Hold        *archive.Hold     `json:"hold,omitempty"`
-	NativeBytes int64             `json:"native_bytes"`
-	StoredBytes int64             `json:"stored_bytes"`
-	Chunks      int               `json:"chunks"`
-	SHA256      string            `json:"sha256"`
-	Ingested    string            `json:"ingested"`
-	Source      string            `json:"source,omitempty"`
-	Events      int               `json:"events"`
-	Attrs       map[string]string `json:"attrs,omitempty"`
-	Warnings    []string          `json:"warnings,omitempty"`
+	ID          string           `json:"id"`
+	Session     string           `json:"session"`
+	Format      string           `json:"format"`
+	Start       string           `json:"start"`
+	DurationMS  int64            `json:"duration_ms"`
+	Ticks       int64            `json:"ticks"`
+	TickRate    float64          `json:"tick_rate,omitempty"`
+	Players     []formats.Player `json:"players"`
+	Map         string           `json:"map"`
+	Server      string           `json:"server"`
+	Flags       []string         `json:"flags"`
+	FlagNotes   []archive.Flag   `json:"flag_notes,omitempty"`
+	Hold        *archive.Hold    `json:"hold,omitempty"`
+	NativeBytes int64            `json:"native_bytes"`
+	StoredBytes int64            `json:"stored_bytes"`
+	Chunks      int              `json:"chunks"`
+	SHA256      string           `json:"sha256"`
+	Ingested    string           `json:"ingested"`
+	// Recompressed is when 'recompress' re-encoded the chunks; "" if never.
+	Recompressed string            `json:"recompressed,omitempty"`
+	Source       string            `json:"source,omitempty"`
+	Events       int               `json:"events"`
+	Attrs        map[string]string `json:"attrs,omitempty"`
+	Warnings     []string          `json:"warnings,omitempty"`
 }
 
 func toJSON(m *archive.Manifest) recordingJSON {
@@ -80,8 +82,16 @@ func toJSON(m *archive.Manifest) recordingJSON {
 		Players: players, Map: m.Meta.Map, Server: m.Meta.Server, Flags: nonNil(m.AllFlags()),
 		FlagNotes: m.Flags, Hold: m.Hold, NativeBytes: m.NativeBytes, StoredBytes: m.StoredBytes,
 		Chunks: len(m.Chunks), SHA256: m.SHA256, Ingested: fmtTime(m.Ingested), Source: m.SourceName,
-		Events: m.EventCount, Attrs: m.Meta.Attrs, Warnings: m.Meta.Warnings,
+		Events: m.EventCount, Attrs: m.Meta.Attrs, Warnings: m.Meta.Warnings, Recompressed: recompressedAt(m),
 	}
+}
+
+// recompressedAt formats when m's chunks were re-encoded, "" if never.
+func recompressedAt(m *archive.Manifest) string {
+	if m.Recompressed.IsZero() {
+		return ""
+	}
+	return fmtTime(m.Recompressed)
 }
 
 func nonNil(s []string) []string {
@@ -137,6 +147,9 @@ func runShow(ctx context.Context, e *env, o *showOptions, args []string) error {
 	fmt.Fprintf(w, "size:      %s native, %s stored (%.1f%%), %d chunks\n", humanBytes(j.NativeBytes), humanBytes(j.StoredBytes),
 		100*float64(j.StoredBytes)/float64(max(j.NativeBytes, 1)), j.Chunks)
 	fmt.Fprintf(w, "sha256:    %s\ningested:  %s from %s\n", j.SHA256, j.Ingested, orDash(j.Source))
+	if j.Recompressed != "" {
+		fmt.Fprintf(w, "recompressed: %s (zstd's best level)\n", j.Recompressed)
+	}
 	if m.Hold != nil {
 		fmt.Fprintf(w, "hold:      %s (since %s)\n", safe(m.Hold.Reason), fmtTime(m.Hold.At))
 	}

@@ -1,0 +1,352 @@
+// Recompressing sealed recordings at zstd's best level.
+//
+// Ingest compresses chunks at zstd's better level: the best level's
+// encoder holds about 40 MiB of match tables, which a command's memory
+// budget cannot carry beside an ingest, and it costs several times the
+// CPU. A sealed recording no longer changes, so its chunks can be encoded
+// again, once, by a maintenance pass that can afford both: Recompress.
+// The native bytes stay the same (every new blob is decoded and checked
+// against the chunk's CRC-32C before it replaces the old one), so exports
+// stay byte-identical and a seek still touches one chunk.
+//
+// A recording is done in batches of blobs. Each batch is written, under
+// the commit lock, only while the manifest is still the one that was read
+// (not deleted, replaced, grown or moved to the remote store). The chunk
+// sizes in the manifest are updated last; until then they may count the
+// old blobs, which only stats and a remote upload read (an upload checks
+// each blob's size against them and fails clearly). Killed in between,
+// the next pass encodes the recording again and ends the same way.
+
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
+	bolt "go.etcd.io/bbolt"
+)
+
+// RecompressOptions chooses what Recompress re-encodes.
+type RecompressOptions struct {
+	// OlderThan leaves alone recordings younger than this (by start time,
+	// as retention measures age); 0 takes every sealed recording.
+	OlderThan time.Duration
+	// Now is the time ages are measured from (zero: the archive's clock).
+	Now time.Time
+	// Progress, if set, is called after each recording.
+	Progress func(RecompressProgress)
+	// DryRun only counts what the pass would re-encode: the report's
+	// Recordings, Chunks, NativeBytes and StoredBefore.
+	DryRun bool
+}
+
+// RecompressProgress reports a pass's progress after each recording.
+type RecompressProgress struct {
+	Done, Total   int
+	StoredBefore  int64 // stored bytes of the recordings done so far, before
+	StoredAfter   int64 // and after
+	ID            uuid.UUID
+	Elapsed       time.Duration
+	NativeBytes   int64 // native bytes of the recordings done so far
+	ChunksWritten int
+}
+
+// RecompressReport is what a Recompress pass did.
+type RecompressReport struct {
+	// Recordings counts the recordings re-encoded; Skipped those in scope
+	// that changed under the pass (deleted, replaced, moved) and were left.
+	Recordings int `json:"recordings"`
+	Skipped    int `json:"skipped"`
+	// AlreadyDone counts sealed recordings an earlier pass re-encoded;
+	// NotSealed those still live or in the remote store.
+	AlreadyDone int `json:"already_done"`
+	NotSealed   int `json:"not_sealed"`
+	// Chunks counts the chunks read; ChunksWritten those whose new blob
+	// was smaller and replaced the old one.
+	Chunks        int   `json:"chunks"`
+	ChunksWritten int   `json:"chunks_written"`
+	NativeBytes   int64 `json:"native_bytes"`
+	// StoredBefore and StoredAfter are the re-encoded recordings' stored
+	// bytes (chunks, header and trailer) before and after.
+	StoredBefore int64 `json:"stored_before"`
+	StoredAfter  int64 `json:"stored_after"`
+	// ShardsCompacted names the shards rewritten to give the freed pages
+	// back; CatalogCompacted says the catalog was too.
+	ShardsCompacted  []string `json:"shards_compacted"`
+	CatalogCompacted bool     `json:"catalog_compacted"`
+	// DiskBefore and DiskAfter are the archive's bytes on disk.
+	DiskBefore int64         `json:"disk_before"`
+	DiskAfter  int64         `json:"disk_after"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+}
+
+// recompressBatch bounds the new blobs held before they are written.
+const recompressBatch = 4 << 20
+
+// recompressCompactRatio: after a pass, a shard it wrote to (or the
+// catalog) is compacted when its live pages take less than this part of
+// the file. The pass frees the old blobs' pages, about the 5–10% it
+// saves: worth a copy, since the pass runs rarely and on sealed data.
+const recompressCompactRatio = 0.98
+
+// errRecordingChanged stops the re-encoding of one recording that was
+// deleted, replaced, grown or moved since the pass read its manifest.
+var errRecordingChanged = errors.New("recording changed during the pass")
+
+// bestEncoders are the best-level encoders of one pass, made on first use:
+// whole chunks keep zstd's content checksum (a whole export relies on it),
+// streams do without (the chunk's CRC-32C covers them).
+type bestEncoders struct {
+	whole, streams *zstd.Encoder
+}
+
+func (b *bestEncoders) get(streams bool) (*zstd.Encoder, error) {
+	e := &b.whole
+	if streams {
+		e = &b.streams
+	}
+	if *e == nil {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression),
+			zstd.WithEncoderCRC(!streams), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow))
+		if err != nil {
+			return nil, err
+		}
+		*e = enc
+	}
+	return *e, nil
+}
+
+// Recompress re-encodes the chunks of sealed recordings at zstd's best
+// level and then compacts the shards it wrote to, so the bytes it saves go
+// back to the file system. A recording is done once: its manifest records
+// when (Manifest.Recompressed). It takes about 40 MiB of encoder tables.
+func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*RecompressReport, error) {
+	if a.opts.ReadOnly && !opts.DryRun {
+		return nil, errors.New("archive: recompress: opened read-only")
+	}
+	start := time.Now()
+	now := opts.Now
+	if now.IsZero() {
+		now = a.opts.Now()
+	}
+	rep := &RecompressReport{ShardsCompacted: []string{}}
+	var err error
+	if rep.DiskBefore, err = DiskUsage(a.dir); err != nil {
+		return nil, fmt.Errorf("archive: recompress: %w", err)
+	}
+	var todo []uuid.UUID
+	err = a.List(ctx, func(m *Manifest) error {
+		switch {
+		case m.Live || m.Remote != "":
+			rep.NotSealed++
+		case !m.Recompressed.IsZero():
+			rep.AlreadyDone++
+		case opts.OlderThan <= 0 || now.Sub(recAge(m)) >= opts.OlderThan:
+			todo = append(todo, m.ID)
+			if opts.DryRun {
+				rep.Recordings++
+				rep.Chunks += len(m.Chunks)
+				rep.NativeBytes += m.NativeBytes
+				rep.StoredBefore += m.StoredBytes
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: recompress: %w", err)
+	}
+	if opts.DryRun {
+		rep.DiskAfter, rep.Elapsed = rep.DiskBefore, time.Since(start)
+		return rep, nil
+	}
+
+	var encs bestEncoders
+	touched := map[string]bool{}
+	prog := RecompressProgress{Total: len(todo)}
+	for _, id := range todo {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		r, err := a.recompressOne(ctx, id, &encs, now)
+		if errors.Is(err, errRecordingChanged) || errors.Is(err, ErrNotFound) {
+			rep.Skipped++
+			continue
+		}
+		if err != nil {
+			return rep, fmt.Errorf("archive: recompress %s: %w", id, err)
+		}
+		touched[r.shard] = true
+		rep.Recordings++
+		rep.Chunks += r.chunks
+		rep.ChunksWritten += r.written
+		rep.NativeBytes += r.native
+		rep.StoredBefore += r.before
+		rep.StoredAfter += r.after
+		if opts.Progress != nil {
+			prog.Done++
+			prog.ID = id
+			prog.StoredBefore, prog.StoredAfter = rep.StoredBefore, rep.StoredAfter
+			prog.NativeBytes, prog.ChunksWritten = rep.NativeBytes, rep.ChunksWritten
+			prog.Elapsed = time.Since(start)
+			opts.Progress(prog)
+		}
+	}
+
+	names := make([]string, 0, len(touched))
+	for name := range touched {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		did, err := a.tidyShard(name, recompressCompactRatio)
+		if err != nil {
+			return rep, err
+		}
+		if did == tidyCompacted {
+			rep.ShardsCompacted = append(rep.ShardsCompacted, name)
+		}
+	}
+	if rep.Recordings > 0 {
+		if _, rep.CatalogCompacted, err = a.compactCatalog(recompressCompactRatio); err != nil {
+			return rep, err
+		}
+	}
+	if rep.DiskAfter, err = DiskUsage(a.dir); err != nil {
+		return rep, fmt.Errorf("archive: recompress: %w", err)
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// recompressed is what recompressOne did to one recording.
+type recompressed struct {
+	shard           string
+	chunks, written int
+	native          int64
+	before, after   int64
+}
+
+// recompressOne re-encodes the chunks of recording id with encs.
+func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEncoders, now time.Time) (recompressed, error) {
+	m, err := a.Manifest(id)
+	if err != nil {
+		return recompressed{}, err
+	}
+	if m.Live || m.Remote != "" || !m.Recompressed.IsZero() {
+		return recompressed{}, errRecordingChanged
+	}
+	owner := m.owner()
+	res := recompressed{shard: m.Shard, chunks: len(m.Chunks), native: m.NativeBytes, before: m.StoredBytes}
+	stored := make([]int64, len(m.Chunks)) // new sizes; 0: unchanged
+	var (
+		blob, native []byte
+		scratch      []byte
+		cols         [][]byte
+		batch        [][]byte
+		batchTicks   []int64
+		batchBytes   int
+	)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := a.whileUnchanged(m, func() error { return a.writeBlobs(m.Shard, owner, batchTicks, batch) })
+		batch, batchTicks, batchBytes = batch[:0], batchTicks[:0], 0
+		return err
+	}
+	for i, e := range m.Chunks {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if e.Precompressed {
+			continue
+		}
+		if blob, err = a.readBlobInto(m.Shard, owner, e.StartTick, blob); err != nil {
+			return res, fmt.Errorf("chunk %d (tick %d): %w", i, e.StartTick, err)
+		}
+		nat, resume, err := a.decodeBlobCRC(blob, e, m.Format, native, true)
+		if err != nil {
+			return res, fmt.Errorf("chunk %d (tick %d): %w", i, e.StartTick, err)
+		}
+		native = nat[:0]
+		var nb []byte
+		if blob[0] == blobStreams {
+			col := a.opts.Columns[m.Format]
+			enc, err := encs.get(true)
+			if err != nil {
+				return res, err
+			}
+			nb = encodeStreamsBlob(enc, col, &cols, resume, nat)
+		} else {
+			enc, err := encs.get(false)
+			if err != nil {
+				return res, err
+			}
+			nb = encodeBlobWith(enc, &scratch, resume, nat, false)
+		}
+		if len(nb) >= len(blob) {
+			continue
+		}
+		// The new blob must give the same bytes back before it replaces
+		// the old one.
+		check, _, err := a.decodeBlobCRC(nb, e, m.Format, nil, true)
+		if err != nil || len(check) != len(nat) {
+			return res, fmt.Errorf("chunk %d (tick %d): re-encoded blob does not decode to the chunk: %v", i, e.StartTick, err)
+		}
+		stored[i] = int64(len(nb))
+		batch = append(batch, nb)
+		batchTicks = append(batchTicks, e.StartTick)
+		batchBytes += len(nb)
+		res.written++
+		if batchBytes >= recompressBatch {
+			if err := flush(); err != nil {
+				return res, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return res, err
+	}
+	err = a.whileUnchanged(m, func() error {
+		return a.catalog.Update(func(tx *bolt.Tx) error {
+			cur, err := getManifest(tx, id)
+			if err != nil {
+				return err
+			}
+			for i, s := range stored {
+				if s > 0 {
+					cur.StoredBytes += s - cur.Chunks[i].Stored
+					cur.Chunks[i].Stored = s
+				}
+			}
+			cur.Recompressed = now.UTC()
+			res.after = cur.StoredBytes
+			return putManifest(tx, cur)
+		})
+	})
+	return res, err
+}
+
+// whileUnchanged runs fn under the commit lock if recording m is still as
+// the pass read it, and returns errRecordingChanged if not.
+func (a *Archive) whileUnchanged(m *Manifest, fn func() error) error {
+	a.commitMu.Lock()
+	defer a.commitMu.Unlock()
+	cur, err := a.Manifest(m.ID)
+	if errors.Is(err, ErrNotFound) {
+		return errRecordingChanged
+	}
+	if err != nil {
+		return err
+	}
+	if cur.Live || cur.Remote != "" || cur.owner() != m.owner() || cur.Shard != m.Shard ||
+		cur.SHA256 != m.SHA256 || len(cur.Chunks) != len(m.Chunks) {
+		return errRecordingChanged
+	}
+	return fn()
+}
