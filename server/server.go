@@ -32,6 +32,11 @@ type Config struct {
 	// PruneEvery applies the stored retention policy on this schedule
 	// (0: never).
 	PruneEvery time.Duration
+	// RecompressEvery re-encodes sealed recordings older than
+	// RecompressAfter at zstd's best level on this schedule (0: never;
+	// replay.Archive.Recompress). It takes one core while it runs.
+	RecompressEvery time.Duration
+	RecompressAfter time.Duration
 	// Web serves the moderators' page at / (nil: no page).
 	Web http.Handler
 	// Logger receives request errors and scheduled work (default: discard).
@@ -138,7 +143,10 @@ func (s *Server) ListenAndServe(ctx context.Context, addr, certFile, keyFile str
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	if s.cfg.PruneEvery > 0 {
-		go s.pruneLoop(ctx)
+		go s.every(ctx, s.cfg.PruneEvery, s.prunePass)
+	}
+	if s.cfg.RecompressEvery > 0 {
+		go s.every(ctx, s.cfg.RecompressEvery, s.recompressPass)
 	}
 	if ready != nil {
 		ready(url)
@@ -204,9 +212,9 @@ func (s *Server) acquireHeavy(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// pruneLoop applies the stored retention policy every PruneEvery.
-func (s *Server) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.PruneEvery)
+// every runs pass every period until ctx ends.
+func (s *Server) every(ctx context.Context, period time.Duration, pass func(context.Context)) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
@@ -214,14 +222,33 @@ func (s *Server) pruneLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		rep, err := s.ScheduledPrune(ctx)
-		switch {
-		case err != nil:
-			s.metrics.errors.WithLabelValues("prune").Inc()
-			s.log.Error("scheduled prune", "err", err)
-		case rep != nil:
-			s.log.Info("scheduled prune", "removed", len(rep.Removed), "bytes_returned", rep.BytesReturned)
-		}
+		pass(ctx)
+	}
+}
+
+// prunePass is one scheduled prune, logged.
+func (s *Server) prunePass(ctx context.Context) {
+	rep, err := s.ScheduledPrune(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.metrics.errors.WithLabelValues("prune").Inc()
+		s.log.Error("scheduled prune", "err", err)
+	case rep != nil:
+		s.log.Info("scheduled prune", "removed", len(rep.Removed), "bytes_returned", rep.BytesReturned)
+	}
+}
+
+// recompressPass is one scheduled recompress, logged.
+func (s *Server) recompressPass(ctx context.Context) {
+	rep, err := s.x.Recompress(ctx, replay.Actor{Name: "scheduler", Role: replay.RoleAdmin},
+		archive.RecompressOptions{OlderThan: s.cfg.RecompressAfter})
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.metrics.errors.WithLabelValues("recompress").Inc()
+		s.log.Error("scheduled recompress", "err", err)
+	case rep != nil && rep.Recordings > 0:
+		s.log.Info("scheduled recompress", "recordings", rep.Recordings, "stored_before", rep.StoredBefore,
+			"stored_after", rep.StoredAfter, "disk_after", rep.DiskAfter, "elapsed", rep.Elapsed.Round(time.Millisecond))
 	}
 }
 

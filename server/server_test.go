@@ -21,6 +21,7 @@ import (
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
 )
 
@@ -496,5 +497,43 @@ func TestEventsCompactAndFrameTypes(t *testing.T) {
 	count(some, got)
 	if code != http.StatusOK || len(got) == 0 || got["player_diff"] != types["player_diff"] || got["player_new"] != types["player_new"] || len(got) > 2 {
 		t.Errorf("types=player_diff,player_new: %d, %v (all: %v)", code, got, types)
+	}
+}
+
+// TestScheduledRecompress: a server with --recompress-every re-encodes an
+// uploaded recording on its own, which then exports byte-identical.
+func TestScheduledRecompress(t *testing.T) {
+	ts := start(t, server.Config{RecompressEvery: 20 * time.Millisecond})
+	var game bytes.Buffer
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: time.Minute, Seed: 21}); err != nil {
+		t.Fatal(err)
+	}
+	var up server.UploadJSON
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=g.teehistorian", "", bytes.NewReader(game.Bytes()), &up)
+	id, err := ts.x.Store().Resolve(up.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := up.StoredBytes
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, err := ts.x.Store().Manifest(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.Recompressed.IsZero() {
+			if m.StoredBytes >= before {
+				t.Errorf("stored %d bytes before the pass, %d after", before, m.StoredBytes)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not recompressed within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	body := ts.want(http.StatusOK, "GET", "/api/v1/recordings/"+up.ID+"/file", "", nil, nil)
+	if !bytes.Equal(body, game.Bytes()) {
+		t.Errorf("download after the pass: %d bytes, differs from the %d uploaded", len(body), game.Len())
 	}
 }
