@@ -15,6 +15,7 @@ import (
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/sc2replay/mpq"
+	"github.com/replayarchive/replay/internal/memtest"
 	"github.com/replayarchive/replay/internal/mpqtest"
 )
 
@@ -116,7 +117,7 @@ func TestBombs(t *testing.T) {
 			data := rebuild(t, base, tc.swap)
 			var rec *formatstest.Recording
 			var err error
-			grew := mpqtest.Allocated(func() { rec, err = formatstest.TrySplit(New(), data) })
+			grew := memtest.Allocated(func() { rec, err = formatstest.TrySplit(New(), data) })
 			if grew > mpq.DefaultBudget {
 				t.Errorf("Split allocated %d bytes, more than the %d-byte budget", grew, mpq.DefaultBudget)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/icza/s2prot"
 	"github.com/icza/s2prot/build"
 	"github.com/replayarchive/replay/formats/formatstest"
-	"github.com/replayarchive/replay/internal/mpqtest"
+	"github.com/replayarchive/replay/internal/memtest"
 )
 
 // vint encodes n as a versioned variable-length integer.
@@ -221,7 +221,7 @@ func TestHostileLengths(t *testing.T) {
 		{"bit-packed initData of ones", false, p.initData, ones, ""},
 	} {
 		var err error
-		grew := mpqtest.Allocated(func() {
+		grew := memtest.Allocated(func() {
 			if tc.versioned {
 				_, _, err = decodeVersioned(p, tc.data, tc.typeid)
 			} else {
@@ -245,7 +245,7 @@ func TestZeroBitArrays(t *testing.T) {
 		{kind: kNull},
 	}, minBits: []int{32, 0}}
 	var err error
-	grew := mpqtest.Allocated(func() { _, _, err = decodeBitPacked(p, []byte{0xff, 0xff, 0xff, 0xff}, 0) })
+	grew := memtest.Allocated(func() { _, _, err = decodeBitPacked(p, []byte{0xff, 0xff, 0xff, 0xff}, 0) })
 	if err == nil || !strings.Contains(err.Error(), "more values than a 4-byte blob can hold") {
 		t.Errorf("got %v, want the value budget to stop the array", err)
 	}
@@ -288,7 +288,7 @@ func FuzzVersioned(f *testing.F) {
 	p := protocolFor(ProtocolBase)
 	es, _ := p.stream(fileTrackerEvents)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		grew := mpqtest.Allocated(func() {
+		grew := memtest.Allocated(func() {
 			decodeVersioned(p, b, p.details)
 			decodeVersioned(p, b, p.header)
 			decodeEvents(p, b, es)
@@ -309,7 +309,7 @@ func FuzzBitPacked(f *testing.F) {
 	game, _ := p.stream(fileGameEvents)
 	msg, _ := p.stream(fileMessageEvents)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		grew := mpqtest.Allocated(func() {
+		grew := memtest.Allocated(func() {
 			decodeBitPacked(p, b, p.initData)
 			decodeEvents(p, b, game)
 			decodeEvents(p, b, msg)

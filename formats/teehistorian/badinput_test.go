@@ -7,8 +7,8 @@ package teehistorian
 import (
 	"bytes"
 	"errors"
+	"github.com/replayarchive/replay/internal/memtest"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -102,15 +102,13 @@ func TestBadRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := append(bytes.Clone(head), unhex(t, tc.body)...)
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			_, err := formatstest.TrySplit(New(), file)
-			runtime.ReadMemStats(&after)
+			var err error
+			d := memtest.Allocated(func() { _, err = formatstest.TrySplit(New(), file) })
 			var fe *formats.Error
 			if !errors.As(err, &fe) || !strings.Contains(fe.What, tc.what) || fe.Offset < int64(len(head)) {
 				t.Fatalf("got %v, want a formats.Error about %q", err, tc.what)
 			}
-			if d := after.TotalAlloc - before.TotalAlloc; d > 4<<20 {
+			if d > 4<<20 {
 				t.Errorf("allocated %d bytes for a %d-byte file", d, len(file))
 			}
 		})

@@ -4,22 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/internal/memtest"
 )
-
-// peakAlloc runs f and returns how many bytes it allocated in total.
-func peakAlloc(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 func TestPeakHeapSeesABuffer(t *testing.T) {
 	var keep []byte
@@ -36,7 +26,7 @@ func TestReadNLyingLength(t *testing.T) {
 	in := bytes.Repeat([]byte{7}, 100)
 	var got []byte
 	var err error
-	alloc := peakAlloc(func() { got, err = ReadN(bytes.NewReader(in), 1<<30, 1<<31, "record") })
+	alloc := memtest.Allocated(func() { got, err = ReadN(bytes.NewReader(in), 1<<30, 1<<31, "record") })
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("err = %v, want io.ErrUnexpectedEOF", err)
 	}

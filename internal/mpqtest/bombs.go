@@ -1,4 +1,4 @@
-// The bombs themselves and the measure of what reading one costs.
+// The bombs themselves.
 
 package mpqtest
 
@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"compress/zlib"
 	"io"
-	"runtime"
 )
 
 // ZlibZeros returns n zeros compressed with zlib behind the MaskZlib byte
@@ -26,15 +25,4 @@ type zeroReader struct{}
 func (zeroReader) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
-}
-
-// Allocated runs f and returns the bytes it allocated: an upper bound on
-// its peak heap, which a bomb test holds below what the bomb claims.
-func Allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }

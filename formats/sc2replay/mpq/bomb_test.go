@@ -12,6 +12,7 @@ import (
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/sc2replay/mpq"
+	"github.com/replayarchive/replay/internal/memtest"
 	"github.com/replayarchive/replay/internal/mpqtest"
 )
 
@@ -61,7 +62,7 @@ func TestBombs(t *testing.T) {
 				a.Budget = tc.budget
 			}
 			var out []byte
-			grew := mpqtest.Allocated(func() { out, err = a.ReadFile(tc.file.Name) })
+			grew := memtest.Allocated(func() { out, err = a.ReadFile(tc.file.Name) })
 			if tc.want == "" {
 				if err != nil || len(out) != int(tc.file.Size) || bytes.ContainsFunc(out, func(r rune) bool { return r != 0 }) {
 					t.Fatalf("got %d bytes, %v; want %d zeros", len(out), err, tc.file.Size)

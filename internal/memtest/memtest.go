@@ -1,0 +1,19 @@
+// Package memtest measures what code under test allocates, for tests that
+// hold a parser's or decoder's memory to a bound whatever its input claims.
+package memtest
+
+import "runtime"
+
+// Allocated runs f and returns the bytes the process allocated meanwhile
+// (the difference of runtime.MemStats.TotalAlloc): an upper bound on f's
+// peak heap, which a bomb test holds below what the bomb claims. It
+// collects first, so earlier garbage does not count; other goroutines'
+// allocations do.
+func Allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
