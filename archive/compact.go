@@ -29,8 +29,10 @@ const (
 	// compactMinFree: nor is a shard compacted to win back less than this.
 	compactMinFree = 64 << 10
 	// compactTxSize bounds the copy's memory: bolt.Compact commits every
-	// compactTxSize bytes of keys and values.
-	compactTxSize = 64 << 20
+	// compactTxSize bytes of keys and values. Copying a 240 MB shard took
+	// 1.4–1.9 s and 258–278 MB peak RSS (both files' maps included) with
+	// 16 MiB, 2.5–3.0 s and 477–488 MB with 64 MiB.
+	compactTxSize = 16 << 20
 	// tempSuffix names a shard copy being written by a compaction.
 	tempSuffix = ".compacting"
 )
