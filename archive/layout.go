@@ -5,10 +5,12 @@
 package archive
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -335,8 +337,11 @@ func (a *Archive) decodeStreamsBlob(blob []byte, format string, want int64, dst 
 	if int64(total) > want+MaxChunkBytes {
 		return nil, nil, fmt.Errorf("streams blob claims %d bytes for a chunk of %d", total, want)
 	}
-	buf := make([]byte, 0, total+decodeSlack)
-	parts := make([][]byte, len(st))
+	bufp := getStreamsBuf(total + decodeSlack)
+	defer streamsBufs.Put(bufp)
+	buf := (*bufp)[:0]
+	var partsArr [maxStreams][]byte
+	parts := partsArr[:len(st)]
 	off := r.off
 	for i, s := range st {
 		if s.stored > len(blob)-off {
@@ -366,7 +371,28 @@ func (a *Archive) decodeStreamsBlob(blob []byte, format string, want int64, dst 
 	if err != nil {
 		return nil, nil, err
 	}
-	return native, parts[0], nil
+	// The streams' buffer goes back to the pool: the resume state, small,
+	// is copied out of it.
+	return native, bytes.Clone(parts[0]), nil
+}
+
+// streamsBufs holds the buffers (*[]byte) decodeStreamsBlob decodes a
+// chunk's streams into. A chunk read used to allocate one, 64 KiB and
+// more for teehistorian, only to join it: a whole export page-faulted
+// fresh memory for every chunk, and the collector ran for it. A pool
+// rather than an Archive field, as the encoder pools.
+var streamsBufs sync.Pool
+
+// getStreamsBuf returns a buffer from streamsBufs with room for n bytes.
+func getStreamsBuf(n int) *[]byte {
+	bufp, _ := streamsBufs.Get().(*[]byte)
+	if bufp == nil {
+		bufp = new([]byte)
+	}
+	if cap(*bufp) < n {
+		*bufp = make([]byte, 0, n)
+	}
+	return bufp
 }
 
 // decodeBlob reverses encodeBlob, checking the native length and CRC.

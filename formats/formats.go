@@ -107,7 +107,8 @@ type Columnar interface {
 	// right number of streams.
 	SplitColumns(chunk []byte, cols [][]byte) [][]byte
 	// JoinColumns reverses SplitColumns, appending the chunk's bytes to
-	// dst. Streams SplitColumns cannot have made are an error.
+	// dst. Streams SplitColumns cannot have made are an error. It must
+	// not keep cols: the archive reuses their memory for the next chunk.
 	JoinColumns(dst []byte, cols [][]byte) ([]byte, error)
 }
 

@@ -120,3 +120,135 @@ func FuzzColumns(f *testing.F) {
 		}
 	})
 }
+
+// randomRecords builds n records of every type with fields of every
+// varint length (overlong and 5-byte ones too), so that the fast join
+// meets multi-byte fields at every distance from a stream's end.
+func randomRecords(rng *rand.Rand, n int) []byte {
+	field := func(b []byte) []byte {
+		switch rng.IntN(6) {
+		case 0: // overlong or 5-byte, high bit set on the last
+			k := 1 + rng.IntN(MaxVarintLen)
+			for range k - 1 {
+				b = append(b, 0x80|byte(rng.Uint32()))
+			}
+			return append(b, byte(rng.Uint32()))
+		case 1:
+			return AppendVarint(b, rng.Int32())
+		default:
+			return AppendVarint(b, int32(rng.IntN(200))-100)
+		}
+	}
+	var b []byte
+	for range n {
+		switch typ := rng.IntN(14); typ {
+		case 0, 1, 2, 3: // PLAYER_DIFF, sometimes with a large client id
+			b = field(AppendVarint(b, int32(rng.IntN(70))))
+			b = field(b)
+		case 4:
+			b = AppendVarint(b, wireInputDiff)
+			for range 11 {
+				b = field(b)
+			}
+		case 5:
+			b = AppendVarint(b, wireInputNew)
+			for range 11 {
+				b = field(b)
+			}
+		case 6:
+			b = field(AppendVarint(b, wireTickSkip))
+		case 7:
+			b = field(field(field(AppendVarint(b, wirePlayerNew))))
+		case 8:
+			b = thRecords([]byte(b), wireCommand, rng.IntN(64), 0, "say", 1, "hi")
+		case 9:
+			b = thRecords([]byte(b), wireMessage, rng.IntN(64), 3, []byte{1, 2, 3})
+		case 10:
+			b = thRecords([]byte(b), wireDrop, rng.IntN(64), "bye")
+		case 11:
+			b = field(AppendVarint(b, wireJoin))
+		case 12:
+			b = field(AppendVarint(b, wirePlayerOld))
+		default:
+			b = AppendVarint(b, wireFinish)
+		}
+	}
+	return b
+}
+
+// TestJoinColumnsEdges round-trips records with fields of every length
+// and joins their streams cut or grown by a few bytes at the end of each
+// stream, where a join must look at its bounds: every result is the
+// native bytes or an errColumns error, never a panic.
+func TestJoinColumnsEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := New()
+	for i := range 200 {
+		native := randomRecords(rng, 1+rng.IntN(40))
+		got, err := c.JoinColumns([]byte("prefix"), c.SplitColumns(native, nil))
+		if err != nil || !bytes.Equal(got, append([]byte("prefix"), native...)) {
+			t.Fatalf("case %d: round trip: %v", i, err)
+		}
+		for k := range numCols {
+			for _, d := range []int{-9, -8, -7, -5, -3, -2, -1, 1, 2} {
+				cols := c.SplitColumns(native, nil)
+				if d < 0 {
+					cols[k] = cols[k][:max(0, len(cols[k])+d)]
+				} else {
+					cols[k] = append(cols[k], bytes.Repeat([]byte{0x81}, d)...)
+				}
+				checkJoin(t, c, cols)
+			}
+		}
+	}
+}
+
+// checkJoin joins cols, which need not come from SplitColumns: it must
+// fail with errColumns or give bytes that split and join back to
+// themselves.
+func checkJoin(t *testing.T, c *Codec, cols [][]byte) {
+	t.Helper()
+	got, err := c.JoinColumns(nil, cols)
+	if err != nil {
+		if !errors.Is(err, errColumns) {
+			t.Fatalf("error %v is not errColumns", err)
+		}
+		return
+	}
+	again, err := c.JoinColumns(nil, c.SplitColumns(got, nil))
+	if err != nil || !bytes.Equal(again, got) {
+		t.Fatalf("joined bytes do not round-trip: %v", err)
+	}
+}
+
+// FuzzJoinColumns joins any streams: the first numCols-1 bytes are the
+// lengths of the first numCols-1 streams, the rest their bytes, the tail
+// taking what is left.
+func FuzzJoinColumns(f *testing.F) {
+	c := New()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 4 {
+		cols := c.SplitColumns(randomRecords(rng, 8), nil)
+		var b []byte
+		for _, s := range cols[:numCols-1] {
+			b = append(b, byte(len(s)))
+		}
+		for _, s := range cols {
+			b = append(b, s...)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < numCols {
+			return
+		}
+		cols := make([][]byte, numCols)
+		rest := data[numCols-1:]
+		for k := range numCols - 1 {
+			n := min(int(data[k]), len(rest))
+			cols[k], rest = rest[:n], rest[n:]
+		}
+		cols[colTail] = rest
+		checkJoin(t, c, cols)
+	})
+}
