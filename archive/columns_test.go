@@ -238,6 +238,29 @@ func TestTeehistorianChunksAreColumns(t *testing.T) {
 	if got := export(t, a, m.ID); !bytes.Equal(got, game.Bytes()) {
 		t.Fatal("export differs from the ingested file")
 	}
+	// ReadChunk reuses its buffers: what it returned must not change
+	// under later reads.
+	rec, err := a.Open(m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type read struct{ native, resume, resumeThen []byte }
+	var reads []read
+	for range 2 {
+		for i := range m.Chunks {
+			native, resume, err := rec.ReadChunk(context.Background(), i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reads = append(reads, read{native, resume, bytes.Clone(resume)})
+		}
+	}
+	for k, r := range reads {
+		c := m.Chunks[k%len(m.Chunks)]
+		if !bytes.Equal(r.native, game.Bytes()[c.Offset:c.Offset+c.Length]) || !bytes.Equal(r.resume, r.resumeThen) {
+			t.Fatalf("read %d (chunk %d) changed after later reads", k, k%len(m.Chunks))
+		}
+	}
 	rep, err := a.Check(context.Background(), CheckOptions{ReadData: true})
 	if err != nil || !rep.OK() {
 		t.Fatalf("check: %+v %v", rep, err)

@@ -377,10 +377,11 @@ func (a *Archive) decodeStreamsBlob(blob []byte, format string, want int64, dst 
 }
 
 // streamsBufs holds the buffers (*[]byte) decodeStreamsBlob decodes a
-// chunk's streams into. A chunk read used to allocate one, 64 KiB and
-// more for teehistorian, only to join it: a whole export page-faulted
-// fresh memory for every chunk, and the collector ran for it. A pool
-// rather than an Archive field, as the encoder pools.
+// chunk's streams into, and ReadChunk copies a streams blob into. A chunk
+// read used to allocate one, 64 KiB and more for teehistorian, only to
+// join it: a whole export page-faulted fresh memory for every chunk, and
+// the collector ran for it. A pool rather than an Archive field, as the
+// encoder pools.
 var streamsBufs sync.Pool
 
 // getStreamsBuf returns a buffer from streamsBufs with room for n bytes.

@@ -147,7 +147,19 @@ func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	return r.readChunk(ctx, i, nil, nil, true)
+	if r.m.Remote != "" {
+		return r.readChunk(ctx, i, nil, nil, true)
+	}
+	// A seek reads one chunk: its blob is copied out of the shard into a
+	// pooled buffer, which goes back when nothing returned points into it
+	// (a streams blob's native bytes and resume state are copies; a zstd
+	// blob's resume state is a piece of it).
+	bufp := getStreamsBuf(0)
+	native, resume, err = r.readChunk(ctx, i, bufp, []byte{}, true)
+	if len(*bufp) > 0 && (*bufp)[0] == blobStreams {
+		streamsBufs.Put(bufp)
+	}
+	return native, resume, err
 }
 
 // readChunk is ReadChunk copying the blob into *blobBuf (kept for the next
