@@ -256,6 +256,8 @@ type Stats struct {
 	Formats     map[string]*FormatStats `json:"formats"`
 	// RemoteRecordings live in the remote store, RemoteBytes in its
 	// objects; CacheBytes is the local chunk cache (part of DiskBytes).
+	// Recompressed counts the recordings Recompress has re-encoded.
+	Recompressed     int   `json:"recompressed"`
 	RemoteRecordings int   `json:"remote_recordings"`
 	RemoteBytes      int64 `json:"remote_bytes"`
 	CacheBytes       int64 `json:"cache_bytes"`
@@ -280,6 +282,9 @@ func (a *Archive) Stats(ctx context.Context) (*Stats, error) {
 		}
 		if m.Flagged() {
 			st.Flagged++
+		}
+		if !m.Recompressed.IsZero() {
+			st.Recompressed++
 		}
 		if m.Remote != "" {
 			st.RemoteRecordings++

@@ -79,5 +79,8 @@ func TestRecompressCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(retCLI(t, dir, 0, "recompress", "--json")), &again); err != nil || again.Recordings != 0 || again.AlreadyDone != 2 {
 		t.Errorf("second pass --json: %+v, %v", again, err)
 	}
+	if out := retCLI(t, dir, 0, "stats"); !strings.Contains(out, "2 recompressed") {
+		t.Errorf("stats: %q, want 2 recompressed", out)
+	}
 	retCLI(t, dir, 0, "check")
 }
