@@ -269,6 +269,9 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 		if blob, err = a.readBlobInto(m.Shard, owner, e.StartTick, blob); err != nil {
 			return res, fmt.Errorf("chunk %d (tick %d): %w", i, e.StartTick, err)
 		}
+		if len(blob) == 0 || blob[0]&(blobZstd|blobStreams) == 0 {
+			continue // stored as it is: nothing of ours to encode again
+		}
 		nat, resume, err := a.decodeBlobCRC(blob, e, m.Format, native, true)
 		if err != nil {
 			return res, fmt.Errorf("chunk %d (tick %d): %w", i, e.StartTick, err)
