@@ -70,6 +70,9 @@ type RecompressReport struct {
 	// was smaller and replaced the old one.
 	Chunks        int   `json:"chunks"`
 	ChunksWritten int   `json:"chunks_written"`
+	// Problems names chunks that could not be read back (damaged: see
+	// Check with ReadData); they were left as they are.
+	Problems []string `json:"problems"`
 	NativeBytes   int64 `json:"native_bytes"`
 	// StoredBefore and StoredAfter are the re-encoded recordings' stored
 	// bytes (chunks, header and trailer) before and after.
@@ -134,7 +137,7 @@ func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*Reco
 	if now.IsZero() {
 		now = a.opts.Now()
 	}
-	rep := &RecompressReport{ShardsCompacted: []string{}}
+	rep := &RecompressReport{ShardsCompacted: []string{}, Problems: []string{}}
 	var err error
 	if rep.DiskBefore, err = DiskUsage(a.dir); err != nil {
 		return nil, fmt.Errorf("archive: recompress: %w", err)
@@ -181,6 +184,7 @@ func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*Reco
 			return rep, fmt.Errorf("archive: recompress %s: %w", id, err)
 		}
 		touched[r.shard] = true
+		rep.Problems = append(rep.Problems, r.problems...)
 		rep.Recordings++
 		rep.Chunks += r.chunks
 		rep.ChunksWritten += r.written
@@ -225,6 +229,7 @@ func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*Reco
 
 // recompressed is what recompressOne did to one recording.
 type recompressed struct {
+	problems        []string
 	shard           string
 	chunks, written int
 	native          int64
@@ -274,7 +279,10 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 		}
 		nat, resume, err := a.decodeBlobCRC(blob, e, m.Format, native, true)
 		if err != nil {
-			return res, fmt.Errorf("chunk %d (tick %d): %w", i, e.StartTick, err)
+			// A damaged chunk is left as it is, for check to report:
+			// the rest of the recording is still worth the pass.
+			res.problems = append(res.problems, fmt.Sprintf("%s: chunk %d (tick %d): %v", id, i, e.StartTick, err))
+			continue
 		}
 		native = nat[:0]
 		var nb []byte

@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,4 +185,46 @@ func storedInShard(t *testing.T, a *Archive, m *Manifest) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestRecompressLeavesDamagedChunk: a chunk that does not decode to its
+// checksum is reported and left byte for byte as it was; the recording's
+// other chunks are still re-encoded.
+func TestRecompressLeavesDamagedChunk(t *testing.T) {
+	a := openTest(t)
+	res := ingest(t, a, formatstest.LinesFile("damaged", 3000), nil)
+	m := manifest(t, a, res.ID)
+	if len(m.Chunks) < 3 {
+		t.Fatalf("%d chunks, want at least 3", len(m.Chunks))
+	}
+	bad := m.Chunks[1]
+	key := chunkKey(m.owner(), bad.StartTick)
+	var damaged []byte
+	err := a.updateShard(m.Shard, false, func(tx *bolt.Tx) error {
+		damaged = append([]byte(nil), tx.Bucket(bucketChunks).Get(key)...)
+		damaged[len(damaged)-5] ^= 0x40
+		return tx.Bucket(bucketChunks).Put(key, damaged)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Recompress(context.Background(), RecompressOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "chunk 1 (tick") || rep.Recordings != 1 {
+		t.Fatalf("report %+v: want the damaged chunk 1 named, the recording done", rep)
+	}
+	err = a.viewShard(m.Shard, func(tx *bolt.Tx) error {
+		if got := tx.Bucket(bucketChunks).Get(key); !bytes.Equal(got, damaged) {
+			t.Errorf("the damaged blob changed: %d bytes, was %d", len(got), len(damaged))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := manifest(t, a, res.ID); after.Recompressed.IsZero() || after.Chunks[1].Stored != int64(len(damaged)) {
+		t.Errorf("manifest after the pass: recompressed %v, damaged chunk's size %d (blob %d)", after.Recompressed, after.Chunks[1].Stored, len(damaged))
+	}
 }

@@ -79,10 +79,13 @@ func runRecompress(ctx context.Context, e *env, o *recompressOptions, args []str
 		return err
 	}
 	if o.json {
-		return writeJSON(e, struct {
+		if err := writeJSON(e, struct {
 			DryRun bool `json:"dry_run"`
 			*archive.RecompressReport
-		}{o.dryRun, rep})
+		}{o.dryRun, rep}); err != nil {
+			return err
+		}
+		return problemsErr(e, rep.Problems)
 	}
 	if o.dryRun {
 		fmt.Fprintf(e.stdout, "would re-encode %d recordings: %d chunks, %s stored (%d bytes), %s native\n",
@@ -106,6 +109,18 @@ func runRecompress(ctx context.Context, e *env, o *recompressOptions, args []str
 	}
 	if rep.AlreadyDone > 0 || rep.NotSealed > 0 {
 		fmt.Fprintf(e.stdout, "not in this pass: %d already re-encoded, %d live or in the remote store\n", rep.AlreadyDone, rep.NotSealed)
+	}
+	return problemsErr(e, rep.Problems)
+}
+
+// problemsErr prints the damaged chunks a pass left alone to stderr and
+// fails the command if there were any.
+func problemsErr(e *env, problems []string) error {
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "damaged, left as it is: %s\n", p)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%d chunks could not be read back; 'archivectl check --read-data' lists every damaged recording", len(problems))
 	}
 	return nil
 }
