@@ -268,3 +268,39 @@ func TestTeehistorianChunksAreColumns(t *testing.T) {
 }
 
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
+
+// slowWriter keeps what is written to it, taking a millisecond per write:
+// a writer the export's decoding workers always run ahead of.
+type slowWriter struct{ bytes.Buffer }
+
+func (w *slowWriter) Write(b []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	return w.Buffer.Write(b)
+}
+
+// TestExportManyChunks exports a recording of many more chunks than a
+// whole export has buffers (exportBuffers), to a slow writer and to a
+// fast one: the decoders wait for buffers to come back, and every byte
+// arrives in order.
+func TestExportManyChunks(t *testing.T) {
+	a := openColumnsTest(t)
+	var game bytes.Buffer
+	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 15 * time.Minute, Seed: 12}); err != nil {
+		t.Fatal(err)
+	}
+	m := ingestWith(t, a, all.ByName("teehistorian"), game.Bytes(), nil).Manifest
+	if len(m.Chunks) < 4*exportBuffers {
+		t.Fatalf("%d chunks: want many more than %d", len(m.Chunks), exportBuffers)
+	}
+	rec, err := a.Open(m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slow slowWriter
+	if _, err := rec.WriteTo(context.Background(), &slow); err != nil || !bytes.Equal(slow.Bytes(), game.Bytes()) {
+		t.Fatalf("export to a slow writer: %d of %d bytes, %v", slow.Len(), game.Len(), err)
+	}
+	if got := export(t, a, m.ID); !bytes.Equal(got, game.Bytes()) {
+		t.Fatal("export differs from the ingested file")
+	}
+}

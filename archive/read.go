@@ -295,6 +295,12 @@ func (r *Recording) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
 // 64 KiB for teehistorian).
 const exportAhead = 4
 
+// exportBuffers is how many chunk buffers a whole export allocates before
+// it waits for the writer to give one back: as many as can be out at once
+// (exportAhead in order, one on its way to pieces, exportAhead in pieces,
+// one being written, one being handed to a worker).
+const exportBuffers = 2*exportAhead + 3
+
 // exportPiece is one chunk handed from the reader to the writer, or the
 // error that stopped the reader.
 type exportPiece struct {
@@ -334,11 +340,24 @@ func (r *Recording) readAhead(ctx context.Context, pieces chan<- exportPiece, fr
 	wg.Go(func() {
 		defer close(order)
 		defer close(jobs)
+		made := 0 // chunk buffers allocated (by readChunk, for dst = {})
 		for i := range r.chunks {
 			dst := []byte{} // never nil: see readChunk
 			select {
 			case dst = <-free:
 			default:
+				// None back yet: a new one up to exportBuffers, then
+				// wait (taking a new one whenever the writer was
+				// behind made a 15 MB export allocate 2.7 MB).
+				if made < exportBuffers {
+					made++
+					break
+				}
+				select {
+				case dst = <-free:
+				case <-ctx.Done():
+					return
+				}
 			}
 			j := job{i, dst, make(chan exportPiece, 1)}
 			select {
