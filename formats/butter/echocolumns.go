@@ -8,13 +8,15 @@
 // frame (1/30 s) to the next. So a line's template is stored as its
 // difference from the previous line's (usually none), and the k-th number
 // of every line of the chunk is stored together, as its difference from
-// the value the same field had on the line before (or the linear
-// extrapolation of the two before, whichever the chunk's values of that
-// field fit better). A number with a fraction that is the float32 value
-// it spells, rounded to its digits (how Spark and our writer print
-// floats), is stored as that float32: its frame-to-frame difference is far
-// smaller than that of its decimal digits. Any other number is stored as
-// its digits.
+// a prediction: the value the same field had on the line before, the
+// linear extrapolation of the two before, or an earlier field of the same
+// line (head and body positions are often equal), whichever the chunk's
+// values of that field fit best. A number with a fraction that spells a
+// float32 the way one of the writers of these files prints floats (see
+// the shapes) is stored as that float32: its frame-to-frame difference is
+// far smaller than that of its decimal digits. Any other number is stored
+// as its digits. Decoding prints only the numbers that changed; the rest
+// of a line is copied from the line before.
 //
 // The transform is syntax-free: it knows digits, '-' and '.', not JSON, so
 // every byte string round-trips, whatever it holds. A chunk holding the
@@ -44,8 +46,8 @@ var _ formats.Columnar = (*EchoReplayCodec)(nil)
 const (
 	ecTpl   = iota // per line: uvarint 0 (the previous line's template) or prefix+1, suffix, middle length
 	ecText         // the middle bytes of templates that differ from the previous line's
-	ecShape        // per number, field by field: uvarint shape (numFloat..., numDecimal...)
-	ecMode         // per field of the chunk: its predictor (predPrev, predLinear)
+	ecShape        // per number, field by field: uvarint shape (shapeShortest...)
+	ecMode         // per field of the chunk: uvarint predictor (predPrev...)
 	ecVal          // per number, field by field: zigzag uvarint of value minus prediction
 	ecRaw          // a chunk the transform does not take, as it is
 	ecCount
@@ -61,22 +63,46 @@ const maxDigits = 18
 // maxExpand bounds the native bytes of a chunk against its streams'
 // bytes. JoinColumns refuses streams that would expand more (a corrupt
 // blob must not allocate without bound); SplitColumns stores a chunk that
-// would as it is. Real chunks expand 3-10×.
+// would as it is. The corpus's chunks expand less than 10×.
 const maxExpand = 64
 
 // Shapes of a number (its ecShape value). A float number is
-// [-]digits.digits with f fraction digits, the float32 value rounded to f
-// places (formatFloat): shape f, 1..maxDigits. A decimal number is any
-// other [-]digits[.digits], within maxDigits digits: shape
-// decimalShape + ((pad*(maxDigits+1) + f) << 1 | neg), where pad counts
-// the zeros before the first digit of the value's digits.
-const decimalShape = maxDigits + 1
+// [-]digits.digits spelling a float32 value in one of these ways:
+//   - shapeShortest: the shortest text that reads back as the float32
+//     (strconv 'f', -1), with ".0" added when it has no '.';
+//   - f, 1..maxDigits: rounded to f fraction digits (scaledFloat);
+//   - shapeSig8: rounded to 8 significant digits, trailing zeros dropped
+//     but one (Spark's older files);
+//   - shapeR: 7 significant digits when they read back as the float32,
+//     else 9 (.NET Framework's "R" format, the reference decoder's dumps).
+//
+// A decimal number is any other [-]digits[.digits], within maxDigits
+// digits: shape decimalShape + ((pad*(maxDigits+1) + f) << 1 | neg), where
+// pad counts the zeros before the first digit of the value's digits.
+const (
+	shapeShortest = 0
+	shapeSig8     = maxDigits + 1
+	shapeR        = maxDigits + 2
+	decimalShape  = maxDigits + 3
+	maxShape      = decimalShape + 2*(maxDigits+1)*(maxDigits+1) - 1
+)
 
-// Predictors of a field.
+// floatStyles are the float shapes other than f digits tried on each
+// number, in the order a field without history prefers them (one whose
+// number on the line before had one of them keeps it: keepStyle).
+var floatStyles = [...]uint32{shapeSig8, shapeR, shapeShortest}
+
+// Predictors of a field (its ecMode value).
 const (
 	predPrev   = 0 // the field's value on the previous line
 	predLinear = 1 // 2×previous − the one before
+	// predSame + d: field k-1-d of the same line (head and body positions
+	// are often the same)
+	predSame = 2
 )
+
+// pow10e holds 10^e for e from -9 to 8 at pow10e[e+9].
+var pow10e = [...]float64{1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
 // pow10f holds exact float64 powers of ten up to 10^maxDigits.
 var pow10f = func() (p [maxDigits + 1]float64) {
@@ -88,19 +114,18 @@ var pow10f = func() (p [maxDigits + 1]float64) {
 }()
 
 // num is one number of a line: its shape and its value (the float32's
-// ordinal, or the signed decimal value).
+// ordinal, or the signed decimal value). styles has bit i set when the
+// number also has float shape floatStyles[i] (SplitColumns picks one).
 type num struct {
-	shape uint32
-	val   int64
+	shape  uint32
+	val    int64
+	styles uint8
 }
 
 func (n num) float() bool { return n.shape < decimalShape }
 
-// fracDigits is the number of fraction digits of shape.
+// fracDigits is the number of fraction digits of a decimal shape.
 func fracDigits(shape uint32) int {
-	if shape < decimalShape {
-		return int(shape)
-	}
 	return int((shape-decimalShape)>>1) % (maxDigits + 1)
 }
 
@@ -132,15 +157,15 @@ func ordFloat(o int64) (uint32, bool) {
 	return uint32(m) | 1<<31, m <= math.MaxInt32
 }
 
-// scaled is the float32 with bits b times 10^f, rounded to an integer,
-// and the sign: the digits formatFloat prints. ok is false when they would
-// not fit maxDigits digits (and for infinities and NaNs).
-func scaled(b uint32, f int) (m uint64, neg, ok bool) {
+// scaledFloat is the float32 with bits b times 10^f, rounded to an
+// integer: the digits of shape f. ok is false when they would not fit
+// maxDigits digits (and for infinities and NaNs).
+func scaledFloat(b uint32, f int) (m uint64, ok bool) {
 	x := math.Abs(float64(math.Float32frombits(b))) * pow10f[f]
 	if !(x < 1e18) { // also NaN
-		return 0, false, false
+		return 0, false
 	}
-	return uint64(math.Round(x)), b>>31 != 0, true
+	return uint64(x + 0.5), true
 }
 
 // appendDigits appends m as decimal digits, zero-padded to at least width
@@ -149,18 +174,46 @@ func appendDigits(dst []byte, m uint64, width, f int) []byte {
 	var buf [2*maxDigits + 2]byte
 	i := len(buf)
 	n := 0
-	for m > 0 || n < width || n <= f {
-		if n == f && f > 0 {
+	if f > 0 {
+		// the fraction digits, two at a time
+		for ; n+1 < f; n += 2 {
+			d := m % 100
+			m /= 100
+			i -= 2
+			buf[i], buf[i+1] = digitPairs[2*d], digitPairs[2*d+1]
+		}
+		if n < f {
 			i--
-			buf[i] = '.'
+			buf[i] = byte('0' + m%10)
+			m /= 10
+			n++
 		}
 		i--
-		buf[i] = byte('0' + m%10)
-		m /= 10
+		buf[i] = '.'
+	}
+	for m >= 10 {
+		d := m % 100
+		m /= 100
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*d], digitPairs[2*d+1]
+		n += 2
+	}
+	if m > 0 || n == f { // m < 10 here; the integer part has at least one digit
+		i--
+		buf[i] = byte('0' + m)
 		n++
+	}
+	for ; n < width; n++ {
+		i--
+		buf[i] = '0'
 	}
 	return append(dst, buf[i:]...)
 }
+
+// digitPairs spells 00 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859606162636465666768697071727374757677787980818283848586878889" +
+	"90919293949596979899"
 
 // ndigits is the number of decimal digits of m (1 for 0).
 func ndigits(m uint64) int {
@@ -172,22 +225,15 @@ func ndigits(m uint64) int {
 	return n
 }
 
-// appendNum appends the text of n.
+// appendNum appends the text of n; false when n's value does not fit its
+// shape (a corrupt stream).
 func appendNum(dst []byte, n num) ([]byte, bool) {
 	if n.float() {
 		b, ok := ordFloat(n.val)
 		if !ok {
 			return dst, false
 		}
-		f := int(n.shape)
-		m, neg, ok := scaled(b, f)
-		if !ok {
-			return dst, false
-		}
-		if neg {
-			dst = append(dst, '-')
-		}
-		return appendDigits(dst, m, 0, f), true
+		return appendFloat(dst, b, n.shape)
 	}
 	s := n.shape - decimalShape
 	neg := s&1 != 0
@@ -209,6 +255,93 @@ func appendNum(dst []byte, n num) ([]byte, bool) {
 		dst = append(dst, '-')
 	}
 	return appendDigits(dst, m, width, f), true
+}
+
+// appendFloat appends the float32 with bits b in float shape shape.
+func appendFloat(dst []byte, b uint32, shape uint32) ([]byte, bool) {
+	var m uint64
+	var f int
+	neg, ok := b>>31 != 0, false
+	switch shape {
+	case shapeShortest:
+		x := math.Float32frombits(b)
+		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) || math.Abs(float64(x)) >= 1e18 {
+			return dst, false
+		}
+		start := len(dst)
+		dst = strconv.AppendFloat(dst, float64(x), 'f', -1, 32)
+		if bytes.IndexByte(dst[start:], '.') < 0 {
+			dst = append(dst, ".0"...)
+		}
+		return dst, true
+	case shapeSig8:
+		m, f, ok = roundSig(b, 8)
+		m, f = trimZeros(m, f)
+	case shapeR:
+		// 9 digits, or 7 when those (rounded from the 9) read back
+		m, f, ok = roundSig(b, 9)
+		if m7, f7 := (m+50)/100, f-2; ok && f7 >= 1 && float32(float64(m7)/pow10f[f7]) == float32(math.Abs(float64(math.Float32frombits(b)))) {
+			m, f = m7, f7
+		}
+		m, f = trimZeros(m, f)
+	default:
+		f = int(shape)
+		m, ok = scaledFloat(b, f)
+	}
+	if !ok {
+		return dst, false
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	return appendDigits(dst, m, 0, f), true
+}
+
+// trimZeros drops the trailing zeros of the digits m with f of them after
+// the point, but the first after the point.
+func trimZeros(m uint64, f int) (uint64, int) {
+	for f > 1 && m%10 == 0 {
+		m /= 10
+		f--
+	}
+	return m, f
+}
+
+// roundSig is the float32 with bits b rounded to n significant digits, as
+// the digits m with f of them after the point (at least one). ok is false
+// for values this does not print within maxDigits digits.
+func roundSig(b uint32, n int) (m uint64, f int, ok bool) {
+	x := math.Abs(float64(math.Float32frombits(b)))
+	if x == 0 {
+		return 0, 1, true
+	}
+	if !(x < 1e7) || x < 1e-8 { // also NaN
+		return 0, 0, false
+	}
+	// e: x in [10^e, 10^(e+1)), from the binary exponent, then corrected
+	e := ((int(b>>23&0xff) - 127) * 1233) >> 12
+	if e < -9 {
+		e = -9
+	}
+	if x >= pow10e[e+1+9] {
+		e++
+	}
+	if x < pow10e[e+9] {
+		e--
+	}
+	f = n - 1 - e
+	if f < 1 {
+		f = 1
+	}
+	if f > maxDigits {
+		return 0, 0, false
+	}
+	m = uint64(x*pow10f[f] + 0.5)
+	if m >= uint64(pow10f[n]) && f > 1 { // rounded up to another power of ten
+		f--
+		m = uint64(x*pow10f[f] + 0.5)
+	}
+	return m, f, true
 }
 
 // tokenize appends the template of line to tpl and its numbers to nums.
@@ -268,14 +401,20 @@ func parseNum(text []byte, intDigits, f int) num {
 	if f > 0 {
 		if v, err := strconv.ParseFloat(string(text), 32); err == nil {
 			b := math.Float32bits(float32(v))
-			if m, neg, ok := scaled(b, f); ok && neg == (text[0] == '-') {
+			if (b>>31 != 0) == (text[0] == '-') {
 				var buf [2*maxDigits + 3]byte
-				out := buf[:0]
-				if neg {
-					out = append(out, '-')
+				n := num{shape: decimalShape, val: floatOrd(b)}
+				for i := len(floatStyles) - 1; i >= 0; i-- {
+					if out, ok := appendFloat(buf[:0], b, floatStyles[i]); ok && bytes.Equal(out, text) {
+						n.styles |= 1 << i
+						n.shape = floatStyles[i]
+					}
 				}
-				if bytes.Equal(appendDigits(out, m, 0, f), text) {
-					return num{shape: uint32(f), val: floatOrd(b)}
+				if out, ok := appendFloat(buf[:0], b, uint32(f)); ok && bytes.Equal(out, text) && n.styles == 0 {
+					n.shape = uint32(f)
+				}
+				if n.shape != decimalShape {
+					return n
 				}
 			}
 		}
@@ -328,6 +467,10 @@ func predict(p byte, shape uint32, prev1, prev2 *num) int64 {
 	}
 	return prev1.val
 }
+
+// samePenalty is the bits a predSame predictor must save over the others
+// to be chosen: its mode value costs about that much more to store.
+const samePenalty = 24
 
 // echoSplit is the scratch state of one SplitColumns.
 type echoSplit struct {
@@ -390,31 +533,56 @@ func (*EchoReplayCodec) SplitColumns(chunk []byte, cols [][]byte) [][]byte {
 		cols[ecText] = append(cols[ecText], mid...)
 		prev = t
 	}
+	// the latest field before k with each value, on the first two lines:
+	// a field equal to an earlier one is predicted from it
+	var seen [2]map[numKey]int
+	for i := range min(2, len(s.nums)) {
+		seen[i] = make(map[numKey]int, len(s.nums[i]))
+	}
 	for k := range s.maxK {
 		// the field's predictor: the one whose residuals need fewer bits
-		var cost [2]int
+		var cands [4]uint64 // predPrev, predLinear, and up to two same-line ones
+		nc := 2
+		cands[0], cands[1] = predPrev, predLinear
+		for i := range seen {
+			if seen[i] != nil && k < len(s.nums[i]) {
+				if j, ok := seen[i][keyOf(s.nums[i][k])]; ok && (nc == 2 || cands[2] != uint64(predSame+k-j-1)) {
+					cands[nc] = uint64(predSame + k - j - 1)
+					nc++
+				}
+			}
+		}
+		best, bestCost := uint64(predPrev), -1
+		for _, mode := range cands[:nc] {
+			cost := 0
+			if mode >= predSame {
+				cost = samePenalty
+			}
+			for i := range s.nums {
+				if r, ok := s.residual(mode, i, k); ok {
+					cost += mbits.Len64(zigzag(r))
+				}
+			}
+			if bestCost < 0 || cost < bestCost {
+				best, bestCost = mode, cost
+			}
+		}
+		cols[ecMode] = binary.AppendUvarint(cols[ecMode], best)
 		for i, ns := range s.nums {
 			if k >= len(ns) {
 				continue
 			}
-			p1, p2 := s.field(i-1, k), s.field(i-2, k)
-			for p := range cost {
-				cost[p] += mbits.Len64(zigzag(ns[k].val - predict(byte(p), ns[k].shape, p1, p2)))
+			if p := s.field(i-1, k); p != nil {
+				ns[k].shape = keepStyle(ns[k], p.shape)
 			}
-		}
-		mode := byte(predPrev)
-		if cost[predLinear] < cost[predPrev] {
-			mode = predLinear
-		}
-		cols[ecMode] = append(cols[ecMode], mode)
-		for i, ns := range s.nums {
-			if k >= len(ns) {
-				continue
-			}
-			n := ns[k]
-			cols[ecShape] = binary.AppendUvarint(cols[ecShape], uint64(n.shape))
-			r := n.val - predict(mode, n.shape, s.field(i-1, k), s.field(i-2, k))
+			r, _ := s.residual(best, i, k)
+			cols[ecShape] = binary.AppendUvarint(cols[ecShape], uint64(ns[k].shape))
 			cols[ecVal] = binary.AppendUvarint(cols[ecVal], zigzag(r))
+		}
+		for i := range seen {
+			if seen[i] != nil && k < len(s.nums[i]) {
+				seen[i][keyOf(s.nums[i][k])] = k
+			}
 		}
 	}
 	total := 0
@@ -428,6 +596,53 @@ func (*EchoReplayCodec) SplitColumns(chunk []byte, cols [][]byte) [][]byte {
 		cols[ecRaw] = append(cols[ecRaw], chunk...)
 	}
 	return cols
+}
+
+// numKey is what makes two numbers predict each other exactly: their
+// value and their compatibility class.
+type numKey struct {
+	val   int64
+	class int
+}
+
+func keyOf(n num) numKey {
+	if n.float() {
+		return numKey{n.val, -1}
+	}
+	return numKey{n.val, fracDigits(n.shape)}
+}
+
+// residual returns number k of line i minus its prediction by mode, and
+// false when line i has no number k.
+func (s *echoSplit) residual(mode uint64, i, k int) (int64, bool) {
+	ns := s.nums[i]
+	if k >= len(ns) {
+		return 0, false
+	}
+	n := ns[k]
+	if mode >= predSame {
+		j := k - int(mode-predSame) - 1
+		if compatible(n.shape, ns[j].shape) {
+			return n.val - ns[j].val, true
+		}
+		return n.val, true
+	}
+	return n.val - predict(byte(mode), n.shape, s.field(i-1, k), s.field(i-2, k)), true
+}
+
+// keepStyle returns the shape of float n to store after a number of
+// shape prev in the same field: prev's when n has it too, so that a
+// field's shapes repeat.
+func keepStyle(n num, prev uint32) uint32 {
+	if !n.float() {
+		return n.shape
+	}
+	for i, st := range floatStyles {
+		if st == prev && n.styles&(1<<i) != 0 {
+			return st
+		}
+	}
+	return n.shape
 }
 
 // field returns number k of line i, nil when there is none.
@@ -471,6 +686,10 @@ type echoReader struct {
 }
 
 func (r *echoReader) uvarint() uint64 {
+	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+		r.off++
+		return uint64(r.b[r.off-1]) // most shapes and many values are one byte
+	}
 	if r.err != nil {
 		return 0
 	}
@@ -555,72 +774,134 @@ func (*EchoReplayCodec) JoinColumns(dst []byte, cols [][]byte) ([]byte, error) {
 	if len(text) > 0 {
 		return nil, fmt.Errorf("%w: %d bytes of template text left over", errEchoColumns, len(text))
 	}
-	if len(cols[ecMode]) != maxK {
-		return nil, fmt.Errorf("%w: %d field predictors for %d fields", errEchoColumns, len(cols[ecMode]), maxK)
+	// each field's predictor, checked
+	modes := make([]uint64, maxK)
+	mr := echoReader{b: cols[ecMode], col: ecMode}
+	for k := range modes {
+		modes[k] = mr.uvarint()
+		if mr.err == nil && modes[k] >= predSame && modes[k]-predSame >= uint64(k) {
+			return nil, fmt.Errorf("%w: field %d predicted from field %d before it", errEchoColumns, k, modes[k]-predSame+1)
+		}
 	}
-	// numbers, field by field
-	nums := make([]num, nnums)
+	if mr.err != nil {
+		return nil, mr.err
+	}
+	if mr.off != len(mr.b) {
+		return nil, fmt.Errorf("%w: %d predictor bytes left over", errEchoColumns, len(mr.b)-mr.off)
+	}
+	// values, field by field
+	vals := make([]int64, nnums)
+	shapes := make([]uint16, nnums)
 	sr := echoReader{b: cols[ecShape], col: ecShape}
 	vr := echoReader{b: cols[ecVal], col: ecVal}
-	fieldOf := func(i, k int) *num {
-		if i < 0 || k >= lines[i].nums {
-			return nil
-		}
-		return &nums[lines[i].first+k]
-	}
 	for k := range maxK {
-		mode := cols[ecMode][k]
-		if mode > predLinear {
-			return nil, fmt.Errorf("%w: field %d: predictor %d", errEchoColumns, k, mode)
-		}
-		for i, l := range lines {
+		mode := modes[k]
+		same := int(mode-predSame) + 1 // for mode >= predSame
+		p1, p2 := -1, -1               // the field's index on the lines before, -1 for none
+		for _, l := range lines {
 			if k >= l.nums {
+				p1, p2 = -1, p1
 				continue
 			}
 			shape, res := sr.uvarint(), vr.uvarint()
 			if sr.err != nil || vr.err != nil {
 				return nil, errors.Join(sr.err, vr.err)
 			}
-			if shape >= decimalShape+2*(maxDigits+1)*(maxDigits+1) || shape == 0 {
-				return nil, fmt.Errorf("%w: field %d of line %d: shape %d", errEchoColumns, k, i+1, shape)
+			if shape > maxShape {
+				return nil, fmt.Errorf("%w: field %d: shape %d", errEchoColumns, k, shape)
 			}
-			n := num{shape: uint32(shape)}
-			n.val = predict(mode, n.shape, fieldOf(i-1, k), fieldOf(i-2, k)) + unzigzag(res)
-			var buf [2*maxDigits + 3]byte
-			b, ok := appendNum(buf[:0], n)
-			if !ok {
-				return nil, fmt.Errorf("%w: field %d of line %d: value %d does not fit shape %d", errEchoColumns, k, i+1, n.val, shape)
+			x := l.first + k
+			sh := uint32(shape)
+			var pred int64
+			if mode >= predSame {
+				if j := x - same; compatible(sh, uint32(shapes[j])) {
+					pred = vals[j]
+				}
+			} else if p1 >= 0 && compatible(sh, uint32(shapes[p1])) {
+				pred = vals[p1]
+				if mode == predLinear && p2 >= 0 && compatible(sh, uint32(shapes[p2])) {
+					pred = 2*vals[p1] - vals[p2]
+				}
 			}
-			size += len(b)
-			if size > limit {
-				return nil, fmt.Errorf("%w: more than %d bytes", errEchoColumns, limit)
-			}
-			nums[l.first+k] = n
+			vals[x], shapes[x] = pred+unzigzag(res), uint16(shape)
+			p1, p2 = x, p1
 		}
 	}
 	if sr.off != len(sr.b) || vr.off != len(vr.b) {
 		return nil, fmt.Errorf("%w: %d shape and %d value bytes left over", errEchoColumns, len(sr.b)-sr.off, len(vr.b)-vr.off)
 	}
-	// render
+	// render, line by line; a number as on the line before is copied
+	offs := make([]int32, nnums)
+	lens := make([]uint8, nnums)
 	w := len(dst)
-	out := slices.Grow(dst, size)
-	for _, l := range lines {
-		t := tplBuf[l.start:l.end]
-		ni := l.first
-		for {
-			j := bytes.IndexByte(t, marker)
-			if j < 0 {
-				out = append(out, t...)
-				break
-			}
-			out = append(out, t[:j]...)
-			out, _ = appendNum(out, nums[ni])
-			ni++
-			t = t[j+1:]
+	out := slices.Grow(dst, size+10*nnums)
+	// number x as text, copied from earlier on its line (field mode is
+	// predSame and the value the same) or printed
+	appendField := func(out []byte, x, k, i int) ([]byte, error) {
+		if j := x - int(modes[k]-predSame) - 1; modes[k] >= predSame && vals[j] == vals[x] && shapes[j] == shapes[x] {
+			o := int(offs[j])
+			return append(out, out[o:o+int(lens[j])]...), nil
 		}
+		out, ok := appendNum(out, num{shape: uint32(shapes[x]), val: vals[x]})
+		if !ok {
+			return nil, fmt.Errorf("%w: field %d of line %d: value %d does not fit shape %d", errEchoColumns, k, i+1, vals[x], shapes[x])
+		}
+		return out, nil
 	}
-	if len(out)-w != size {
-		return nil, fmt.Errorf("%w: wrote %d bytes, want %d", errEchoColumns, len(out)-w, size)
+	var err error
+	prevStart, prevEnd := 0, 0 // the previous line in out
+	for i, l := range lines {
+		lineStart := len(out)
+		if i > 0 && l.start == lines[i-1].start && l.end == lines[i-1].end {
+			// The previous line's template: its bytes, with the numbers
+			// that changed printed anew. from is where the copying
+			// stopped in the previous line; it maps to len(out).
+			prev := lines[i-1]
+			from := prevStart
+			for k := range l.nums {
+				x, p := l.first+k, prev.first+k
+				if vals[p] == vals[x] && shapes[p] == shapes[x] {
+					offs[x], lens[x] = int32(len(out)+int(offs[p])-from), lens[p]
+					continue
+				}
+				out = append(out, out[from:offs[p]]...)
+				start := len(out)
+				if out, err = appendField(out, x, k, i); err != nil {
+					return nil, err
+				}
+				offs[x], lens[x] = int32(start), uint8(len(out)-start)
+				from = int(offs[p]) + int(lens[p])
+			}
+			out = append(out, out[from:prevEnd]...)
+		} else {
+			t := tplBuf[l.start:l.end]
+			var prev line
+			if i > 0 {
+				prev = lines[i-1]
+			}
+			for k := 0; ; k++ {
+				j := bytes.IndexByte(t, marker)
+				if j < 0 {
+					out = append(out, t...)
+					break
+				}
+				out = append(out, t[:j]...)
+				t = t[j+1:]
+				x := l.first + k
+				start := len(out)
+				if p := prev.first + k; k < prev.nums && vals[p] == vals[x] && shapes[p] == shapes[x] {
+					o := int(offs[p])
+					out = append(out, out[o:o+int(lens[p])]...)
+				} else if out, err = appendField(out, x, k, i); err != nil {
+					return nil, err
+				}
+				offs[x], lens[x] = int32(start), uint8(len(out)-start)
+			}
+		}
+		if len(out)-w > limit {
+			return nil, fmt.Errorf("%w: more than %d bytes", errEchoColumns, limit)
+		}
+		prevStart, prevEnd = lineStart, len(out)
 	}
 	return out, nil
 }
