@@ -1,5 +1,5 @@
 // This file is the "echoreplay" formats.Codec. A plain .echoreplay is
-// split into chunks of whole lines (about 256 KiB each, tick = line
+// split into chunks of whole lines (about 192 KiB each, tick = line
 // index); a zipped one is a single precompressed chunk, because a zip
 // cannot be cut into independently stored pieces without rewriting it.
 
@@ -19,7 +19,7 @@ import (
 
 // EchoReplayCodec is the .echoreplay codec.
 type EchoReplayCodec struct {
-	// ChunkSize is the target size of a plain chunk (0 means 256 KiB:
+	// ChunkSize is the target size of a plain chunk (0 means 192 KiB:
 	// the archive stores a chunk as columns (echocolumns.go), which
 	// shrink the more lines a chunk holds, while a seek decodes a whole
 	// chunk; docs/formats/butter.md has the measured trade-off).
@@ -68,7 +68,7 @@ func (c *EchoReplayCodec) chunkSize() int {
 	if c.ChunkSize > 0 {
 		return c.ChunkSize
 	}
-	return 256 << 10
+	return 192 << 10
 }
 
 // Split implements formats.Codec. Every line's timestamp and JSON are
