@@ -290,7 +290,9 @@ func BenchmarkEchoChunkDecode(b *testing.B) {
 	for _, s := range c.SplitColumns(chunk, nil) {
 		frames = append(frames, enc.EncodeAll(s, nil))
 	}
-	b.Logf("chunk %d B: whole %d B stored, columns %d streams", len(chunk), len(whole), len(frames))
+	_, nums := tokenize(chunk, nil, nil)
+	b.Logf("chunk %d B, %d lines, %d numbers: whole %d B stored, columns %d streams",
+		len(chunk), bytes.Count(chunk, []byte("\n")), len(nums), len(whole), len(frames))
 	b.Run("whole", func(b *testing.B) {
 		b.SetBytes(int64(len(chunk)))
 		buf := make([]byte, 0, len(chunk))
