@@ -68,12 +68,12 @@ type RecompressReport struct {
 	NotSealed   int `json:"not_sealed"`
 	// Chunks counts the chunks read; ChunksWritten those whose new blob
 	// was smaller and replaced the old one.
-	Chunks        int   `json:"chunks"`
-	ChunksWritten int   `json:"chunks_written"`
+	Chunks        int `json:"chunks"`
+	ChunksWritten int `json:"chunks_written"`
 	// Problems names chunks that could not be read back (damaged: see
 	// Check with ReadData); they were left as they are.
-	Problems []string `json:"problems"`
-	NativeBytes   int64 `json:"native_bytes"`
+	Problems    []string `json:"problems"`
+	NativeBytes int64    `json:"native_bytes"`
 	// StoredBefore and StoredAfter are the re-encoded recordings' stored
 	// bytes (chunks, header and trailer) before and after.
 	StoredBefore int64 `json:"stored_before"`
