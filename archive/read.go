@@ -141,6 +141,15 @@ func (r *Recording) Reads() int { return int(r.reads.Load()) }
 // ReadChunk implements formats.Source: it reads chunk i from the shard in
 // one short transaction, then decompresses and verifies it outside it.
 func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte, err error) {
+	return r.ReadChunkInto(ctx, i, []byte{})
+}
+
+// ReadChunkInto implements formats.ChunkReaderInto: ReadChunk decoding
+// into dst's storage when it is large enough.
+func (r *Recording) ReadChunkInto(ctx context.Context, i int, dst []byte) (native, resume []byte, err error) {
+	if dst == nil {
+		dst = []byte{} // a precompressed chunk must not alias the pooled blob buffer
+	}
 	if i < 0 || i >= len(r.chunks) {
 		return nil, nil, fmt.Errorf("archive: recording %s has no chunk %d", r.m.ID, i)
 	}
@@ -155,7 +164,7 @@ func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte
 	// (a streams blob's native bytes and resume state are copies; a zstd
 	// blob's resume state is a piece of it).
 	bufp := getStreamsBuf(0)
-	native, resume, err = r.readChunk(ctx, i, bufp, []byte{}, true)
+	native, resume, err = r.readChunk(ctx, i, bufp, dst[:0], true)
 	if len(*bufp) > 0 && (*bufp)[0] == blobStreams {
 		streamsBufs.Put(bufp)
 	}

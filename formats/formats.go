@@ -178,6 +178,17 @@ type Source interface {
 	ReadChunk(ctx context.Context, i int) (native, resume []byte, err error)
 }
 
+// ChunkReaderInto is implemented by Sources that can decode a chunk into a
+// buffer the caller owns. A codec serving many seeks keeps one buffer
+// instead of allocating a chunk's worth per call: the collections those
+// allocations caused were most of a seek's slowest percent.
+type ChunkReaderInto interface {
+	// ReadChunkInto is ReadChunk appending the native bytes to dst[:0]
+	// (grown if needed, or freshly allocated: never memory the Source
+	// keeps); the resume state does not point into dst.
+	ReadChunkInto(ctx context.Context, i int, dst []byte) (native, resume []byte, err error)
+}
+
 // FindChunk returns the index of the chunk that holds tick, or of the first
 // chunk after it when tick falls in a gap; len(chunks) when tick is past the
 // end. chunks must be in tick order.

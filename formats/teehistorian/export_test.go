@@ -6,7 +6,10 @@ package teehistorian
 
 import (
 	"bytes"
+	"context"
 	"testing"
+
+	"github.com/replayarchive/replay/formats"
 )
 
 // MaxNameWait is maxNameWait, for the external tests.
@@ -15,6 +18,16 @@ const MaxNameWait = maxNameWait
 // ColumnTail is the stream of SplitColumns that holds what the record
 // syntax does not explain.
 const ColumnTail = colTail
+
+// FramesFresh is Frames with a walker of its own, not a pooled one: what
+// the pooled walkers must give.
+func FramesFresh(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
+	w, err := newChunkWalker(src, r)
+	if err != nil {
+		return err
+	}
+	return frames(ctx, w, r, emit)
+}
 
 // Unexported parts of the codec that external tests exercise.
 var (
