@@ -120,6 +120,8 @@ type Archive struct {
 
 	// pruneMu lets one Prune run at a time (retention.go).
 	pruneMu sync.Mutex
+	// recompressMu lets one Recompress pass run at a time (recompress.go).
+	recompressMu sync.Mutex
 
 	tier tierState // the remote store and chunk cache (remote.go)
 }

@@ -132,6 +132,8 @@ func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*Reco
 	if a.opts.ReadOnly && !opts.DryRun {
 		return nil, errors.New("archive: recompress: opened read-only")
 	}
+	a.recompressMu.Lock() // a scheduled pass and a requested one take turns
+	defer a.recompressMu.Unlock()
 	start := time.Now()
 	now := opts.Now
 	if now.IsZero() {
