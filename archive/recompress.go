@@ -13,9 +13,10 @@
 // the commit lock, only while the manifest is still the one that was read
 // (not deleted, replaced, grown or moved to the remote store). The chunk
 // sizes in the manifest are updated last; until then they may count the
-// old blobs, which only stats and a remote upload read (an upload checks
-// each blob's size against them and fails clearly). Killed in between,
-// the next pass encodes the recording again and ends the same way.
+// old blobs, which only stats and a remote upload read (uploads wait for
+// a pass to end). Killed in between, an upload of that recording fails
+// clearly (each blob's size is checked) until the next pass encodes the
+// recording again and ends the same way.
 
 package archive
 
@@ -134,6 +135,8 @@ func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*Reco
 	}
 	a.recompressMu.Lock() // a scheduled pass and a requested one take turns
 	defer a.recompressMu.Unlock()
+	a.tier.uploadMu.Lock() // and uploads wait for the pass (see tierState)
+	defer a.tier.uploadMu.Unlock()
 	start := time.Now()
 	now := opts.Now
 	if now.IsZero() {

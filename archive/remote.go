@@ -72,8 +72,10 @@ type tierState struct {
 	store blob.Store
 	cfg   *RemoteConfig
 	cache *chunkCache
-	// uploadMu keeps uploads and the remote half of Check apart: an
-	// object whose manifest is being written is not an orphan.
+	// uploadMu keeps uploads and the remote half of Check apart (an
+	// object whose manifest is being written is not an orphan), and
+	// uploads and Recompress (an upload checks each blob's size against
+	// a manifest that a pass updates last).
 	uploadMu sync.Mutex
 }
 
