@@ -48,13 +48,13 @@ type RecompressOptions struct {
 
 // RecompressProgress reports a pass's progress after each recording.
 type RecompressProgress struct {
-	Done, Total   int
-	StoredBefore  int64 // stored bytes of the recordings done so far, before
-	StoredAfter   int64 // and after
-	ID            uuid.UUID
+	Done, Total   int       // recordings re-encoded so far, of those in scope
+	ID            uuid.UUID // the recording just done
+	StoredBefore  int64     // stored bytes of the recordings done so far, before
+	StoredAfter   int64     // and after
+	NativeBytes   int64     // native bytes of the recordings done so far
+	ChunksWritten int       // chunks replaced so far
 	Elapsed       time.Duration
-	NativeBytes   int64 // native bytes of the recordings done so far
-	ChunksWritten int
 }
 
 // RecompressReport is what a Recompress pass did.
