@@ -377,3 +377,42 @@ func BenchmarkEchoChunkDecode(b *testing.B) {
 		}
 	})
 }
+
+// FuzzEchoJoinColumns gives JoinColumns any streams, as a damaged blob
+// on disk would: it must return errEchoColumns or at most joinLimit of
+// the streams' bytes, never panic. The first ecCount-1 bytes are the
+// lengths of the first streams; the last stream takes the rest.
+func FuzzEchoJoinColumns(f *testing.F) {
+	c := NewEchoReplay()
+	for _, tc := range echoColumnSeeds {
+		cols := c.SplitColumns([]byte(tc.chunk), nil)
+		var b []byte
+		for _, s := range cols[:ecCount-1] {
+			b = append(b, byte(min(len(s), 255)))
+		}
+		for _, s := range cols {
+			b = append(b, s...)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < ecCount-1 {
+			return
+		}
+		cols := make([][]byte, ecCount)
+		rest := data[ecCount-1:]
+		for k := range ecCount - 1 {
+			n := min(int(data[k]), len(rest))
+			cols[k], rest = rest[:n], rest[n:]
+		}
+		cols[ecCount-1] = rest
+		total := len(data) - (ecCount - 1)
+		out, err := c.JoinColumns(nil, cols)
+		if err != nil && !errors.Is(err, errEchoColumns) {
+			t.Fatalf("error %v does not wrap errEchoColumns", err)
+		}
+		if err == nil && len(out) > joinLimit(total) {
+			t.Fatalf("%d bytes out of %d bytes of streams", len(out), total)
+		}
+	})
+}
