@@ -234,8 +234,8 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 // (a file keeps the size it was created with; a compaction's copy takes
 // this one). bbolt stores a large value in whole pages, two to a node:
 // at the system's 4 KiB a 200-game archive's shard spent 6.5% of its
-// chunk bytes and the catalog 27% of its values on the rounding; at
-// 1 KiB, 2% and 12% (docs/PERFORMANCE.md). Values are read from the map
+// chunk bytes and the catalog 34% of its values on the rounding; at
+// 1 KiB, 2% and 9% (docs/PERFORMANCE.md). Values are read from the map
 // in place, so reads do not see the size.
 const boltPageSize = 1024
 

@@ -46,7 +46,7 @@ copy-and-rename so the freed pages go back to the file system.
 
 The pass runs on one core and holds about 40 MiB of encoder tables (its
 soft memory limit is 128 MiB, not 48, unless GOMEMLIMIT is set). It takes
-about a second per 15 MB of native recording on this project's machine.
+about a second per 12 MB of native recording on this project's machine.
 Interrupted, it leaves every recording readable; run it again to finish
 ('check' names chunks whose size the catalog does not yet record).`,
 		flags: o.AddFlags,
