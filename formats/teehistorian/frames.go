@@ -49,7 +49,7 @@ type chunkWalker struct {
 	pooled  bool
 	hdrRaw  []byte
 	buf     []byte
-	readers [2]Reader
+	readers *[2]Reader // only a pooled walker has them
 	turn    int
 }
 
@@ -74,7 +74,7 @@ var walkers sync.Pool
 func pooledWalker(src formats.Source, r formats.Range) (*chunkWalker, error) {
 	w, _ := walkers.Get().(*chunkWalker)
 	if w == nil {
-		w = &chunkWalker{pooled: true}
+		w = &chunkWalker{pooled: true, readers: new([2]Reader)}
 	}
 	raw := src.Header()
 	if w.hdr == nil || !bytes.Equal(raw, w.hdrRaw) {
