@@ -8,6 +8,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -105,11 +106,20 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 			if b == nil {
 				return nil
 			}
+			refs := tx.Bucket(bucketRefs)
 			return b.ForEach(func(k, v []byte) error {
-				if !keys[string(k)] {
-					orphans = append(orphans, bytes.Clone(k))
-					rep.OrphanBytes += int64(len(v))
+				if isSharedKey(k) {
+					// A shared blob is an orphan once nothing refers to it.
+					if refs != nil {
+						if r, _ := refs.Cursor().Seek(k); r != nil && bytes.HasPrefix(r, k) {
+							return nil
+						}
+					}
+				} else if keys[string(k)] {
+					return nil
 				}
+				orphans = append(orphans, bytes.Clone(k))
+				rep.OrphanBytes += int64(len(v))
 				return nil
 			})
 		})
@@ -119,9 +129,9 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		rep.Orphans += len(orphans)
 		if opts.Repair && len(orphans) > 0 {
 			err := a.updateShard(name, false, func(tx *bolt.Tx) error {
-				b := tx.Bucket(bucketChunks)
+				chunks := chunksOf(tx)
 				for _, k := range orphans {
-					if err := b.Delete(k); err != nil {
+					if err := chunks.delete(k); err != nil {
 						return err
 					}
 				}
@@ -220,9 +230,12 @@ func (a *Archive) checkRecording(ctx context.Context, m *Manifest, readData bool
 	}
 	owner := m.owner()
 	err = a.viewShard(m.Shard, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketChunks)
+		chunks := chunksOf(tx)
 		for _, c := range m.Chunks {
-			switch v := b.Get(chunkKey(owner, c.StartTick)); {
+			v, err := chunks.get(chunkKey(owner, c.StartTick))
+			switch {
+			case err != nil:
+				return fmt.Errorf("chunk at tick %d: %w", c.StartTick, err)
 			case v == nil:
 				missing = append(missing, c.StartTick)
 			case int64(len(v)) != c.Stored:
@@ -257,6 +270,10 @@ type Stats struct {
 	// RemoteRecordings live in the remote store, RemoteBytes in its
 	// objects; CacheBytes is the local chunk cache (part of DiskBytes).
 	// Recompressed counts the recordings Recompress has re-encoded.
+	// SharedBytes is what shards save by keeping a blob that several
+	// chunks hold once (shared.go); StoredBytes and each format's are
+	// already less by it.
+	SharedBytes      int64 `json:"shared_bytes"`
 	Recompressed     int   `json:"recompressed"`
 	RemoteRecordings int   `json:"remote_recordings"`
 	RemoteBytes      int64 `json:"remote_bytes"`
@@ -273,7 +290,11 @@ type FormatStats struct {
 // Stats totals the archive's recordings and the bytes its files take.
 func (a *Archive) Stats(ctx context.Context) (*Stats, error) {
 	st := &Stats{Formats: map[string]*FormatStats{}}
+	formatOf := map[uuid.UUID]string{} // chunk owner → format
 	err := a.List(ctx, func(m *Manifest) error {
+		if m.Remote == "" {
+			formatOf[m.owner()] = m.Format
+		}
 		st.Recordings++
 		st.NativeBytes += m.NativeBytes
 		st.StoredBytes += m.StoredBytes
@@ -309,6 +330,26 @@ func (a *Archive) Stats(ctx context.Context) (*Stats, error) {
 	}
 	st.CacheBytes = a.CacheStats().Bytes
 	shards, err := a.Shards()
+	if err != nil {
+		return nil, err
+	}
 	st.Shards = len(shards)
-	return st, err
+	for _, name := range shards {
+		err := a.viewShard(name, func(tx *bolt.Tx) error {
+			sharedSaving(tx, func(owner uuid.UUID, n int64) {
+				f := st.Formats[formatOf[owner]]
+				if f == nil {
+					return // an orphan's: check reports it
+				}
+				f.StoredBytes -= n
+				st.StoredBytes -= n
+				st.SharedBytes += n
+			})
+			return nil
+		})
+		if err != nil && !errors.Is(err, errNoShard) {
+			return nil, fmt.Errorf("archive: stats of shard %s: %w", name, err)
+		}
+	}
+	return st, nil
 }

@@ -9,7 +9,6 @@
 package archive
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,12 +125,10 @@ func (a *Archive) Sweep(ctx context.Context) ([]string, error) {
 			batch := group[:min(len(group), sweepBatch)]
 			group = group[len(batch):]
 			err := a.updateShard(shard, false, func(tx *bolt.Tx) error {
-				c := tx.Bucket(bucketChunks).Cursor()
+				s := chunksOf(tx)
 				for _, t := range batch {
-					for k, _ := c.Seek(t.Owner[:]); k != nil && bytes.HasPrefix(k, t.Owner[:]); k, _ = c.Seek(t.Owner[:]) {
-						if err := c.Delete(); err != nil {
-							return err
-						}
+					if err := s.deleteOwner(t.Owner); err != nil {
+						return err
 					}
 				}
 				return nil

@@ -82,7 +82,9 @@ var settingRemote = []byte("remote")
 // bucketChunks is a shard's one bucket: chunk owner id (16 B) ‖ start tick
 // (8 B) → chunk blob (encodeBlob). The owner is the recording id, or for a
 // recording spilled during ingest the provisional id its chunks went under
-// (the manifest's ChunkOwner).
+// (the manifest's ChunkOwner). A blob held by several chunks is stored once
+// under the nil uuid ‖ a sequence number and the chunks refer to it
+// (shared.go, with its buckets bucketContent and bucketRefs).
 var bucketChunks = []byte("chunks")
 
 // seqKey is the key of a change log or audit entry.
@@ -218,6 +220,10 @@ const (
 	blobZstd = 1 << 0
 	// blobStreams: the blob is laid out by encodeStreamsBlob.
 	blobStreams = 1 << 1
+	// blobRef: the value is a reference to a shared blob: blobRef ‖ the
+	// shared blob's chunk key (shared.go). Readers only ever see the blob
+	// it names.
+	blobRef = 1 << 2
 )
 
 // Transforms of a streams blob (its second byte). A build that meets a

@@ -219,7 +219,10 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 func (a *Archive) readBlobInto(shard string, owner uuid.UUID, tick int64, buf []byte) ([]byte, error) {
 	var blob []byte
 	err := a.viewShard(shard, func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketChunks).Get(chunkKey(owner, tick))
+		v, err := chunksOf(tx).get(chunkKey(owner, tick))
+		if err != nil {
+			return fmt.Errorf("shard %s: %w", shard, err)
+		}
 		if v == nil {
 			return fmt.Errorf("chunk missing from shard %s", shard)
 		}

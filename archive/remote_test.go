@@ -394,3 +394,38 @@ func TestRemoteSecondNode(t *testing.T) {
 		t.Errorf("second node check: %+v %+v, %v", c, c.Remote, err)
 	}
 }
+
+// TestRemoteUploadSharedBlobs uploads recordings whose chunks a younger
+// recording of the same shard shares: each object holds whole blobs, and
+// the shared blobs stay in the shard for the recording that stays.
+func TestRemoteUploadSharedBlobs(t *testing.T) {
+	srv := s3test.Start(t)
+	a := openTier(t, t.TempDir(), srv.NewStore(t))
+	files := [][]byte{sharedLines("old1", 40), sharedLines("old2", 40), sharedLines("young", 40)}
+	// All three in the shard of March 2026; the upload takes the first two.
+	starts := []time.Time{time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), tierNow.Add(-time.Hour)}
+	var ids []uuid.UUID
+	for i, f := range files {
+		res := ingest(t, a, f, func(m *formats.Metadata) { m.Start = starts[i] })
+		ids = append(ids, res.ID)
+	}
+	if st, err := a.Stats(t.Context()); err != nil || st.SharedBytes <= 0 {
+		t.Fatalf("stats before upload: %+v, %v", st, err)
+	}
+	rep, err := a.Upload(t.Context(), UploadOptions{OlderThan: 7 * 24 * time.Hour})
+	if err != nil || rep.Recordings != 2 {
+		t.Fatalf("upload: %+v, %v", rep, err)
+	}
+	for i, id := range ids {
+		if got := export(t, a, id); !bytes.Equal(got, files[i]) {
+			t.Errorf("export of recording %d differs after the upload", i)
+		}
+	}
+	crep, err := a.Check(t.Context(), CheckOptions{ReadData: true})
+	if err != nil || !crep.OK() || crep.Orphans != 0 {
+		t.Fatalf("check: %+v, %v", crep, err)
+	}
+	if st, err := a.Stats(t.Context()); err != nil || st.SharedBytes != 0 {
+		t.Errorf("stats after upload: %+v, %v (nothing local is shared now)", st, err)
+	}
+}

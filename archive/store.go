@@ -406,10 +406,10 @@ const decodeSlack = 64
 // in one transaction.
 func (a *Archive) writeBlobs(shard string, id uuid.UUID, ticks []int64, blobs [][]byte) error {
 	err := a.updateShard(shard, true, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketChunks)
-		b.FillPercent = 1.0 // keys arrive in order within a recording
+		s := chunksOf(tx)
+		s.chunks.FillPercent = 1.0 // keys arrive in order within a recording
 		for i, blob := range blobs {
-			if err := b.Put(chunkKey(id, ticks[i]), blob); err != nil {
+			if err := s.put(chunkKey(id, ticks[i]), blob); err != nil {
 				return err
 			}
 		}
@@ -424,13 +424,7 @@ func (a *Archive) writeBlobs(shard string, id uuid.UUID, ticks []int64, blobs []
 // deleteChunks removes every chunk of id from shard.
 func (a *Archive) deleteChunks(shard string, id uuid.UUID) error {
 	err := a.updateShard(shard, false, func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketChunks).Cursor()
-		for k, _ := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, _ = c.Seek(id[:]) {
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
-		return nil
+		return chunksOf(tx).deleteOwner(id)
 	})
 	if errors.Is(err, errNoShard) {
 		return nil // no shard, no chunks
@@ -643,11 +637,11 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 			return nil, err
 		}
 		err := a.updateShard(shard, true, func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketChunks)
-			b.FillPercent = 1.0
+			s := chunksOf(tx)
+			s.chunks.FillPercent = 1.0
 			for j, id := range w.ids {
 				for k, blob := range w.blobs[j] {
-					if err := b.Put(chunkKey(id, w.ticks[j][k]), blob); err != nil {
+					if err := s.put(chunkKey(id, w.ticks[j][k]), blob); err != nil {
 						return err
 					}
 				}
@@ -896,11 +890,11 @@ func (a *Archive) dropStaleChunks(old *Manifest, results []Result) {
 		}
 	}
 	_ = a.updateShard(old.Shard, false, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketChunks)
+		s := chunksOf(tx)
 		for _, c := range old.Chunks {
 			k := chunkKey(old.owner(), c.StartTick)
 			if !keep[string(k)] {
-				if err := b.Delete(k); err != nil {
+				if err := s.delete(k); err != nil {
 					return err
 				}
 			}

@@ -59,6 +59,9 @@ func cmdStats() *command {
 			fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%.1f%%\t\n", st.Recordings, humanBytes(st.NativeBytes), humanBytes(st.StoredBytes), pct(st.StoredBytes, st.NativeBytes))
 			tw.Flush()
 			fmt.Fprintf(e.stdout, "on disk: %s in %d shards; %d held, %d flagged, %d recompressed\n", humanBytes(st.DiskBytes), st.Shards, st.Held, st.Flagged, st.Recompressed)
+			if st.SharedBytes > 0 {
+				fmt.Fprintf(e.stdout, "shared: %s not stored twice (chunks equal byte for byte across recordings are kept once)\n", humanBytes(st.SharedBytes))
+			}
 			if st.RemoteRecordings > 0 || st.CacheBytes > 0 {
 				fmt.Fprintf(e.stdout, "local: %s; remote: %d recordings, %s; cached: %s\n",
 					humanBytes(st.DiskBytes-st.CacheBytes), st.RemoteRecordings, humanBytes(st.RemoteBytes), humanBytes(st.CacheBytes))

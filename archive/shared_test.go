@@ -1,0 +1,362 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/replayarchive/replay/formats/formatstest"
+	bolt "go.etcd.io/bbolt"
+)
+
+// sharedLines is a toy recording of session whose lines are the first n
+// of a fixed random sequence, long and random enough that each chunk's
+// blob is above minSharedBlob.
+func sharedLines(session string, n int) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "LINES %s\n", session)
+	raw := make([]byte, 450)
+	for i := range n {
+		for j := range raw {
+			raw[j] = byte(rng.Uint32())
+		}
+		fmt.Fprintf(&b, "%d %s\n", i+1, base64.StdEncoding.EncodeToString(raw))
+	}
+	return b.Bytes()
+}
+
+// TestSharedBlobs ingests recordings whose chunks are equal byte for byte
+// under different headers: the shard keeps each blob once, every recording
+// exports as it was ingested, check passes, stats count the saving, and
+// deleting them one by one leaves the shared blobs exactly as long as some
+// recording uses them.
+func TestSharedBlobs(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t)
+	files := map[string][]byte{
+		"a": sharedLines("a", 40), // 10 chunks
+		"b": sharedLines("b", 40), // the same 10
+		"c": sharedLines("c", 22), // the first 5, and a 6th of two lines below minSharedBlob
+	}
+	ids := map[string]uuid.UUID{}
+	var logical int64
+	for _, name := range []string{"a", "b", "c"} {
+		res := ingest(t, a, files[name], nil)
+		ids[name] = res.ID
+		logical += res.Manifest.StoredBytes
+	}
+	m, err := a.Manifest(ids["a"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each of the 10 shared blobs is held once and saved by the other
+	// chunks that hold it: b's 10 and c's first 5.
+	var want int64
+	for i, c := range m.Chunks {
+		if c.Stored < minSharedBlob {
+			t.Fatalf("test chunk %d is %d B, below minSharedBlob", i, c.Stored)
+		}
+		want += c.Stored
+		if i < 5 {
+			want += c.Stored
+		}
+	}
+	want -= 25 * refBlobLen
+
+	verify := func(live ...string) {
+		t.Helper()
+		for _, name := range live {
+			if got := export(t, a, ids[name]); !bytes.Equal(got, files[name]) {
+				t.Errorf("%s: export differs from its file", name)
+			}
+		}
+		rep, err := a.Check(ctx, CheckOptions{ReadData: true})
+		if err != nil || !rep.OK() || rep.Orphans != 0 {
+			t.Fatalf("check: %+v, %v", rep, err)
+		}
+	}
+	verify("a", "b", "c")
+	st, err := a.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SharedBytes != want || st.StoredBytes != logical-want || st.Formats[formatstest.LinesName].StoredBytes != st.StoredBytes {
+		t.Errorf("stats: shared %d, stored %d (logical %d), want shared %d", st.SharedBytes, st.StoredBytes, logical, want)
+	}
+	if n := countShard(t, a, m.Shard); n != (shardCounts{chunks: 25 + 1 + 10, shared: 10, refs: 25, content: 1}) {
+		t.Errorf("shard after ingest: %+v", n)
+	}
+
+	for i, name := range []string{"a", "c", "b"} {
+		if _, err := a.Delete(ctx, ids[name]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		switch i {
+		case 0:
+			verify("b", "c")
+			// b's first 5 blobs are c's too; its last 5 move back.
+			if n := countShard(t, a, m.Shard); n != (shardCounts{chunks: 10 + 6 + 5, shared: 5, refs: 10, content: 1}) {
+				t.Errorf("shard after deleting a: %+v", n)
+			}
+		case 1:
+			verify("b")
+			// b alone holds the blobs: they move back under its keys.
+			if n := countShard(t, a, m.Shard); n != (shardCounts{chunks: 10, content: 1}) {
+				t.Errorf("shard after deleting c: %+v", n)
+			}
+		case 2:
+			verify()
+			if n := countShard(t, a, m.Shard); n != (shardCounts{}) {
+				t.Errorf("shard after deleting all: %+v", n)
+			}
+		}
+	}
+}
+
+// TestSharedBlobsRecompress: a recompress pass re-encodes each recording's
+// chunks; equal re-encoded blobs are shared again and exports stay exact.
+func TestSharedBlobsRecompress(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t)
+	x, y := sharedLines("x", 40), sharedLines("y", 40)
+	rx, ry := ingest(t, a, x, nil), ingest(t, a, y, nil)
+	if _, err := a.Recompress(ctx, RecompressOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(export(t, a, rx.ID), x) || !bytes.Equal(export(t, a, ry.ID), y) {
+		t.Fatal("export after recompress differs")
+	}
+	rep, err := a.Check(ctx, CheckOptions{ReadData: true})
+	if err != nil || !rep.OK() || rep.Orphans != 0 {
+		t.Fatalf("check: %+v, %v", rep, err)
+	}
+	if n := countShard(t, a, rx.Manifest.Shard); n.shared != 10 || n.refs != 20 {
+		t.Errorf("shard after recompress: %+v, want 10 shared blobs and 20 references", n)
+	}
+}
+
+// TestCheckRepairsUnusedSharedBlob: a shared blob nothing refers to (as a
+// damaged shard could hold) is an orphan that --repair removes.
+func TestCheckRepairsUnusedSharedBlob(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t)
+	res := ingest(t, a, sharedLines("a", 8), nil)
+	err := a.updateShard(res.Manifest.Shard, false, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketChunks).Put(chunkKey(sharedOwner, 99), bytes.Repeat([]byte{1}, 2000))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Check(ctx, CheckOptions{Repair: true})
+	if err != nil || rep.Orphans != 1 || rep.OrphanBytes != 2000 {
+		t.Fatalf("check --repair: %+v, %v", rep, err)
+	}
+	if rep, err = a.Check(ctx, CheckOptions{ReadData: true}); err != nil || !rep.OK() || rep.Orphans != 0 {
+		t.Fatalf("check after repair: %+v, %v", rep, err)
+	}
+}
+
+// TestChunkStoreModel runs random puts and deletes of a few contents
+// against a map and checks after each step that every key reads back what
+// was put and that the references, their counts and the content entries
+// are exact. A second owner that puts the same contents in the same order
+// as the first shares every large one.
+func TestChunkStoreModel(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket(bucketChunks)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	contents := [][]byte{
+		bytes.Repeat([]byte("a"), 2000),
+		bytes.Repeat([]byte("b"), 2000),
+		bytes.Repeat([]byte("c"), 3000),
+		[]byte("small, never shared"),
+	}
+	owners := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	model := map[string][]byte{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for step := range 3000 {
+		owner := owners[rng.IntN(len(owners))]
+		key := chunkKey(owner, int64(rng.IntN(4)))
+		op := rng.IntN(10)
+		err := db.Update(func(tx *bolt.Tx) error {
+			s := chunksOf(tx)
+			switch {
+			case op < 6:
+				c := contents[rng.IntN(len(contents))]
+				model[string(key)] = c
+				return s.put(key, c)
+			case op < 9:
+				delete(model, string(key))
+				return s.delete(key)
+			default:
+				for k := range model {
+					if bytes.HasPrefix([]byte(k), owner[:]) {
+						delete(model, k)
+					}
+				}
+				return s.deleteOwner(owner)
+			}
+		})
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if err := db.View(func(tx *bolt.Tx) error { return checkChunkStore(tx, model) }); err != nil {
+			t.Fatalf("step %d (op %d): %v", step, op, err)
+		}
+	}
+
+	// Two fresh owners, the same new chunks in the same order: every large
+	// blob of the second is the first's.
+	for i, c := range contents {
+		contents[i] = bytes.ToUpper(c)
+	}
+	x, y := uuid.New(), uuid.New()
+	for _, o := range []uuid.UUID{x, y} {
+		err := db.Update(func(tx *bolt.Tx) error {
+			for i, c := range contents {
+				k := chunkKey(o, int64(100+i))
+				model[string(k)] = c
+				if err := chunksOf(tx).put(k, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		if err := checkChunkStore(tx, model); err != nil {
+			return err
+		}
+		for i, c := range contents {
+			_, ref := refTarget(tx.Bucket(bucketChunks).Get(chunkKey(y, int64(100+i))))
+			if ref != (len(c) >= minSharedBlob) {
+				return fmt.Errorf("chunk %d (%d B) of the copy: shared %v", i, len(c), ref)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkChunkStore compares a shard's chunks with model and checks the
+// sharing's bookkeeping.
+func checkChunkStore(tx *bolt.Tx, model map[string][]byte) error {
+	s := chunksOf(tx)
+	for k, want := range model {
+		got, err := s.get([]byte(k))
+		if err != nil || !bytes.Equal(got, want) {
+			return fmt.Errorf("key %x: got %d bytes (%v), want %d", k, len(got), err, len(want))
+		}
+	}
+	refsWant := map[string]bool{}
+	err := s.chunks.ForEach(func(k, v []byte) error {
+		if target, ok := refTarget(v); ok {
+			refsWant[string(target)+string(k)] = true
+			return nil
+		}
+		if !isSharedKey(k) && model[string(k)] == nil {
+			return fmt.Errorf("key %x is stored but was deleted", k)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var refsGot []string
+	if b := tx.Bucket(bucketRefs); b != nil {
+		b.ForEach(func(k, _ []byte) error { refsGot = append(refsGot, string(k)); return nil })
+	}
+	if len(refsGot) != len(refsWant) {
+		return fmt.Errorf("%d reference entries, %d references", len(refsGot), len(refsWant))
+	}
+	for _, k := range refsGot {
+		if !refsWant[k] {
+			return fmt.Errorf("reference entry %x has no reference", k)
+		}
+	}
+	if b := tx.Bucket(bucketContent); b != nil {
+		err := b.ForEach(func(k, _ []byte) error {
+			v := s.chunks.Get(k[8:])
+			if _, ref := refTarget(v); v == nil || ref || !bytes.Equal(contentKey(v, k[8:]), k) {
+				return fmt.Errorf("content entry %x names no blob of that content", k)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	users := map[string]int{}
+	for _, v := range refsGot {
+		if shared := tx.Bucket(bucketChunks).Get([]byte(v[:24])); shared == nil {
+			return fmt.Errorf("reference to missing %x", v[:24])
+		}
+		users[v[:24]]++
+	}
+	for k, n := range users {
+		if n < 2 {
+			return fmt.Errorf("shared blob %x has %d users, want 2 or more", k, n)
+		}
+	}
+	var shared int
+	s.chunks.ForEach(func(k, _ []byte) error {
+		if isSharedKey(k) {
+			shared++
+		}
+		return nil
+	})
+	if shared != len(users) {
+		return fmt.Errorf("%d shared blobs, %d in use", shared, len(users))
+	}
+	return nil
+}
+
+// shardCounts counts a shard's keys by kind.
+type shardCounts struct{ chunks, shared, refs, content int }
+
+func countShard(t *testing.T, a *Archive, shard string) shardCounts {
+	t.Helper()
+	var n shardCounts
+	err := a.viewShard(shard, func(tx *bolt.Tx) error {
+		tx.Bucket(bucketChunks).ForEach(func(k, _ []byte) error {
+			n.chunks++
+			if isSharedKey(k) {
+				n.shared++
+			}
+			return nil
+		})
+		if b := tx.Bucket(bucketRefs); b != nil {
+			n.refs = b.Stats().KeyN
+		}
+		if b := tx.Bucket(bucketContent); b != nil {
+			n.content = b.Stats().KeyN
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
