@@ -39,6 +39,10 @@ type CheckReport struct {
 	// during ingest or delete); OrphanBytes their stored size.
 	Orphans     int   `json:"orphan_chunks"`
 	OrphanBytes int64 `json:"orphan_bytes"`
+	// Miscounted counts reference entries of shared blobs that do not
+	// match the references the chunks hold (shared.go); Repair rebuilds
+	// them from the chunks.
+	Miscounted int `json:"miscounted_references"`
 	// Dangling lists catalog entries that point at missing recordings.
 	Dangling []string `json:"dangling"`
 	// PendingDeletes counts tombstones not yet swept.
@@ -50,7 +54,7 @@ type CheckReport struct {
 
 // OK reports whether nothing is wrong.
 func (r *CheckReport) OK() bool {
-	return len(r.Problems) == 0 && r.Orphans == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0 && r.Remote.ok()
+	return len(r.Problems) == 0 && r.Orphans == 0 && r.Miscounted == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0 && r.Remote.ok()
 }
 
 // Check verifies the archive.
@@ -101,6 +105,19 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	for _, name := range shards {
 		keys := owned[name]
 		var orphans [][]byte
+		count := func(tx *bolt.Tx) (err error) {
+			n, err := recount(tx, opts.Repair)
+			rep.Miscounted += n
+			return err
+		}
+		if opts.Repair {
+			err = a.updateShard(name, false, count)
+		} else {
+			err = a.viewShard(name, count)
+		}
+		if err != nil && !errors.Is(err, errNoShard) {
+			return nil, fmt.Errorf("archive: check the shared blobs of shard %s: %w", name, err)
+		}
 		err := a.viewShard(name, func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucketChunks)
 			if b == nil {

@@ -364,3 +364,57 @@ func sharedSaving(tx *bolt.Tx, saved func(owner uuid.UUID, n int64)) {
 		saved(owner, size-refBlobLen)
 	}
 }
+
+// recount compares the reference entries of the shard of tx with the
+// references its chunks hold and returns how many differ: a missing entry
+// would let a delete remove a blob still in use, an extra one keeps a blob
+// forever. With repair (tx writable) it makes the entries match.
+func recount(tx *bolt.Tx, repair bool) (int, error) {
+	chunks := tx.Bucket(bucketChunks)
+	if chunks == nil {
+		return 0, nil
+	}
+	want := map[string]bool{}
+	err := chunks.ForEach(func(k, v []byte) error {
+		if target, ok := refTarget(v); ok {
+			want[string(target)+string(k)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var extra [][]byte
+	if refs := tx.Bucket(bucketRefs); refs != nil {
+		err := refs.ForEach(func(k, _ []byte) error {
+			if want[string(k)] {
+				delete(want, string(k))
+			} else {
+				extra = append(extra, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	n := len(want) + len(extra)
+	if !repair || n == 0 {
+		return n, nil
+	}
+	refs, err := tx.CreateBucketIfNotExists(bucketRefs)
+	if err != nil {
+		return n, err
+	}
+	for k := range want {
+		if err := refs.Put([]byte(k), nil); err != nil {
+			return n, err
+		}
+	}
+	for _, k := range extra {
+		if err := refs.Delete(k); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

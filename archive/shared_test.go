@@ -360,3 +360,111 @@ func countShard(t *testing.T, a *Archive, shard string) shardCounts {
 	}
 	return n
 }
+
+// TestCheckRecountsReferences: a lost reference entry (a delete would then
+// remove a blob still in use) and an extra one are reported, and --repair
+// rebuilds the entries from the chunks, after which deleting one user
+// leaves the other readable.
+func TestCheckRecountsReferences(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t)
+	x, y := sharedLines("x", 8), sharedLines("y", 8)
+	rx, ry := ingest(t, a, x, nil), ingest(t, a, y, nil)
+	shard := rx.Manifest.Shard
+	err := a.updateShard(shard, false, func(tx *bolt.Tx) error {
+		refs := tx.Bucket(bucketRefs)
+		k, _ := refs.Cursor().First()
+		if k == nil {
+			return fmt.Errorf("no reference entries")
+		}
+		if err := refs.Delete(bytes.Clone(k)); err != nil {
+			return err
+		}
+		return refs.Put(append(chunkKey(sharedOwner, 77), chunkKey(uuid.New(), 1)...), nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Check(ctx, CheckOptions{})
+	if err != nil || rep.OK() || rep.Miscounted != 2 {
+		t.Fatalf("check: %+v, %v; want 2 miscounted references", rep, err)
+	}
+	if rep, err = a.Check(ctx, CheckOptions{Repair: true}); err != nil || rep.Miscounted != 2 {
+		t.Fatalf("check --repair: %+v, %v", rep, err)
+	}
+	if rep, err = a.Check(ctx, CheckOptions{ReadData: true}); err != nil || !rep.OK() {
+		t.Fatalf("check after repair: %+v, %v", rep, err)
+	}
+	if _, err := a.Delete(ctx, rx.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(export(t, a, ry.ID), y) {
+		t.Fatal("the other user of the shared blobs lost them")
+	}
+	if n := countShard(t, a, shard); n.shared != 0 || n.refs != 0 {
+		t.Errorf("shard after the delete: %+v, want no shared blobs", n)
+	}
+}
+
+// FuzzChunkStore runs the operations its input spells (two bytes each: the
+// operation and the key, the content) against a model, as
+// TestChunkStoreModel does with random ones, and checks the store after
+// each.
+func FuzzChunkStore(f *testing.F) {
+	f.Add([]byte{0, 0x00, 0, 0x10, 1, 0x00, 0, 0x20, 2, 0x10})
+	f.Add([]byte{0, 0x01, 0, 0x11, 0, 0x21, 1, 0x01, 1, 0x11, 0, 0x01})
+	f.Add([]byte{0, 0x02, 0, 0x12, 0, 0x03, 0, 0x13, 2, 0x00, 1, 0x12})
+	contents := [][]byte{
+		bytes.Repeat([]byte("a"), 2000),
+		bytes.Repeat([]byte("b"), 1500),
+		[]byte("small"),
+	}
+	owners := []uuid.UUID{{1}, {2}, {3}, {4}}
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 400 {
+			return
+		}
+		db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, &bolt.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		model := map[string][]byte{}
+		for i := 0; i+1 < len(ops); i += 2 {
+			op, arg := ops[i]%3, ops[i+1]
+			owner := owners[arg>>4&3]
+			key := chunkKey(owner, int64(arg&3))
+			err := db.Update(func(tx *bolt.Tx) error {
+				if _, err := tx.CreateBucketIfNotExists(bucketChunks); err != nil {
+					return err
+				}
+				s := chunksOf(tx)
+				switch op {
+				case 0:
+					c := contents[int(arg>>2&3)%len(contents)]
+					model[string(key)] = c
+					return s.put(key, c)
+				case 1:
+					delete(model, string(key))
+					return s.delete(key)
+				default:
+					for k := range model {
+						if bytes.HasPrefix([]byte(k), owner[:]) {
+							delete(model, k)
+						}
+					}
+					return s.deleteOwner(owner)
+				}
+			})
+			if err != nil {
+				t.Fatalf("op %d: %v", i/2, err)
+			}
+			if err := db.View(func(tx *bolt.Tx) error { return checkChunkStore(tx, model) }); err != nil {
+				t.Fatalf("after op %d (%d %#x): %v", i/2, op, arg, err)
+			}
+		}
+	})
+}
