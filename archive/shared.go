@@ -272,10 +272,21 @@ func (s *chunkStore) unrefer(target, key []byte) error {
 	if err := refs.Delete(append(bytes.Clone(target), key...)); err != nil {
 		return err
 	}
-	var left [][]byte
+	// The users left, two at most; an entry whose chunk does not refer to
+	// target (a damaged count, see recount) is dropped, never trusted.
+	var left, stale [][]byte
 	c := refs.Cursor()
 	for k, _ := c.Seek(target); k != nil && bytes.HasPrefix(k, target) && len(left) < 2; k, _ = c.Next() {
-		left = append(left, bytes.Clone(k))
+		if t, ok := refTarget(s.chunks.Get(k[len(target):])); ok && bytes.Equal(t, target) {
+			left = append(left, bytes.Clone(k))
+		} else {
+			stale = append(stale, bytes.Clone(k))
+		}
+	}
+	for _, k := range stale {
+		if err := refs.Delete(k); err != nil {
+			return err
+		}
 	}
 	if len(left) > 1 {
 		return nil // still shared
@@ -322,13 +333,14 @@ func (s *chunkStore) deleteOwner(owner uuid.UUID) error {
 	if s == nil {
 		return nil
 	}
-	var keys [][]byte
-	c := s.chunks.Cursor()
-	for k, _ := c.Seek(owner[:]); k != nil && bytes.HasPrefix(k, owner[:]); k, _ = c.Next() {
-		keys = append(keys, bytes.Clone(k))
-	}
-	for _, k := range keys {
-		if err := s.delete(k); err != nil {
+	// A fresh seek after each delete: a delete may move or remove other
+	// keys (a shared blob, its last user's), which a cursor would not see.
+	for {
+		k, _ := s.chunks.Cursor().Seek(owner[:])
+		if k == nil || !bytes.HasPrefix(k, owner[:]) {
+			break
+		}
+		if err := s.delete(bytes.Clone(k)); err != nil {
 			return err
 		}
 	}

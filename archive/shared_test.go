@@ -468,3 +468,45 @@ func FuzzChunkStore(f *testing.F) {
 		}
 	})
 }
+
+// TestUnreferDropsStaleEntries: with a damaged count naming a chunk that
+// holds a blob of its own, the last delete of a real user must not move
+// the shared blob over that chunk.
+func TestUnreferDropsStaleEntries(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	shared, own := bytes.Repeat([]byte("s"), 2000), bytes.Repeat([]byte("o"), 2000)
+	a, b, c := chunkKey(uuid.UUID{1}, 0), chunkKey(uuid.UUID{2}, 0), chunkKey(uuid.UUID{3}, 0)
+	err = db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucket(bucketChunks); err != nil {
+			return err
+		}
+		s := chunksOf(tx)
+		for _, p := range []struct{ k, v []byte }{{a, shared}, {b, shared}, {c, own}} {
+			if err := s.put(p.k, p.v); err != nil {
+				return err
+			}
+		}
+		target, ok := refTarget(s.chunks.Get(a))
+		if !ok {
+			return fmt.Errorf("a does not refer to a shared blob")
+		}
+		// The damage: c counted as a user of a's blob.
+		if err := tx.Bucket(bucketRefs).Put(append(bytes.Clone(target), c...), nil); err != nil {
+			return err
+		}
+		return s.delete(a)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		return checkChunkStore(tx, map[string][]byte{string(b): shared, string(c): own})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
