@@ -793,7 +793,9 @@ func TestAdminActions(t *testing.T) {
 		t.Fatal("held without a reason")
 	}
 	b.do("give a reason", chromedp.SendKeys(chromedp.ID("act-note"), "evidence for ticket 7"), chromedp.Click(chromedp.ID("act-ok")))
-	b.waitFor("held", `document.getElementById('hold').textContent.startsWith('Held: evidence for ticket 7') && !document.getElementById('do-release').hidden`)
+	// The page shows the hold before its dialog closes (the audit is
+	// fetched first): a click meanwhile would land on the modal dialog.
+	b.waitFor("held", `document.getElementById('hold').textContent.startsWith('Held: evidence for ticket 7') && !document.getElementById('do-release').hidden && !document.getElementById('act-dlg').open`)
 	if m, _ := s.x.Manifest(samiiID); m.Hold == nil || m.Hold.Reason != "evidence for ticket 7" {
 		t.Errorf("the archive's hold: %+v", m.Hold)
 	}
@@ -807,7 +809,7 @@ func TestAdminActions(t *testing.T) {
 	b.do("release", chromedp.Click(chromedp.ID("do-release")))
 	b.waitFor("the release dialog", `document.getElementById('act-dlg').open`)
 	b.do("confirm", chromedp.SendKeys(chromedp.ID("act-note"), "ticket closed"), chromedp.Click(chromedp.ID("act-ok")))
-	b.waitFor("released", `document.getElementById('hold').textContent === 'Not held'`)
+	b.waitFor("released", `document.getElementById('hold').textContent === 'Not held' && !document.getElementById('act-dlg').open`)
 	b.waitFor("hold and release in the history", `document.querySelector('#audit tr[data-action=hold]') && document.querySelector('#audit tr[data-action=release]')`)
 
 	b.do("take down", chromedp.Click(chromedp.ID("do-delete")))
