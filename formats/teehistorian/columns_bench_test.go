@@ -5,19 +5,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
-// BenchmarkJoinColumns joins the record columns of 64 KiB of a generated
-// game (every field one byte) and of the corpus's largest file (the
-// target fields of inputs often two bytes), the transform's share of a
-// chunk read.
+// BenchmarkJoinColumns joins the record columns of a chunk of a generated
+// game as the codec cuts it (every field one byte), of the last 64 KiB of
+// that game (cut in a record: a field of the first one is not one byte, so
+// joinRecords joins it) and of the corpus's largest file (the target
+// fields of inputs often two bytes), the transform's share of a chunk
+// read.
 //
 //	go test -run '^$' -bench JoinColumns -cpu 1 ./formats/teehistorian/
 func BenchmarkJoinColumns(b *testing.B) {
 	var game bytes.Buffer
 	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: time.Minute, Seed: 3}); err != nil {
+		b.Fatal(err)
+	}
+	rec := formatstest.Split(b, teehistorian.New(), game.Bytes())
+	chunk, _, err := rec.ReadChunk(b.Context(), 1)
+	if err != nil {
 		b.Fatal(err)
 	}
 	var corpus []byte
@@ -30,6 +38,7 @@ func BenchmarkJoinColumns(b *testing.B) {
 		name   string
 		native []byte
 	}{
+		{"chunk", chunk},
 		{"generated", game.Bytes()[game.Len()-64<<10:]},
 		{"corpus", records(b, corpus)},
 	} {
