@@ -171,17 +171,7 @@ func TestCheckRepairsUnusedSharedBlob(t *testing.T) {
 // are exact. A second owner that puts the same contents in the same order
 // as the first shares every large one.
 func TestChunkStoreModel(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, &bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucket(bucketChunks)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	db := openChunkDB(t)
 	contents := [][]byte{
 		bytes.Repeat([]byte("a"), 2000),
 		bytes.Repeat([]byte("b"), 2000),
@@ -192,33 +182,17 @@ func TestChunkStoreModel(t *testing.T) {
 	model := map[string][]byte{}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for step := range 3000 {
-		owner := owners[rng.IntN(len(owners))]
-		key := chunkKey(owner, int64(rng.IntN(4)))
-		op := rng.IntN(10)
-		err := db.Update(func(tx *bolt.Tx) error {
-			s := chunksOf(tx)
-			switch {
-			case op < 6:
-				c := contents[rng.IntN(len(contents))]
-				model[string(key)] = c
-				return s.put(key, c)
-			case op < 9:
-				delete(model, string(key))
-				return s.delete(key)
-			default:
-				for k := range model {
-					if bytes.HasPrefix([]byte(k), owner[:]) {
-						delete(model, k)
-					}
-				}
-				return s.deleteOwner(owner)
-			}
-		})
-		if err != nil {
-			t.Fatalf("step %d: %v", step, err)
+		op := chunkOp{owner: owners[rng.IntN(len(owners))], tick: int64(rng.IntN(4)), content: contents[rng.IntN(len(contents))]}
+		switch n := rng.IntN(10); {
+		case n < 6:
+			op.kind = opPut
+		case n < 9:
+			op.kind = opDelete
+		default:
+			op.kind = opDeleteOwner
 		}
-		if err := db.View(func(tx *bolt.Tx) error { return checkChunkStore(tx, model) }); err != nil {
-			t.Fatalf("step %d (op %d): %v", step, op, err)
+		if err := applyChunkOp(db, model, op); err != nil {
+			t.Fatalf("step %d (%+v): %v", step, op.kind, err)
 		}
 	}
 
@@ -229,24 +203,13 @@ func TestChunkStoreModel(t *testing.T) {
 	}
 	x, y := uuid.New(), uuid.New()
 	for _, o := range []uuid.UUID{x, y} {
-		err := db.Update(func(tx *bolt.Tx) error {
-			for i, c := range contents {
-				k := chunkKey(o, int64(100+i))
-				model[string(k)] = c
-				if err := chunksOf(tx).put(k, c); err != nil {
-					return err
-				}
+		for i, c := range contents {
+			if err := applyChunkOp(db, model, chunkOp{kind: opPut, owner: o, tick: int64(100 + i), content: c}); err != nil {
+				t.Fatal(err)
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
 	}
-	err = db.View(func(tx *bolt.Tx) error {
-		if err := checkChunkStore(tx, model); err != nil {
-			return err
-		}
+	err := db.View(func(tx *bolt.Tx) error {
 		for i, c := range contents {
 			_, ref := refTarget(tx.Bucket(bucketChunks).Get(chunkKey(y, int64(100+i))))
 			if ref != (len(c) >= minSharedBlob) {
@@ -427,43 +390,16 @@ func FuzzChunkStore(f *testing.F) {
 		if len(ops) > 400 {
 			return
 		}
-		db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, &bolt.Options{NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openChunkDB(t)
 		model := map[string][]byte{}
 		for i := 0; i+1 < len(ops); i += 2 {
-			op, arg := ops[i]%3, ops[i+1]
-			owner := owners[arg>>4&3]
-			key := chunkKey(owner, int64(arg&3))
-			err := db.Update(func(tx *bolt.Tx) error {
-				if _, err := tx.CreateBucketIfNotExists(bucketChunks); err != nil {
-					return err
-				}
-				s := chunksOf(tx)
-				switch op {
-				case 0:
-					c := contents[int(arg>>2&3)%len(contents)]
-					model[string(key)] = c
-					return s.put(key, c)
-				case 1:
-					delete(model, string(key))
-					return s.delete(key)
-				default:
-					for k := range model {
-						if bytes.HasPrefix([]byte(k), owner[:]) {
-							delete(model, k)
-						}
-					}
-					return s.deleteOwner(owner)
-				}
-			})
-			if err != nil {
-				t.Fatalf("op %d: %v", i/2, err)
+			arg := ops[i+1]
+			op := chunkOp{
+				kind: int(ops[i] % 3), owner: owners[arg>>4&3], tick: int64(arg & 3),
+				content: contents[int(arg>>2&3)%len(contents)],
 			}
-			if err := db.View(func(tx *bolt.Tx) error { return checkChunkStore(tx, model) }); err != nil {
-				t.Fatalf("after op %d (%d %#x): %v", i/2, op, arg, err)
+			if err := applyChunkOp(db, model, op); err != nil {
+				t.Fatalf("op %d (%d %#x): %v", i/2, op.kind, arg, err)
 			}
 		}
 	})
@@ -473,17 +409,10 @@ func FuzzChunkStore(f *testing.F) {
 // holds a blob of its own, the last delete of a real user must not move
 // the shared blob over that chunk.
 func TestUnreferDropsStaleEntries(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, &bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openChunkDB(t)
 	shared, own := bytes.Repeat([]byte("s"), 2000), bytes.Repeat([]byte("o"), 2000)
 	a, b, c := chunkKey(uuid.UUID{1}, 0), chunkKey(uuid.UUID{2}, 0), chunkKey(uuid.UUID{3}, 0)
-	err = db.Update(func(tx *bolt.Tx) error {
-		if _, err := tx.CreateBucket(bucketChunks); err != nil {
-			return err
-		}
+	err := db.Update(func(tx *bolt.Tx) error {
 		s := chunksOf(tx)
 		for _, p := range []struct{ k, v []byte }{{a, shared}, {b, shared}, {c, own}} {
 			if err := s.put(p.k, p.v); err != nil {
@@ -509,4 +438,66 @@ func TestUnreferDropsStaleEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// openChunkDB opens a bbolt file with an empty chunks bucket, for tests of
+// chunkStore alone.
+func openChunkDB(t *testing.T) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket(bucketChunks)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// Kinds of chunkOp.
+const (
+	opPut = iota
+	opDelete
+	opDeleteOwner
+)
+
+// chunkOp is one step of the model tests: put content under owner and
+// tick, delete that key, or delete all of owner's keys.
+type chunkOp struct {
+	kind    int
+	owner   uuid.UUID
+	tick    int64
+	content []byte
+}
+
+// applyChunkOp applies op to the chunk store in db and to model, then
+// checks the store against model (checkChunkStore).
+func applyChunkOp(db *bolt.DB, model map[string][]byte, op chunkOp) error {
+	key := chunkKey(op.owner, op.tick)
+	err := db.Update(func(tx *bolt.Tx) error {
+		s := chunksOf(tx)
+		switch op.kind {
+		case opPut:
+			model[string(key)] = op.content
+			return s.put(key, op.content)
+		case opDelete:
+			delete(model, string(key))
+			return s.delete(key)
+		default:
+			for k := range model {
+				if bytes.HasPrefix([]byte(k), op.owner[:]) {
+					delete(model, k)
+				}
+			}
+			return s.deleteOwner(op.owner)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return db.View(func(tx *bolt.Tx) error { return checkChunkStore(tx, model) })
 }
