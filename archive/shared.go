@@ -61,14 +61,10 @@ type chunkStore struct {
 	chunks *bolt.Bucket
 }
 
-// chunksOf returns tx's chunk store; nil when the shard has no chunks
-// bucket, which get and the deletes take as empty and put refuses.
-func chunksOf(tx *bolt.Tx) *chunkStore {
-	b := tx.Bucket(bucketChunks)
-	if b == nil {
-		return nil
-	}
-	return &chunkStore{tx: tx, chunks: b}
+// chunksOf returns tx's chunk store. A shard without a chunks bucket has
+// a store whose get and deletes find nothing and whose put refuses.
+func chunksOf(tx *bolt.Tx) chunkStore {
+	return chunkStore{tx: tx, chunks: tx.Bucket(bucketChunks)}
 }
 
 // refTarget returns the shared key a reference blob points to.
@@ -93,8 +89,8 @@ func contentKey(blob, key []byte) []byte {
 // get returns the blob of key, following a reference; nil when the key
 // holds nothing. A reference to a missing blob is an error (a damaged
 // shard), not a missing chunk.
-func (s *chunkStore) get(key []byte) ([]byte, error) {
-	if s == nil {
+func (s chunkStore) get(key []byte) ([]byte, error) {
+	if s.chunks == nil {
 		return nil, nil
 	}
 	v := s.chunks.Get(key)
@@ -113,8 +109,8 @@ func (s *chunkStore) get(key []byte) ([]byte, error) {
 
 // put stores blob under key, replacing what key held. A blob equal to one
 // already stored becomes a reference to it.
-func (s *chunkStore) put(key, blob []byte) error {
-	if s == nil {
+func (s chunkStore) put(key, blob []byte) error {
+	if s.chunks == nil {
 		return fmt.Errorf("archive: shard has no chunks bucket")
 	}
 	if err := s.delete(key); err != nil {
@@ -172,7 +168,7 @@ func (s *chunkStore) put(key, blob []byte) error {
 
 // holding returns the key of the blob that key holds, itself or the shared
 // blob it refers to, when that blob equals blob; nil otherwise.
-func (s *chunkStore) holding(key, blob []byte) []byte {
+func (s chunkStore) holding(key, blob []byte) []byte {
 	v := s.chunks.Get(key)
 	if target, ok := refTarget(v); ok {
 		key, v = bytes.Clone(target), s.chunks.Get(target)
@@ -186,7 +182,7 @@ func (s *chunkStore) holding(key, blob []byte) []byte {
 // share makes key refer to the blob holder has; a holder that is a
 // recording's own chunk first moves its blob under a new shared key, with
 // its content entry if it has one.
-func (s *chunkStore) share(holder, key []byte) error {
+func (s chunkStore) share(holder, key []byte) error {
 	refs, err := s.tx.CreateBucketIfNotExists(bucketRefs)
 	if err != nil {
 		return err
@@ -216,7 +212,7 @@ func (s *chunkStore) share(holder, key []byte) error {
 
 // reindex moves the content entry of blob from key from to key to, if
 // there is one.
-func (s *chunkStore) reindex(blob, from, to []byte) error {
+func (s chunkStore) reindex(blob, from, to []byte) error {
 	content := s.tx.Bucket(bucketContent)
 	if content == nil || len(blob) < minSharedBlob {
 		return nil
@@ -232,7 +228,7 @@ func (s *chunkStore) reindex(blob, from, to []byte) error {
 }
 
 // refer stores key as a reference to target and counts it.
-func (s *chunkStore) refer(refs *bolt.Bucket, key, target []byte) error {
+func (s chunkStore) refer(refs *bolt.Bucket, key, target []byte) error {
 	ref := make([]byte, 0, refBlobLen)
 	ref = append(append(ref, blobRef), target...)
 	if err := s.chunks.Put(key, ref); err != nil {
@@ -242,8 +238,8 @@ func (s *chunkStore) refer(refs *bolt.Bucket, key, target []byte) error {
 }
 
 // delete removes key; a shared blob goes with its last reference.
-func (s *chunkStore) delete(key []byte) error {
-	if s == nil {
+func (s chunkStore) delete(key []byte) error {
+	if s.chunks == nil {
 		return nil
 	}
 	v := s.chunks.Get(key)
@@ -264,7 +260,7 @@ func (s *chunkStore) delete(key []byte) error {
 // unrefer drops key's reference to target. A blob left with one chunk
 // referring to it moves back under that chunk's key, and one left with
 // none goes: a shared blob always has two chunks or more.
-func (s *chunkStore) unrefer(target, key []byte) error {
+func (s chunkStore) unrefer(target, key []byte) error {
 	refs := s.tx.Bucket(bucketRefs)
 	if refs == nil {
 		return nil
@@ -314,7 +310,7 @@ func (s *chunkStore) unrefer(target, key []byte) error {
 }
 
 // unindex removes the bucketContent entry of blob v under key.
-func (s *chunkStore) unindex(v, key []byte) error {
+func (s chunkStore) unindex(v, key []byte) error {
 	if len(v) < minSharedBlob {
 		return nil
 	}
@@ -326,11 +322,11 @@ func (s *chunkStore) unindex(v, key []byte) error {
 }
 
 // deleteOwner removes every chunk of owner.
-func (s *chunkStore) deleteOwner(owner uuid.UUID) error {
+func (s chunkStore) deleteOwner(owner uuid.UUID) error {
 	if owner == sharedOwner {
 		return fmt.Errorf("archive: refusing to delete the shared blobs as one owner")
 	}
-	if s == nil {
+	if s.chunks == nil {
 		return nil
 	}
 	// A fresh seek after each delete: a delete may move or remove other
