@@ -34,7 +34,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 		name string
 		blob []byte
 	}{
-		{"columns", encodeStreamsBlob(enc, thColumns, new([][]byte), []byte("resume"), native)},
+		{"columns", encodeStreamsBlob(enc, thColumns, new([][]byte), new([]byte), []byte("resume"), native)},
 		{"whole", a.encodeBlob(&scratch, []byte("resume"), native, false)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -260,36 +260,40 @@ const maxStreams = 64
 
 // encodeStreamsBlob lays out a streams blob of native under
 // transformColumns with the streams col splits it into, compressing each
-// stream with enc. cols is scratch reused between calls.
-func encodeStreamsBlob(enc *zstd.Encoder, col formats.Columnar, cols *[][]byte, resume, native []byte) []byte {
+// stream with enc. cols and scratch are reused between calls: the streams
+// are encoded one after the other into scratch, and the blob is its one
+// allocation.
+func encodeStreamsBlob(enc *zstd.Encoder, col formats.Columnar, cols *[][]byte, scratch *[]byte, resume, native []byte) []byte {
 	*cols = col.SplitColumns(native, *cols)
-	streams := make([][]byte, 0, 1+len(*cols))
-	streams = append(streams, resume)
-	streams = append(streams, (*cols)...)
-	head := []byte{blobStreams, transformColumns}
-	head = binary.AppendUvarint(head, uint64(len(streams)))
-	stored := make([][]byte, len(streams))
-	size := 0
-	for i, s := range streams {
-		stored[i] = s
-		z := uint64(0)
+	k := 1 + len(*cols)
+	head := make([]byte, 0, 2+binary.MaxVarintLen64*(1+2*k))
+	head = append(head, blobStreams, transformColumns)
+	head = binary.AppendUvarint(head, uint64(k))
+	body := (*scratch)[:0]
+	for i := range k {
+		s := resume
+		if i > 0 {
+			s = (*cols)[i-1]
+		}
+		start, z := len(body), uint64(0)
 		if len(s) >= minStreamZstd {
-			if c := enc.EncodeAll(s, nil); len(c) < len(s) {
-				stored[i], z = c, 1
+			if body = enc.EncodeAll(s, body); len(body)-start < len(s) {
+				z = 1
+			} else {
+				body = body[:start]
 			}
 		}
-		head = binary.AppendUvarint(head, uint64(len(stored[i]))<<1|z)
+		if z == 0 {
+			body = append(body, s...)
+		}
+		head = binary.AppendUvarint(head, uint64(len(body)-start)<<1|z)
 		if z == 1 {
 			head = binary.AppendUvarint(head, uint64(len(s)))
 		}
-		size += len(stored[i])
 	}
-	out := make([]byte, 0, len(head)+size)
-	out = append(out, head...)
-	for _, s := range stored {
-		out = append(out, s...)
-	}
-	return out
+	*scratch = body
+	out := make([]byte, 0, len(head)+len(body))
+	return append(append(out, head...), body...)
 }
 
 // minStreamZstd is the smallest stream worth a zstd frame: a frame's

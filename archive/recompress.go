@@ -297,7 +297,7 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 			if err != nil {
 				return res, err
 			}
-			nb = encodeStreamsBlob(enc, col, &cols, resume, nat)
+			nb = encodeStreamsBlob(enc, col, &cols, &scratch, resume, nat)
 		} else {
 			enc, err := encs.get(false)
 			if err != nil {

@@ -155,11 +155,6 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 		p.chunkSums = append(p.chunkSums, sha256.Sum256(native))
 	}
 	if p.jobs == nil {
-		enc, err := getChunkEncoder()
-		if err != nil {
-			return fmt.Errorf("archive: chunk at tick %d: %w", c.StartTick, err)
-		}
-		p.enc = enc
 		p.jobs, p.free, p.done = make(chan compressJob, 4), make(chan []byte, 6), make(chan struct{})
 		go p.compressor()
 	}
@@ -177,11 +172,15 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 }
 
 // compressor compresses chunks in order and spills to the shard when
-// enough has piled up. It exits when jobs is closed.
+// enough has piled up. It exits when jobs is closed. Its encoders come
+// from their pools when first needed: a format with a column transform
+// needs the chunk encoder only for precompressed chunks.
 func (p *Pending) compressor() {
 	defer close(p.done)
 	defer func() {
-		chunkEncoders.Put(p.enc)
+		if p.enc != nil {
+			chunkEncoders.Put(p.enc)
+		}
 		if p.colEnc != nil {
 			columnEncoders.Put(p.colEnc)
 		}
@@ -192,25 +191,14 @@ func (p *Pending) compressor() {
 		if p.compressErr() != nil {
 			continue // drain; the error is reported by Chunk or wait
 		}
-		var blob []byte
-		if col != nil && !j.precompressed {
-			if p.colEnc == nil {
-				enc, err := getColumnEncoder()
-				if err != nil {
-					p.errMu.Lock()
-					p.err = fmt.Errorf("archive: chunk at tick %d: %w", j.tick, err)
-					p.errMu.Unlock()
-					continue
-				}
-				p.colEnc = enc
-			}
-			blob = encodeStreamsBlob(p.colEnc, col, &p.cols, j.resume, j.native)
-		} else {
-			blob = encodeBlobWith(p.enc, &p.scratch, j.resume, j.native, j.precompressed)
-		}
+		blob, err := p.compress(col, j)
 		select {
 		case p.free <- j.native:
 		default:
+		}
+		if err != nil {
+			p.setErr(fmt.Errorf("archive: chunk at tick %d: %w", j.tick, err))
+			continue
 		}
 		// Ingest runs beside interactive requests in a server: yielding
 		// once per chunk (about a millisecond of work) lets a waiting
@@ -222,11 +210,38 @@ func (p *Pending) compressor() {
 		p.pending += int64(len(blob))
 		if p.pending >= p.a.opts.SpillBytes {
 			if err := p.spill(); err != nil {
-				p.errMu.Lock()
-				p.err = err
-				p.errMu.Unlock()
+				p.setErr(err)
 			}
 		}
+	}
+}
+
+// compress encodes one chunk's blob: as streams when col is set and the
+// chunk is not precompressed.
+func (p *Pending) compress(col formats.Columnar, j compressJob) ([]byte, error) {
+	var err error
+	if col != nil && !j.precompressed {
+		if p.colEnc == nil {
+			if p.colEnc, err = getColumnEncoder(); err != nil {
+				return nil, err
+			}
+		}
+		return encodeStreamsBlob(p.colEnc, col, &p.cols, &p.scratch, j.resume, j.native), nil
+	}
+	if p.enc == nil {
+		if p.enc, err = getChunkEncoder(); err != nil {
+			return nil, err
+		}
+	}
+	return encodeBlobWith(p.enc, &p.scratch, j.resume, j.native, j.precompressed), nil
+}
+
+// setErr records the compressor's first error.
+func (p *Pending) setErr(err error) {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	if p.err == nil {
+		p.err = err
 	}
 }
 
