@@ -381,3 +381,42 @@ func TestHeaderOnly(t *testing.T) {
 		t.Errorf("clip of an empty recording: % x", out.Bytes()[len(file):])
 	}
 }
+
+// TestWalkerHeaderCopied: a pooled walker keeps the header it parsed while
+// the next source's header bytes are the same, and a source that reuses
+// the memory its Header returned does not change the kept header under it.
+func TestWalkerHeaderCopied(t *testing.T) {
+	block := func(mapName string) []byte {
+		h := testHeader()
+		h.MapName = mapName
+		hj, err := h.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(append(Magic[:], hj...), 0)
+	}
+	a, b := block("Kobra 3 Solo"), block("Kobra 4 Solo!")
+	shared := make([]byte, 0, len(a)+len(b)) // one buffer a source reuses
+	w := &chunkWalker{pooled: true}
+	if err := w.header(append(shared[:0], a...)); err != nil {
+		t.Fatal(err)
+	}
+	first := w.hdr
+	if err := w.header(append(shared[:0], b...)); err != nil {
+		t.Fatal(err)
+	}
+	if w.hdr == first || w.hdr.MapName != "Kobra 4 Solo!" {
+		t.Fatalf("after the second header the walker has map %q (parsed again: %v)", w.hdr.MapName, w.hdr != first)
+	}
+	second := w.hdr
+	if err := w.header(b); err != nil || w.hdr != second {
+		t.Fatalf("the same header bytes were parsed again: %v", err)
+	}
+	copy(shared[:len(b)], bytes.Repeat([]byte{'x'}, len(b)))
+	if !bytes.Equal(w.hdr.Raw, b) {
+		t.Fatal("the kept header changed with the source's memory")
+	}
+	if err := w.header([]byte("not a header")); err == nil || w.hdr != nil {
+		t.Fatalf("a bad header: err %v, kept %v", err, w.hdr)
+	}
+}

@@ -76,18 +76,31 @@ func pooledWalker(src formats.Source, r formats.Range) (*chunkWalker, error) {
 	if w == nil {
 		w = &chunkWalker{pooled: true, readers: new([2]Reader)}
 	}
-	raw := src.Header()
-	if w.hdr == nil || !bytes.Equal(raw, w.hdrRaw) {
-		hdr, err := parseStoredHeader(raw)
-		if err != nil {
-			w.release()
-			return nil, err
-		}
-		w.hdr, w.hdrRaw = hdr, raw
+	if err := w.header(src.Header()); err != nil {
+		w.release()
+		return nil, err
 	}
 	w.src, w.chunks, w.r, w.rd, w.peeks = src, src.Chunks(), r, nil, 0
 	w.i = formats.FindChunk(w.chunks, max(r.From, 0))
 	return w, nil
+}
+
+// header sets the walker's parsed header from a stored header block,
+// parsing it only when it differs from the last one. The parse is of a
+// copy: a header aliases the bytes it was parsed from, and a source may
+// reuse the memory its Header returned.
+func (w *chunkWalker) header(raw []byte) error {
+	if w.hdr != nil && bytes.Equal(raw, w.hdrRaw) {
+		return nil
+	}
+	w.hdr, w.hdrRaw = nil, nil
+	cp := bytes.Clone(raw)
+	hdr, err := parseStoredHeader(cp)
+	if err != nil {
+		return err
+	}
+	w.hdr, w.hdrRaw = hdr, cp
+	return nil
 }
 
 // release returns a pooled walker to the pool.
