@@ -17,6 +17,7 @@ package teehistorian
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -170,37 +171,67 @@ func recordLen(b []byte) (int, int32) {
 }
 
 // SplitColumns implements formats.Columnar: it returns the numCols streams
-// of native, reusing cols (each reset first).
+// of native, reusing cols (each reset first). It walks the records once:
+// the two records that make up most chunks, a PLAYER_DIFF or an input
+// record whose fields are one byte each, go to their streams byte by byte
+// without a general parse (BenchmarkSplitColumns).
 func (*Codec) SplitColumns(native []byte, cols [][]byte) [][]byte {
 	if len(cols) != numCols {
 		cols = make([][]byte, numCols)
 	}
-	for i := range cols {
-		cols[i] = cols[i][:0]
+	var out [numCols][]byte
+	for i := range out {
+		out[i] = cols[i][:0]
 	}
-	b := native
-	for len(b) > 0 {
-		n, typ := recordLen(b)
+	b, p := native, 0
+	for p < len(b) {
+		if rest := b[p:]; len(rest) >= 3 && rest[0] < 0x40 && rest[1] < 0x80 && rest[2] < 0x80 {
+			out[colType] = append(out[colType], rest[0])
+			out[colDX] = append(out[colDX], rest[1])
+			out[colDY] = append(out[colDY], rest[2])
+			p += 3
+			continue
+		}
+		if rest := b[p:]; len(rest) >= inputRecordLen && (rest[0] == inputDiffByte || rest[0] == inputNewByte) &&
+			binary.LittleEndian.Uint64(rest[1:])&0x8080808080808080 == 0 && (rest[9]|rest[10]|rest[11])&0x80 == 0 {
+			out[colType] = append(out[colType], rest[0])
+			for i, c := range colsInput {
+				out[c] = append(out[c], rest[1+i])
+			}
+			p += inputRecordLen
+			continue
+		}
+		n, typ := recordLen(b[p:])
 		if n == 0 {
 			break
 		}
-		l := varintLen(b)
-		cols[colType] = append(cols[colType], b[:l]...)
+		r := b[p : p+n]
+		l := varintLen(r)
+		out[colType] = append(out[colType], r[:l]...)
 		if fields, ok := varintFields(typ); ok {
-			p := l
+			q := l
 			for _, c := range fields {
-				k := varintLen(b[p:])
-				cols[c] = append(cols[c], b[p:p+k]...)
-				p += k
+				k := varintLen(r[q:])
+				out[c] = append(out[c], r[q:q+k]...)
+				q += k
 			}
 		} else {
-			cols[colRaw] = append(cols[colRaw], b[l:n]...)
+			out[colRaw] = append(out[colRaw], r[l:]...)
 		}
-		b = b[n:]
+		p += n
 	}
-	cols[colTail] = append(cols[colTail], b...)
+	out[colTail] = append(out[colTail], b[p:]...)
+	copy(cols, out[:])
 	return cols
 }
+
+// An input record whose fields are one byte each: its type, the client id
+// and the ten input fields.
+const (
+	inputRecordLen = 1 + 1 + 10
+	inputDiffByte  = 0x40 | ^wireInputDiff // wireInputDiff as a one-byte varint
+	inputNewByte   = 0x40 | ^wireInputNew
+)
 
 // errColumns is wrapped by every JoinColumns error.
 var errColumns = errors.New("corrupt record columns")

@@ -10,15 +10,58 @@ import (
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
-// BenchmarkJoinColumns joins the record columns of a chunk of a generated
-// game as the codec cuts it (every field one byte), of the last 64 KiB of
-// that game (cut in a record: a field of the first one is not one byte, so
-// joinRecords joins it) and of the corpus's largest file (the target
-// fields of inputs often two bytes), the transform's share of a chunk
-// read.
+// BenchmarkJoinColumns joins the record columns of columnCases, the
+// transform's share of a chunk read.
 //
 //	go test -run '^$' -bench JoinColumns -cpu 1 ./formats/teehistorian/
 func BenchmarkJoinColumns(b *testing.B) {
+	for _, bc := range columnCases(b) {
+		b.Run(bc.name, func(b *testing.B) {
+			c := teehistorian.New()
+			cols := c.SplitColumns(bc.native, nil)
+			dst := make([]byte, 0, len(bc.native)+64)
+			b.SetBytes(int64(len(bc.native)))
+			for b.Loop() {
+				out, err := c.JoinColumns(dst[:0], cols)
+				if err != nil || len(out) != len(bc.native) {
+					b.Fatalf("%d bytes, %v", len(out), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSplitColumns splits the chunks of BenchmarkJoinColumns into
+// their columns, the transform's share of an ingest's compressing stage.
+//
+//	go test -run '^$' -bench SplitColumns -cpu 1 ./formats/teehistorian/
+func BenchmarkSplitColumns(b *testing.B) {
+	for _, bc := range columnCases(b) {
+		b.Run(bc.name, func(b *testing.B) {
+			c := teehistorian.New()
+			cols := c.SplitColumns(bc.native, nil)
+			b.SetBytes(int64(len(bc.native)))
+			for b.Loop() {
+				cols = c.SplitColumns(bc.native, cols)
+			}
+			if n := len(cols[len(cols)-1]); bc.name == "chunk" && n != 0 {
+				b.Fatalf("%d bytes in the tail stream of a whole chunk", n)
+			}
+		})
+	}
+}
+
+// columnCase is one chunk the column benchmarks split and join.
+type columnCase struct {
+	name   string
+	native []byte
+}
+
+// columnCases are a chunk of a generated game as the codec cuts it
+// (every field one byte), the last 64 KiB of that game (cut in a record:
+// a field of the first one is not one byte) and the corpus's largest file
+// (the target fields of inputs often two bytes).
+func columnCases(b *testing.B) []columnCase {
 	var game bytes.Buffer
 	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: time.Minute, Seed: 3}); err != nil {
 		b.Fatal(err)
@@ -34,26 +77,10 @@ func BenchmarkJoinColumns(b *testing.B) {
 			corpus = f
 		}
 	}
-	for _, bc := range []struct {
-		name   string
-		native []byte
-	}{
+	return []columnCase{
 		{"chunk", chunk},
 		{"generated", game.Bytes()[game.Len()-64<<10:]},
 		{"corpus", records(b, corpus)},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			c := teehistorian.New()
-			cols := c.SplitColumns(bc.native, nil)
-			dst := make([]byte, 0, len(bc.native)+64)
-			b.SetBytes(int64(len(bc.native)))
-			for b.Loop() {
-				out, err := c.JoinColumns(dst[:0], cols)
-				if err != nil || len(out) != len(bc.native) {
-					b.Fatalf("%d bytes, %v", len(out), err)
-				}
-			}
-		})
 	}
 }
 

@@ -107,18 +107,75 @@ func TestJoinColumnsRejectsCorruptStreams(t *testing.T) {
 	}
 }
 
-// FuzzColumns checks that any bytes survive the record columns.
+// FuzzColumns checks that any bytes survive the record columns, split
+// into the streams splitColumnsRef makes.
 func FuzzColumns(f *testing.F) {
 	f.Add(thRecords(wirePlayerNew, 3, 100, -200, 3, 5, -7, wireCommand, 3, 1, "say", 1, "hi", wireFinish))
+	f.Add(thRecords(wireInputDiff, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0, -1, 2, 1, 1, wireInputNew, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9))
 	f.Add([]byte{0x81, 0x80, 0x00, 0xff, 0xff})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, native []byte) {
 		c := New()
-		got, err := c.JoinColumns(nil, c.SplitColumns(native, nil))
+		cols := c.SplitColumns(native, nil)
+		checkStreams(t, cols, splitColumnsRef(native))
+		got, err := c.JoinColumns(nil, cols)
 		if err != nil || !bytes.Equal(got, native) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})
+}
+
+// TestSplitColumnsMatchesReference splits records of every kind, cut at
+// every length, into the streams splitColumnsRef makes, reusing one set
+// of streams as the archive does.
+func TestSplitColumnsMatchesReference(t *testing.T) {
+	native := randomRecords(rand.New(rand.NewPCG(7, 8)), 300)
+	var cols [][]byte
+	for n := range len(native) + 1 {
+		cols = New().SplitColumns(native[:n], cols)
+		checkStreams(t, cols, splitColumnsRef(native[:n]))
+	}
+}
+
+// checkStreams fails t unless got and want hold the same streams.
+func checkStreams(t *testing.T, got, want [][]byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d streams, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("stream %d: %d bytes %x, want %d bytes %x", i, len(got[i]), got[i], len(want[i]), want[i])
+		}
+	}
+}
+
+// splitColumnsRef is SplitColumns as plainly as it can be said: every
+// record measured by recordLen, then each field appended to its stream.
+func splitColumnsRef(native []byte) [][]byte {
+	cols := make([][]byte, numCols)
+	b := native
+	for len(b) > 0 {
+		n, typ := recordLen(b)
+		if n == 0 {
+			break
+		}
+		l := varintLen(b)
+		cols[colType] = append(cols[colType], b[:l]...)
+		if fields, ok := varintFields(typ); ok {
+			p := l
+			for _, c := range fields {
+				k := varintLen(b[p:])
+				cols[c] = append(cols[c], b[p:p+k]...)
+				p += k
+			}
+		} else {
+			cols[colRaw] = append(cols[colRaw], b[l:n]...)
+		}
+		b = b[n:]
+	}
+	cols[colTail] = append(cols[colTail], b...)
+	return cols
 }
 
 // randomRecords builds n records of every type with fields of every
