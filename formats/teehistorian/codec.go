@@ -160,10 +160,10 @@ func (c *Codec) splitRecords(ctx context.Context, rd *Reader, mb *metaBuilder, w
 			}
 		}
 		it, err := rd.peek()
-		if errIsEOF(err) || (live && err != nil && rd.short) {
-			break
-		}
 		if err != nil {
+			if errIsEOF(err) || (live && rd.short) {
+				break
+			}
 			return 0, err
 		}
 		if it.Tick > rd.st.Tick && rd.pos-rd.keep >= target {

@@ -6,6 +6,7 @@ package teehistorian
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -47,7 +48,7 @@ func (c *cursor) int() int32 {
 		// Fast path: a one-byte varint.
 		if b0 := c.b[c.n]; b0&0x80 == 0 {
 			c.n++
-			return int32(b0&0x3f) ^ -int32(b0>>6)
+			return oneByteVarint(b0)
 		}
 	}
 	v, n, st := readVarint(c.b[c.n:])
@@ -110,6 +111,56 @@ func (c *cursor) cid(what string) int32 {
 // before the record. It does not modify st. On parseBad, what says what was
 // expected and at is the offset within b where it went wrong.
 func parse(b []byte, st *State, it *Item, version int) (n int, status parseStatus, what string, at int) {
+	if n := parseCommon(b, st, it); n > 0 {
+		return n, parseOK, "", 0
+	}
+	return parseRecord(b, st, it, version)
+}
+
+// parseCommon decodes the two records most of a file is made of, when each
+// of their fields is one byte: a PLAYER_DIFF of a present player and an
+// INPUT_DIFF of a client with an input. It reads them without a cursor,
+// into it as parseRecord would, and returns their size; for anything else
+// it returns 0 and leaves it alone.
+func parseCommon(b []byte, st *State, it *Item) int {
+	switch {
+	case len(b) >= 3 && b[0] < 0x40 && b[1] < 0x80 && b[2] < 0x80:
+		cid := int32(b[0])
+		p := &st.Clients[cid]
+		tick := st.Tick
+		if cid <= st.LastCid {
+			tick++
+		}
+		if !p.Alive || tick > maxTick {
+			return 0
+		}
+		it.Type, it.Cid, it.Tick, it.Size = ItemPlayerDiff, cid, tick, 3
+		it.DX, it.DY = oneByteVarint(b[1]), oneByteVarint(b[2])
+		it.X, it.Y = p.X+it.DX, p.Y+it.DY
+	case len(b) >= inputRecordLen && b[0] == inputDiffByte && b[1] < 0x40 &&
+		binary.LittleEndian.Uint64(b[2:])&0x8080808080808080 == 0 && (b[10]|b[11])&0x80 == 0:
+		cid := int32(b[1])
+		p := &st.Clients[cid]
+		if !p.HasInput {
+			return 0
+		}
+		it.Type, it.Cid, it.Tick, it.Size = ItemInputDiff, cid, st.Tick, inputRecordLen
+		for i := range it.Diff {
+			it.Diff[i] = oneByteVarint(b[2+i])
+			it.Input[i] = p.Input[i] + it.Diff[i]
+		}
+	default:
+		return 0
+	}
+	it.Data, it.Cmd, it.Args, it.Ex = nil, nil, it.Args[:0], ExUnknown
+	return it.Size
+}
+
+// oneByteVarint decodes a varint of one byte (b < 0x80).
+func oneByteVarint(b byte) int32 { return int32(b&0x3f) ^ -int32(b>>6) }
+
+// parseRecord is parse for any record, field by field.
+func parseRecord(b []byte, st *State, it *Item, version int) (n int, status parseStatus, what string, at int) {
 	c := cursor{b: b}
 	id := c.int()
 	if c.status != parseOK {

@@ -59,3 +59,6 @@ func VectorFiles(t testing.TB) [][]byte {
 	}
 	return files
 }
+
+// CheckParseCommon is checkParseCommon, for generated files.
+var CheckParseCommon = checkParseCommon

@@ -284,3 +284,16 @@ func TestGeneratedColumns(t *testing.T) {
 		t.Errorf("tail %d bytes, want 0", n)
 	}
 }
+
+// TestGeneratedParseCommon: generated games, with client ids above 63 and
+// idle players, read the same through the common records' path.
+func TestGeneratedParseCommon(t *testing.T) {
+	for _, opt := range []teehistoriangen.Options{
+		{Duration: 20 * time.Second, Seed: 5, Messages: true},
+		{Duration: 20 * time.Second, Seed: 6, Players: 100, Idle: 0.5},
+	} {
+		if n := teehistorian.CheckParseCommon(t, generated(t, opt)); n < 1000 {
+			t.Errorf("%+v: %d records went through parseCommon, want at least 1000", opt, n)
+		}
+	}
+}
