@@ -259,13 +259,20 @@ var errNoColumns = errors.New("chunk is stored as columns, but the archive has n
 const maxStreams = 64
 
 // encodeStreamsBlob lays out a streams blob of native under
-// transformColumns with the streams col splits it into, compressing each
-// stream with enc. cols and scratch are reused between calls: the streams
-// are encoded one after the other into scratch, and the blob is its one
-// allocation.
+// transformColumns with the streams col splits it into (reusing cols),
+// compressing each stream with enc (see encodeStreams).
 func encodeStreamsBlob(enc *zstd.Encoder, col formats.Columnar, cols *[][]byte, scratch *[]byte, resume, native []byte) []byte {
 	*cols = col.SplitColumns(native, *cols)
-	k := 1 + len(*cols)
+	return encodeStreams(enc, *cols, scratch, resume)
+}
+
+// encodeStreams lays out a streams blob under transformColumns of a
+// chunk's resume state and the streams its format's transform split it
+// into, compressing each stream with enc. scratch is reused between
+// calls: the streams are encoded one after the other into it, and the
+// blob is its one allocation.
+func encodeStreams(enc *zstd.Encoder, cols [][]byte, scratch *[]byte, resume []byte) []byte {
+	k := 1 + len(cols)
 	head := make([]byte, 0, 2+binary.MaxVarintLen64*(1+2*k))
 	head = append(head, blobStreams, transformColumns)
 	head = binary.AppendUvarint(head, uint64(k))
@@ -273,7 +280,7 @@ func encodeStreamsBlob(enc *zstd.Encoder, col formats.Columnar, cols *[][]byte, 
 	for i := range k {
 		s := resume
 		if i > 0 {
-			s = (*cols)[i-1]
+			s = cols[i-1]
 		}
 		start, z := len(body), uint64(0)
 		if len(s) >= minStreamZstd {

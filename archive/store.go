@@ -56,26 +56,29 @@ type Pending struct {
 
 	// The compressor goroutine owns the fields below until wait returns:
 	// it compresses chunks in order while the codec parses the next ones.
-	jobs    chan compressJob
-	free    chan []byte // native copies handed back for reuse
-	done    chan struct{}
-	errMu   sync.Mutex
-	err     error     // first compressor error
-	blobs   [][]byte  // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
-	stored  []int64   // stored size of every chunk so far
-	ticks   []int64   // start tick of every blob in blobs
-	pending int64     // bytes in blobs
-	scratch []byte    // compression buffer reused between chunks
-	id      uuid.UUID // set once decided (first spill or commit)
-	shard   string
-	spilled bool // some chunks are already in the shard
+	jobs     chan compressJob
+	free     chan []byte   // native copies handed back for reuse
+	freeCols chan [][]byte // column sets handed back for reuse
+	done     chan struct{}
+	errMu    sync.Mutex
+	err      error     // first compressor error
+	blobs    [][]byte  // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
+	stored   []int64   // stored size of every chunk so far
+	ticks    []int64   // start tick of every blob in blobs
+	pending  int64     // bytes in blobs
+	scratch  []byte    // compression buffer reused between chunks
+	id       uuid.UUID // set once decided (first spill or commit)
+	shard    string
+	spilled  bool // some chunks are already in the shard
 
-	// enc is the compressor's encoder while it runs (see chunkEncoders);
-	// colEnc and cols compress the streams of a format with a
-	// formats.Columnar (Options.Columns; see columnEncoders).
+	// col is the format's column transform, if it has one
+	// (Options.Columns): Chunk splits each chunk into its streams, and
+	// the compressor encodes them. enc is the compressor's encoder while
+	// it runs (see chunkEncoders), colEnc its encoder of streams (see
+	// columnEncoders).
+	col    formats.Columnar
 	enc    *zstd.Encoder
 	colEnc *zstd.Encoder
-	cols   [][]byte
 
 	meta *formats.Metadata
 	sum  []byte
@@ -94,18 +97,20 @@ type Pending struct {
 	chunkSums [][sha256.Size]byte
 }
 
-// compressJob is one chunk for the compressor goroutine.
+// compressJob is one chunk for the compressor goroutine: its streams
+// when the format has a column transform, else its native bytes.
 type compressJob struct {
 	tick          int64
 	resume        []byte
 	native        []byte
+	cols          [][]byte
 	precompressed bool
 }
 
 // NewPending starts a recording of the given format. source is the base name
 // of the file it comes from, for show and ls.
 func (a *Archive) NewPending(format, source string) *Pending {
-	return &Pending{a: a, format: format, source: filepath.Base(source), sha: sha256.New()}
+	return &Pending{a: a, format: format, source: filepath.Base(source), sha: sha256.New(), col: a.opts.Columns[format]}
 }
 
 // MayReplace marks a recording that may replace an archived copy of itself
@@ -155,18 +160,28 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 		p.chunkSums = append(p.chunkSums, sha256.Sum256(native))
 	}
 	if p.jobs == nil {
-		p.jobs, p.free, p.done = make(chan compressJob, 4), make(chan []byte, 6), make(chan struct{})
+		p.jobs, p.done = make(chan compressJob, 4), make(chan struct{})
+		p.free, p.freeCols = make(chan []byte, 6), make(chan [][]byte, 6)
 		go p.compressor()
 	}
-	var buf []byte
-	select {
-	case buf = <-p.free:
-	default:
+	j := compressJob{tick: c.StartTick, resume: bytes.Clone(c.Resume), precompressed: c.Precompressed}
+	if p.split(j) {
+		// The split copies the chunk as the copy below would, here
+		// beside the codec's parse rather than in the compressor,
+		// which is the slower of the two.
+		select {
+		case j.cols = <-p.freeCols:
+		default:
+		}
+		j.cols = p.col.SplitColumns(native, j.cols)
+	} else {
+		select {
+		case j.native = <-p.free:
+		default:
+		}
+		j.native = append(j.native[:0], native...)
 	}
-	p.jobs <- compressJob{
-		tick: c.StartTick, resume: bytes.Clone(c.Resume),
-		native: append(buf[:0], native...), precompressed: c.Precompressed,
-	}
+	p.jobs <- j
 	runtime.Gosched() // as the compressor does: see there
 	return nil
 }
@@ -184,17 +199,23 @@ func (p *Pending) compressor() {
 		if p.colEnc != nil {
 			columnEncoders.Put(p.colEnc)
 		}
-		p.enc, p.colEnc, p.cols = nil, nil, nil
+		p.enc, p.colEnc = nil, nil
 	}()
-	col := p.a.opts.Columns[p.format]
 	for j := range p.jobs {
 		if p.compressErr() != nil {
 			continue // drain; the error is reported by Chunk or wait
 		}
-		blob, err := p.compress(col, j)
-		select {
-		case p.free <- j.native:
-		default:
+		blob, err := p.compress(j)
+		if p.split(j) {
+			select {
+			case p.freeCols <- j.cols:
+			default:
+			}
+		} else {
+			select {
+			case p.free <- j.native:
+			default:
+			}
 		}
 		if err != nil {
 			p.setErr(fmt.Errorf("archive: chunk at tick %d: %w", j.tick, err))
@@ -216,17 +237,19 @@ func (p *Pending) compressor() {
 	}
 }
 
-// compress encodes one chunk's blob: as streams when col is set and the
-// chunk is not precompressed.
-func (p *Pending) compress(col formats.Columnar, j compressJob) ([]byte, error) {
+// split says whether Chunk split j into its streams.
+func (p *Pending) split(j compressJob) bool { return p.col != nil && !j.precompressed }
+
+// compress encodes one chunk's blob: as streams when Chunk split it.
+func (p *Pending) compress(j compressJob) ([]byte, error) {
 	var err error
-	if col != nil && !j.precompressed {
+	if p.split(j) {
 		if p.colEnc == nil {
 			if p.colEnc, err = getColumnEncoder(); err != nil {
 				return nil, err
 			}
 		}
-		return encodeStreamsBlob(p.colEnc, col, &p.cols, &p.scratch, j.resume, j.native), nil
+		return encodeStreams(p.colEnc, j.cols, &p.scratch, j.resume), nil
 	}
 	if p.enc == nil {
 		if p.enc, err = getChunkEncoder(); err != nil {
@@ -259,7 +282,7 @@ func (p *Pending) wait() error {
 		<-p.done
 		// The buffers kept for reuse would stay alive with p until its
 		// commit group is committed: drop them now.
-		p.jobs, p.free, p.scratch = nil, nil, nil
+		p.jobs, p.free, p.freeCols, p.scratch = nil, nil, nil, nil
 	}
 	for i := range p.chunks {
 		if i < len(p.stored) {
