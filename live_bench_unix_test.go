@@ -238,11 +238,8 @@ func totalCmds(srv []*liveServer) int {
 // FINISH: the game is still running) and creates its file in dir, holding
 // the header.
 func newLiveServer(b *testing.B, dir string, seed uint64, game time.Duration) *liveServer {
-	var buf bytes.Buffer
-	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Duration: game, Players: 64, Seed: seed, NoFinish: true, CommandsPerHour: 3600}); err != nil {
-		b.Fatal(err)
-	}
-	s := &liveServer{file: buf.Bytes()}
+	buf := teehistoriangen.Must(b, teehistoriangen.Options{Duration: game, Players: 64, Seed: seed, NoFinish: true, CommandsPerHour: 3600})
+	s := &liveServer{file: buf}
 	rd, err := teehistorian.NewReader(bytes.NewReader(s.file))
 	if err != nil {
 		b.Fatal(err)

@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -14,11 +13,8 @@ import (
 //
 //	go test -run '^$' -bench DecodeChunk ./archive/
 func BenchmarkDecodeChunk(b *testing.B) {
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: time.Minute, Seed: 3}); err != nil {
-		b.Fatal(err)
-	}
-	native := game.Bytes()[len(game.Bytes())-64<<10:]
+	game := teehistoriangen.Must(b, teehistoriangen.Options{Duration: time.Minute, Seed: 3})
+	native := game[len(game)-64<<10:]
 	a, err := Open(b.TempDir(), Options{NoSync: true, Columns: map[string]formats.Columnar{"teehistorian": thColumns}})
 	if err != nil {
 		b.Fatal(err)

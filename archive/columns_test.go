@@ -126,10 +126,7 @@ func TestStreamsBlobRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 10 * time.Second, Seed: 9}); err != nil {
-		t.Fatal(err)
-	}
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 10 * time.Second, Seed: 9})
 	var cols [][]byte
 	for _, tc := range []struct {
 		name           string
@@ -137,7 +134,7 @@ func TestStreamsBlobRoundTrip(t *testing.T) {
 	}{
 		{"empty", nil, nil},
 		{"tiny", []byte{1}, []byte{2}},
-		{"game", bytes.Repeat([]byte("resume"), 50), game.Bytes()},
+		{"game", bytes.Repeat([]byte("resume"), 50), game},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			blob := encodeStreamsBlob(enc, thColumns, &cols, new([]byte), tc.resume, tc.native)
@@ -215,11 +212,8 @@ func TestStreamsBlobErrors(t *testing.T) {
 // and Check with ReadData verifies them.
 func TestTeehistorianChunksAreColumns(t *testing.T) {
 	a := openColumnsTest(t)
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 11}); err != nil {
-		t.Fatal(err)
-	}
-	m := ingestWith(t, a, all.ByName("teehistorian"), game.Bytes(), nil).Manifest
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 11})
+	m := ingestWith(t, a, all.ByName("teehistorian"), game, nil).Manifest
 	if len(m.Chunks) < 2 {
 		t.Fatalf("%d chunks: want several", len(m.Chunks))
 	}
@@ -235,7 +229,7 @@ func TestTeehistorianChunksAreColumns(t *testing.T) {
 	if err != nil || streams != len(m.Chunks) {
 		t.Fatalf("%d of %d chunks stored as streams (%v)", streams, len(m.Chunks), err)
 	}
-	if got := export(t, a, m.ID); !bytes.Equal(got, game.Bytes()) {
+	if got := export(t, a, m.ID); !bytes.Equal(got, game) {
 		t.Fatal("export differs from the ingested file")
 	}
 	// ReadChunk reuses its buffers: what it returned must not change
@@ -257,7 +251,7 @@ func TestTeehistorianChunksAreColumns(t *testing.T) {
 	}
 	for k, r := range reads {
 		c := m.Chunks[k%len(m.Chunks)]
-		if !bytes.Equal(r.native, game.Bytes()[c.Offset:c.Offset+c.Length]) || !bytes.Equal(r.resume, r.resumeThen) {
+		if !bytes.Equal(r.native, game[c.Offset:c.Offset+c.Length]) || !bytes.Equal(r.resume, r.resumeThen) {
 			t.Fatalf("read %d (chunk %d) changed after later reads", k, k%len(m.Chunks))
 		}
 	}
@@ -284,11 +278,8 @@ func (w *slowWriter) Write(b []byte) (int, error) {
 // arrives in order.
 func TestExportManyChunks(t *testing.T) {
 	a := openColumnsTest(t)
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 15 * time.Minute, Seed: 12}); err != nil {
-		t.Fatal(err)
-	}
-	m := ingestWith(t, a, all.ByName("teehistorian"), game.Bytes(), nil).Manifest
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 15 * time.Minute, Seed: 12})
+	m := ingestWith(t, a, all.ByName("teehistorian"), game, nil).Manifest
 	if len(m.Chunks) < 4*exportBuffers {
 		t.Fatalf("%d chunks: want many more than %d", len(m.Chunks), exportBuffers)
 	}
@@ -297,10 +288,10 @@ func TestExportManyChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var slow slowWriter
-	if _, err := rec.WriteTo(context.Background(), &slow); err != nil || !bytes.Equal(slow.Bytes(), game.Bytes()) {
-		t.Fatalf("export to a slow writer: %d of %d bytes, %v", slow.Len(), game.Len(), err)
+	if _, err := rec.WriteTo(context.Background(), &slow); err != nil || !bytes.Equal(slow.Bytes(), game) {
+		t.Fatalf("export to a slow writer: %d of %d bytes, %v", slow.Len(), len(game), err)
 	}
-	if got := export(t, a, m.ID); !bytes.Equal(got, game.Bytes()) {
+	if got := export(t, a, m.ID); !bytes.Equal(got, game) {
 		t.Fatal("export differs from the ingested file")
 	}
 }

@@ -22,14 +22,11 @@ import (
 func TestRecompress(t *testing.T) {
 	a := openColumnsTest(t)
 	ctx := context.Background()
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	th := ingestWith(t, a, all.ByName("teehistorian"), game.Bytes(), nil)
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 5})
+	th := ingestWith(t, a, all.ByName("teehistorian"), game, nil)
 	lines := formatstest.LinesFile("recompress", 4000)
 	ln := ingestWith(t, a, formatstest.Lines{}, lines, nil)
-	want := map[uuid.UUID][]byte{th.ID: game.Bytes(), ln.ID: lines}
+	want := map[uuid.UUID][]byte{th.ID: game, ln.ID: lines}
 	before := map[uuid.UUID]int64{}
 	for id := range want {
 		before[id] = manifest(t, a, id).StoredBytes

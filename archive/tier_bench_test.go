@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"math/rand/v2"
@@ -23,10 +22,7 @@ import (
 //
 //	go test -run '^$' -bench Tier -benchtime 200x ./archive/
 func BenchmarkTier(b *testing.B) {
-	var native bytes.Buffer
-	if err := teehistoriangen.Generate(&native, teehistoriangen.Options{Duration: time.Hour, Seed: 7}); err != nil {
-		b.Fatal(err)
-	}
+	native := teehistoriangen.Must(b, teehistoriangen.Options{Duration: time.Hour, Seed: 7})
 	srv := s3test.Start(b)
 	store := srv.NewStore(b)
 	now := func() time.Time { return time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC) }
@@ -40,7 +36,7 @@ func BenchmarkTier(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { a.Close() })
-		id := ingestWith(b, a, all.ByName("teehistorian"), native.Bytes(), nil).ID
+		id := ingestWith(b, a, all.ByName("teehistorian"), native, nil).ID
 		if remote {
 			if rep, err := a.Upload(context.Background(), UploadOptions{OlderThan: time.Hour}); err != nil || rep.Recordings != 1 {
 				b.Fatalf("upload: %+v, %v", rep, err)
@@ -57,7 +53,7 @@ func BenchmarkTier(b *testing.B) {
 		}
 		return len(r.Chunks())
 	}
-	b.Logf("%d native bytes, %d chunks", native.Len(), chunks(local, lid))
+	b.Logf("%d native bytes, %d chunks", len(native), chunks(local, lid))
 
 	seek := func(b *testing.B, a *Archive, id uuid.UUID, cold bool) {
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -98,7 +94,7 @@ func BenchmarkTier(b *testing.B) {
 		seek(b, remote, rid, false)
 	})
 	export := func(b *testing.B, a *Archive, id uuid.UUID) {
-		b.SetBytes(int64(native.Len()))
+		b.SetBytes(int64(len(native)))
 		for b.Loop() {
 			r, err := a.Open(id)
 			if err == nil {

@@ -98,12 +98,9 @@ func newArchive(t *testing.T) *archive.Archive {
 // writeTeehistorian writes a short generated game and returns its path.
 func writeTeehistorian(t *testing.T, dir string, seed uint64) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Duration: 20 * time.Second, Players: 4, Seed: seed}); err != nil {
-		t.Fatal(err)
-	}
+	buf := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 20 * time.Second, Players: 4, Seed: seed})
 	path := filepath.Join(dir, "game.teehistorian")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(path, buf, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path

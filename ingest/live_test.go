@@ -43,11 +43,8 @@ func growTo(t *testing.T, p *Pipeline, path string, b []byte, final bool) *Grown
 func TestGrowLive(t *testing.T) {
 	a := newArchive(t)
 	p := &Pipeline{Archive: a, Codecs: all.Codecs()}
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 40 * time.Second, Players: 6, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	file := game.Bytes()
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 40 * time.Second, Players: 6, Seed: 5})
+	file := game
 	path := filepath.Join(t.TempDir(), "game.teehistorian")
 
 	if g := growTo(t, p, path, file[:20], false); g.Action != GrowWaiting {

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -40,11 +39,8 @@ func TestGrowRewritesOpenBlock(t *testing.T) {
 		return ix
 	}
 	ix := open("live")
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 60 * time.Second, Players: 6, Seed: 9, CommandsPerHour: 3600}); err != nil {
-		t.Fatal(err)
-	}
-	file := game.Bytes()
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 60 * time.Second, Players: 6, Seed: 9, CommandsPerHour: 3600})
+	file := game
 	path := filepath.Join(t.TempDir(), "game.teehistorian")
 	p := &ingest.Pipeline{Archive: a, Codecs: all.Codecs()}
 	var id string

@@ -504,12 +504,9 @@ func TestEventsCompactAndFrameTypes(t *testing.T) {
 // uploaded recording on its own, which then exports byte-identical.
 func TestScheduledRecompress(t *testing.T) {
 	ts := start(t, server.Config{RecompressEvery: 20 * time.Millisecond})
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: time.Minute, Seed: 21}); err != nil {
-		t.Fatal(err)
-	}
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: time.Minute, Seed: 21})
 	var up server.UploadJSON
-	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=g.teehistorian", "", bytes.NewReader(game.Bytes()), &up)
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=g.teehistorian", "", bytes.NewReader(game), &up)
 	id, err := ts.x.Store().Resolve(up.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -533,7 +530,7 @@ func TestScheduledRecompress(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	body := ts.want(http.StatusOK, "GET", "/api/v1/recordings/"+up.ID+"/file", "", nil, nil)
-	if !bytes.Equal(body, game.Bytes()) {
-		t.Errorf("download after the pass: %d bytes, differs from the %d uploaded", len(body), game.Len())
+	if !bytes.Equal(body, game) {
+		t.Errorf("download after the pass: %d bytes, differs from the %d uploaded", len(body), len(game))
 	}
 }

@@ -39,10 +39,7 @@ func (s *syncBuffer) String() string {
 func TestIngestFollowJSON(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 20 * time.Second, Players: 4, Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 20 * time.Second, Players: 4, Seed: 3})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb syncBuffer
@@ -56,7 +53,7 @@ func TestIngestFollowJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := game.Bytes()
+	b := game
 	for len(b) > 0 {
 		n := min(len(b), 777)
 		f.Write(b[:n])
@@ -129,11 +126,8 @@ func TestServeWatch(t *testing.T) {
 			t.Error("serve did not stop within 10 s")
 		}
 	}()
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: 10 * time.Second, Players: 2, Seed: 4, NoFinish: true}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "killed.teehistorian"), game.Bytes(), 0o644); err != nil {
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 10 * time.Second, Players: 2, Seed: 4, NoFinish: true})
+	if err := os.WriteFile(filepath.Join(dir, "killed.teehistorian"), game, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(15 * time.Second)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -19,15 +18,12 @@ func TestRecompressCommand(t *testing.T) {
 	src := t.TempDir()
 	files := map[string][]byte{}
 	for i, seed := range []uint64{3, 4} {
-		var b bytes.Buffer
-		if err := teehistoriangen.Generate(&b, teehistoriangen.Options{Duration: time.Minute, Players: 6, Seed: seed}); err != nil {
-			t.Fatal(err)
-		}
+		b := teehistoriangen.Must(t, teehistoriangen.Options{Duration: time.Minute, Players: 6, Seed: seed})
 		name := filepath.Join(src, "game"+string(rune('a'+i))+".teehistorian")
-		if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(name, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		files[name] = b.Bytes()
+		files[name] = b
 	}
 	dir := filepath.Join(t.TempDir(), "archive")
 	retCLI(t, dir, 0, "ingest", src)

@@ -126,11 +126,8 @@ func TestTextOutputEscapesFileContent(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "evil.teehistorian")
-	var buf bytes.Buffer
-	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Players: 2, Seed: 3, MapName: "map\x1b]0;pwned\x07\x1b[2J"}); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(p, buf.Bytes(), 0o600)
+	buf := teehistoriangen.Must(t, teehistoriangen.Options{Players: 2, Seed: 3, MapName: "map\x1b]0;pwned\x07\x1b[2J"})
+	os.WriteFile(p, buf, 0o600)
 	c.ok("ingest", p)
 	for _, args := range [][]string{{"ls"}, {"search", "format:teehistorian"}} {
 		out := c.ok(args...)

@@ -7,13 +7,13 @@ package teehistorian
 import (
 	"bytes"
 	"errors"
-	"github.com/replayarchive/replay/internal/memtest"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/internal/memtest"
 )
 
 func TestBadInputCorpus(t *testing.T) {

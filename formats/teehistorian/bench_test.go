@@ -32,7 +32,7 @@ func hourFile(b *testing.B) []byte {
 // slice: the whole run may allocate a handful of times (the reader, names),
 // never once per record.
 func TestDecodeAllocsPerRecord(t *testing.T) {
-	file := generated(t, teehistoriangen.Options{Duration: time.Minute, Players: 16, Seed: 9})
+	file := teehistoriangen.Must(t, teehistoriangen.Options{Duration: time.Minute, Players: 16, Seed: 9})
 	rd, err := teehistorian.NewReader(bytes.NewReader(file))
 	if err != nil {
 		t.Fatal(err)

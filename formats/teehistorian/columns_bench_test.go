@@ -62,11 +62,8 @@ type columnCase struct {
 // a field of the first one is not one byte) and the corpus's largest file
 // (the target fields of inputs often two bytes).
 func columnCases(b *testing.B) []columnCase {
-	var game bytes.Buffer
-	if err := teehistoriangen.Generate(&game, teehistoriangen.Options{Duration: time.Minute, Seed: 3}); err != nil {
-		b.Fatal(err)
-	}
-	rec := formatstest.Split(b, teehistorian.New(), game.Bytes())
+	game := teehistoriangen.Must(b, teehistoriangen.Options{Duration: time.Minute, Seed: 3})
+	rec := formatstest.Split(b, teehistorian.New(), game)
 	chunk, _, err := rec.ReadChunk(b.Context(), 1)
 	if err != nil {
 		b.Fatal(err)
@@ -79,7 +76,7 @@ func columnCases(b *testing.B) []columnCase {
 	}
 	return []columnCase{
 		{"chunk", chunk},
-		{"generated", game.Bytes()[game.Len()-64<<10:]},
+		{"generated", game[len(game)-64<<10:]},
 		{"corpus", records(b, corpus)},
 	}
 }

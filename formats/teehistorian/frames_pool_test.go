@@ -49,7 +49,7 @@ func TestFramesPooledWalkers(t *testing.T) {
 		{Duration: 90 * time.Second, Players: 12, Seed: 4, Messages: true},
 		{Duration: 60 * time.Second, Players: 5, Seed: 5, MapName: "Kobra 4"},
 	} {
-		rec := formatstest.Split(t, c, generated(t, opt))
+		rec := formatstest.Split(t, c, teehistoriangen.Must(t, opt))
 		if len(rec.ChunkIndex) < 3 {
 			t.Fatalf("recording %d: %d chunks, want several", i, len(rec.ChunkIndex))
 		}

@@ -20,7 +20,7 @@ import (
 func fuzzSeeds(t testing.TB) [][]byte {
 	seeds := teehistorian.VectorFiles(t)
 	for seed := uint64(1); seed <= 3; seed++ {
-		seeds = append(seeds, generated(t, teehistoriangen.Options{Duration: 3 * time.Second, Players: 3, Seed: seed, Messages: true, NoFinish: seed == 2}))
+		seeds = append(seeds, teehistoriangen.Must(t, teehistoriangen.Options{Duration: 3 * time.Second, Players: 3, Seed: seed, Messages: true, NoFinish: seed == 2}))
 	}
 	return seeds
 }
@@ -86,7 +86,7 @@ func FuzzReader(f *testing.F) {
 // FuzzResume decodes arbitrary resume states: no panic, and whatever decodes
 // re-encodes to a state that decodes the same.
 func FuzzResume(f *testing.F) {
-	rec := formatstest.Split(f, &teehistorian.Codec{ChunkSize: 256}, generated(f, teehistoriangen.Options{Duration: 5 * time.Second, Players: 4, Seed: 2}))
+	rec := formatstest.Split(f, &teehistorian.Codec{ChunkSize: 256}, teehistoriangen.Must(f, teehistoriangen.Options{Duration: 5 * time.Second, Players: 4, Seed: 2}))
 	for _, c := range rec.ChunkIndex {
 		f.Add(c.Resume)
 	}

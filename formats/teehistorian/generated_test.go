@@ -23,17 +23,8 @@ import (
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
-func generated(t testing.TB, opt teehistoriangen.Options) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := teehistoriangen.Generate(&buf, opt); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 func TestClipGenerated(t *testing.T) {
-	file := generated(t, teehistoriangen.Options{Duration: 2 * time.Minute, Players: 12, Seed: 3, Messages: true})
+	file := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 2 * time.Minute, Players: 12, Seed: 3, Messages: true})
 	codec := &teehistorian.Codec{ChunkSize: 16 << 10}
 	for _, r := range [][2]int64{{0, 100}, {1, 1}, {2, 2}, {777, 2500}, {3000, -1}, {5999, 5999}} {
 		teehistorian.CheckClip(t, codec, file, r[0], r[1])
@@ -58,7 +49,7 @@ var oneHour = sync.OnceValues(func() ([]byte, error) {
 // BenchmarkFramesOneChunk checks the same on the one-hour file with the
 // default chunks.
 func TestFramesReadsOneChunk(t *testing.T) {
-	file := generated(t, teehistoriangen.Options{Duration: 10 * time.Minute, Players: 16, Seed: 1})
+	file := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 10 * time.Minute, Players: 16, Seed: 1})
 	chunkSize := 32 << 10
 	codec := &teehistorian.Codec{ChunkSize: chunkSize}
 	rec := formatstest.Split(t, codec, file)
@@ -107,20 +98,20 @@ func TestFramesReadsOneChunk(t *testing.T) {
 
 func TestGenerateDeterministic(t *testing.T) {
 	opt := teehistoriangen.Options{Duration: 30 * time.Second, Players: 8, Seed: 42, Messages: true}
-	a, b := generated(t, opt), generated(t, opt)
+	a, b := teehistoriangen.Must(t, opt), teehistoriangen.Must(t, opt)
 	if !bytes.Equal(a, b) {
 		t.Fatal("same options gave different bytes")
 	}
 	opt.Seed = 43
-	if bytes.Equal(a, generated(t, opt)) {
+	if bytes.Equal(a, teehistoriangen.Must(t, opt)) {
 		t.Fatal("different seeds gave the same bytes")
 	}
 	opt.NoFinish = true
-	rec := formatstest.Split(t, teehistorian.New(), generated(t, opt))
+	rec := formatstest.Split(t, teehistorian.New(), teehistoriangen.Must(t, opt))
 	if rec.Metadata.Attrs["finished"] != "false" {
 		t.Errorf("NoFinish file is finished")
 	}
-	m := formatstest.Split(t, teehistorian.New(), generated(t, teehistoriangen.Options{Duration: 10 * time.Minute, Seed: 5})).Metadata
+	m := formatstest.Split(t, teehistorian.New(), teehistoriangen.Must(t, teehistoriangen.Options{Duration: 10 * time.Minute, Seed: 5})).Metadata
 	kinds := map[string]int{}
 	for _, e := range m.Events {
 		kinds[e.Kind]++
@@ -136,7 +127,7 @@ func TestGenerateDeterministic(t *testing.T) {
 }
 
 func TestMaxEvents(t *testing.T) {
-	file := generated(t, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 11})
+	file := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 11})
 	all := formatstest.Split(t, teehistorian.New(), file).Metadata
 	m := formatstest.Split(t, &teehistorian.Codec{MaxEvents: 5}, file).Metadata
 	if len(all.Events) <= 5 || len(m.Events) != 5 || len(m.Warnings) != 1 ||
@@ -168,7 +159,7 @@ func TestSecretsRedacted(t *testing.T) {
 	if !slices.Contains(secrets, "tjfekX6ScC8A3NkN") {
 		t.Fatalf("expected the Tutorial timeout code among %q", secrets)
 	}
-	gen := generated(t, teehistoriangen.Options{Duration: 2 * time.Minute, Players: 16, Seed: 7})
+	gen := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 2 * time.Minute, Players: 16, Seed: 7})
 	var genSecrets int
 	rd, _ := teehistorian.NewReader(bytes.NewReader(gen))
 	for {
@@ -237,7 +228,7 @@ func TestNamesByVersion(t *testing.T) {
 // TestRedactGenerated redacts a generated file with many players: none of
 // its timeout codes or passwords survive, and the file keeps its ticks.
 func TestRedactGenerated(t *testing.T) {
-	file := generated(t, teehistoriangen.Options{Duration: 2 * time.Minute, Players: 16, Seed: 7})
+	file := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 2 * time.Minute, Players: 16, Seed: 7})
 	rec := formatstest.Split(t, teehistorian.New(), file)
 	var secrets []string
 	rd, _ := teehistorian.NewReader(bytes.NewReader(file))
@@ -269,7 +260,7 @@ func TestRedactGenerated(t *testing.T) {
 // TestGeneratedColumns splits the records of a generated game into columns
 // and joins them: the same bytes, all explained by the syntax (no tail).
 func TestGeneratedColumns(t *testing.T) {
-	game := generated(t, teehistoriangen.Options{Duration: 20 * time.Second, Seed: 5})
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 20 * time.Second, Seed: 5})
 	body := game[16+bytes.IndexByte(game[16:], 0)+1:]
 	c := teehistorian.New()
 	cols := c.SplitColumns(body, nil)
@@ -292,7 +283,7 @@ func TestGeneratedParseCommon(t *testing.T) {
 		{Duration: 20 * time.Second, Seed: 5, Messages: true},
 		{Duration: 20 * time.Second, Seed: 6, Players: 100, Idle: 0.5},
 	} {
-		if n := teehistorian.CheckParseCommon(t, generated(t, opt)); n < 1000 {
+		if n := teehistorian.CheckParseCommon(t, teehistoriangen.Must(t, opt)); n < 1000 {
 			t.Errorf("%+v: %d records went through parseCommon, want at least 1000", opt, n)
 		}
 	}

@@ -72,11 +72,8 @@ func (s *liveSim) grow(t *testing.T, c *teehistorian.Codec, file []byte, n int, 
 }
 
 func TestSplitTailMatchesSplit(t *testing.T) {
-	var buf bytes.Buffer
-	if err := teehistoriangen.Generate(&buf, teehistoriangen.Options{Duration: 3 * time.Minute, Players: 12, Seed: 7}); err != nil {
-		t.Fatal(err)
-	}
-	file := buf.Bytes()
+	buf := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 3 * time.Minute, Players: 12, Seed: 7})
+	file := buf
 	c := &teehistorian.Codec{ChunkSize: 16 << 10}
 	// Split with a Writer that takes events, as the archive's does.
 	var want formatstest.EventRecording

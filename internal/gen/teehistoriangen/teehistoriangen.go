@@ -9,6 +9,7 @@
 package teehistoriangen
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -315,3 +316,21 @@ func AppendStartInfo(b []byte, proto7 bool, name, clan string) []byte {
 // appendStr appends s and its NUL terminator, as teehistorian strings are
 // written.
 func appendStr(b []byte, s string) []byte { return append(append(b, s...), 0) }
+
+// TB is the part of testing.TB that Must uses (this package does not
+// import testing: internal/cmd/thgen and the demo link it too).
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Must returns the file Generate writes for opt, failing tb if it cannot:
+// the set-up of the tests and benchmarks that need a game in memory.
+func Must(tb TB, opt Options) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	if err := Generate(&b, opt); err != nil {
+		tb.Fatalf("generate a game: %v", err)
+	}
+	return b.Bytes()
+}
