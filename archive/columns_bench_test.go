@@ -30,7 +30,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 		name string
 		blob []byte
 	}{
-		{"columns", encodeStreamsBlob(enc, thColumns, new([][]byte), new([]byte), []byte("resume"), native)},
+		{"columns", encodeStreamsBlob(enc, new(streamChooser), thColumns, new([][]byte), new([]byte), []byte("resume"), native)},
 		{"whole", a.encodeBlob(&scratch, []byte("resume"), native, false)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -68,7 +68,7 @@ func TestStreamsBlobGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := encodeStreamsBlob(enc, thColumns, new([][]byte), new([]byte), []byte("resume state"), native)
+	again := encodeStreamsBlob(enc, new(streamChooser), thColumns, new([][]byte), new([]byte), []byte("resume state"), native)
 	if !bytes.Equal(again[:2], blob[:2]) {
 		t.Fatalf("blob starts % x, the stored one % x", again[:2], blob[:2])
 	}
@@ -137,7 +137,7 @@ func TestStreamsBlobRoundTrip(t *testing.T) {
 		{"game", bytes.Repeat([]byte("resume"), 50), game},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			blob := encodeStreamsBlob(enc, thColumns, &cols, new([]byte), tc.resume, tc.native)
+			blob := encodeStreamsBlob(enc, new(streamChooser), thColumns, &cols, new([]byte), tc.resume, tc.native)
 			if blob[0] != blobStreams || blob[1] != transformColumns {
 				t.Fatalf("blob starts % x", blob[:2])
 			}

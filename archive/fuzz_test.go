@@ -23,7 +23,7 @@ func FuzzDecodeBlob(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(encodeStreamsBlob(enc, thColumns, new([][]byte), new([]byte), []byte("resume"), native), int64(len(native)))
+	f.Add(encodeStreamsBlob(enc, new(streamChooser), thColumns, new([][]byte), new([]byte), []byte("resume"), native), int64(len(native)))
 	f.Add(a.encodeHeads([]byte("header"), []byte("trailer")), int64(6))
 	f.Add([]byte{1, 0xff, 0xff, 0xff, 0xff, 0x0f}, int64(1<<40))
 	f.Fuzz(func(t *testing.T, blob []byte, length int64) {

@@ -260,18 +260,19 @@ const maxStreams = 64
 
 // encodeStreamsBlob lays out a streams blob of native under
 // transformColumns with the streams col splits it into (reusing cols),
-// compressing each stream with enc (see encodeStreams).
-func encodeStreamsBlob(enc *zstd.Encoder, col formats.Columnar, cols *[][]byte, scratch *[]byte, resume, native []byte) []byte {
+// compressing each stream with enc or as a literals frame (see
+// encodeStreams).
+func encodeStreamsBlob(enc *zstd.Encoder, ch *streamChooser, col formats.Columnar, cols *[][]byte, scratch *[]byte, resume, native []byte) []byte {
 	*cols = col.SplitColumns(native, *cols)
-	return encodeStreams(enc, *cols, scratch, resume)
+	return encodeStreams(enc, ch, *cols, scratch, resume)
 }
 
 // encodeStreams lays out a streams blob under transformColumns of a
 // chunk's resume state and the streams its format's transform split it
-// into, compressing each stream with enc. scratch is reused between
-// calls: the streams are encoded one after the other into it, and the
-// blob is its one allocation.
-func encodeStreams(enc *zstd.Encoder, cols [][]byte, scratch *[]byte, resume []byte) []byte {
+// into, each stream a zstd frame made by enc or a literals frame, as ch
+// chooses. scratch is reused between calls: the streams are encoded one
+// after the other into it, and the blob is its one allocation.
+func encodeStreams(enc *zstd.Encoder, ch *streamChooser, cols [][]byte, scratch *[]byte, resume []byte) []byte {
 	k := 1 + len(cols)
 	head := make([]byte, 0, 2+binary.MaxVarintLen64*(1+2*k))
 	head = append(head, blobStreams, transformColumns)
@@ -284,11 +285,7 @@ func encodeStreams(enc *zstd.Encoder, cols [][]byte, scratch *[]byte, resume []b
 		}
 		start, z := len(body), uint64(0)
 		if len(s) >= minStreamZstd {
-			if body = enc.EncodeAll(s, body); len(body)-start < len(s) {
-				z = 1
-			} else {
-				body = body[:start]
-			}
+			body, z = ch.encode(enc, i, body, s)
 		}
 		if z == 0 {
 			body = append(body, s...)
@@ -298,9 +295,56 @@ func encodeStreams(enc *zstd.Encoder, cols [][]byte, scratch *[]byte, resume []b
 			head = binary.AppendUvarint(head, uint64(len(s)))
 		}
 	}
+	ch.chunks++
 	*scratch = body
 	out := make([]byte, 0, len(head)+len(body))
 	return append(append(out, head...), body...)
+}
+
+// streamChooser decides, stream by stream, whether a chunk's stream is
+// compressed by the encoder or as a literals frame (literals.go), from
+// the chunks it has seen: every probeEvery'th chunk (every chunk with
+// probeAll) tries both and keeps the smaller, and the chunks between
+// take for each stream what won its last try. So a column of symbols
+// that the encoder's matches make larger is Huffman-coded alone, in a
+// fraction of the encoder's time, whatever the data: the choice is the
+// archive's own measurement, not a list of columns.
+type streamChooser struct {
+	lits     literalsCoder
+	probeAll bool
+	chunks   int
+	useLits  [maxStreams]bool
+}
+
+// probeEvery is how often a chooser tries both ways on every stream.
+const probeEvery = 16
+
+// encode appends stream i of the current chunk, s, to body as a zstd
+// frame (z 1) or leaves body as it was (z 0: s is stored as it is).
+func (ch *streamChooser) encode(enc *zstd.Encoder, i int, body, s []byte) (_ []byte, z uint64) {
+	start := len(body)
+	probe := ch.probeAll || ch.chunks%probeEvery == 0
+	if !probe && ch.useLits[i] {
+		if out, ok := ch.lits.appendFrame(body, s); ok {
+			return out, 1
+		}
+	}
+	if body = enc.EncodeAll(s, body); len(body)-start < len(s) {
+		z = 1
+	} else {
+		body = body[:start]
+	}
+	if !probe {
+		return body, z
+	}
+	mark := len(body)
+	out, ok := ch.lits.appendFrame(body, s)
+	ch.useLits[i] = ok && (z == 0 || len(out)-mark < mark-start)
+	if !ch.useLits[i] {
+		return out[:mark], z
+	}
+	n := copy(out[start:], out[mark:])
+	return out[:start+n], 1
 }
 
 // minStreamZstd is the smallest stream worth a zstd frame: a frame's

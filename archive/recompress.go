@@ -257,6 +257,7 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 		blob, native []byte
 		scratch      []byte
 		cols         [][]byte
+		choose       = streamChooser{probeAll: true} // a pass apart from ingest tries both
 		batch        [][]byte
 		batchTicks   []int64
 		batchBytes   int
@@ -297,7 +298,7 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 			if err != nil {
 				return res, err
 			}
-			nb = encodeStreamsBlob(enc, col, &cols, &scratch, resume, nat)
+			nb = encodeStreamsBlob(enc, &choose, col, &cols, &scratch, resume, nat)
 		} else {
 			enc, err := encs.get(false)
 			if err != nil {

@@ -75,10 +75,12 @@ type Pending struct {
 	// (Options.Columns): Chunk splits each chunk into its streams, and
 	// the compressor encodes them. enc is the compressor's encoder while
 	// it runs (see chunkEncoders), colEnc its encoder of streams (see
-	// columnEncoders).
+	// columnEncoders), choose what picks between colEnc and a literals
+	// frame for each stream.
 	col    formats.Columnar
 	enc    *zstd.Encoder
 	colEnc *zstd.Encoder
+	choose streamChooser
 
 	meta *formats.Metadata
 	sum  []byte
@@ -249,7 +251,7 @@ func (p *Pending) compress(j compressJob) ([]byte, error) {
 				return nil, err
 			}
 		}
-		return encodeStreams(p.colEnc, j.cols, &p.scratch, j.resume), nil
+		return encodeStreams(p.colEnc, &p.choose, j.cols, &p.scratch, j.resume), nil
 	}
 	if p.enc == nil {
 		if p.enc, err = getChunkEncoder(); err != nil {
