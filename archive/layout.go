@@ -323,8 +323,10 @@ const probeEvery = 16
 // frame (z 1) or leaves body as it was (z 0: s is stored as it is).
 func (ch *streamChooser) encode(enc *zstd.Encoder, i int, body, s []byte) (_ []byte, z uint64) {
 	start := len(body)
-	probe := ch.probeAll || ch.chunks%probeEvery == 0
-	if !probe && ch.useLits[i] {
+	// More streams than a blob may hold (decodeStreamsBlob refuses the
+	// blob) have no choice kept: the encoder codes them.
+	probe := i < len(ch.useLits) && (ch.probeAll || ch.chunks%probeEvery == 0)
+	if !probe && i < len(ch.useLits) && ch.useLits[i] {
 		if out, ok := ch.lits.appendFrame(body, s); ok {
 			return out, 1
 		}
