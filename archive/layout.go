@@ -322,21 +322,19 @@ const probeEvery = 16
 // encode appends stream i of the current chunk, s, to body as a zstd
 // frame (z 1) or leaves body as it was (z 0: s is stored as it is).
 func (ch *streamChooser) encode(enc *zstd.Encoder, i int, body, s []byte) (_ []byte, z uint64) {
-	start := len(body)
-	// More streams than a blob may hold (decodeStreamsBlob refuses the
-	// blob) have no choice kept: the encoder codes them.
-	probe := i < len(ch.useLits) && (ch.probeAll || ch.chunks%probeEvery == 0)
-	if !probe && i < len(ch.useLits) && ch.useLits[i] {
+	if i >= len(ch.useLits) {
+		// More streams than a blob may hold (decodeStreamsBlob refuses
+		// the blob) have no choice kept: the encoder codes them.
+		return zstdFrame(enc, body, s)
+	}
+	probe := ch.probeAll || ch.chunks%probeEvery == 0
+	if !probe && ch.useLits[i] {
 		if out, ok := ch.lits.appendFrame(body, s); ok {
 			return out, 1
 		}
 	}
-	if body = enc.EncodeAll(s, body); len(body)-start < len(s) {
-		z = 1
-	} else {
-		body = body[:start]
-	}
-	if !probe {
+	start := len(body)
+	if body, z = zstdFrame(enc, body, s); !probe {
 		return body, z
 	}
 	mark := len(body)
@@ -347,6 +345,16 @@ func (ch *streamChooser) encode(enc *zstd.Encoder, i int, body, s []byte) (_ []b
 	}
 	n := copy(out[start:], out[mark:])
 	return out[:start+n], 1
+}
+
+// zstdFrame appends s to body as a zstd frame made by enc (z 1), or
+// leaves body as it was when the frame would not be smaller (z 0).
+func zstdFrame(enc *zstd.Encoder, body, s []byte) (_ []byte, z uint64) {
+	start := len(body)
+	if body = enc.EncodeAll(s, body); len(body)-start < len(s) {
+		return body, 1
+	}
+	return body[:start], 0
 }
 
 // minStreamZstd is the smallest stream worth a zstd frame: a frame's

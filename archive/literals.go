@@ -63,16 +63,17 @@ func (c *literalsCoder) appendFrame(dst, src []byte) ([]byte, bool) {
 		dst = append(dst, 2<<6|1<<5)
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
 	}
-	// The block: its header, the literals section (header and the Huffman
-	// table and streams), then a sequences section of zero sequences.
-	head := appendLiteralsHeader(nil, n, len(lits), n < fourStreamsFrom)
-	size := len(head) + len(lits) + 1
-	const last, compressed = 1, 2 << 1
-	bh := uint32(last | compressed | size<<3)
-	dst = append(dst, byte(bh), byte(bh>>8), byte(bh>>16))
-	dst = append(dst, head...)
+	// The block: its header (its size filled in last), the literals
+	// section (header and the Huffman table and streams), then a
+	// sequences section of zero sequences.
+	bhAt := len(dst)
+	dst = append(dst, 0, 0, 0)
+	dst = appendLiteralsHeader(dst, n, len(lits), n < fourStreamsFrom)
 	dst = append(dst, lits...)
 	dst = append(dst, 0)
+	const last, compressed = 1, 2 << 1
+	bh := uint32(last | compressed | (len(dst)-bhAt-3)<<3)
+	dst[bhAt], dst[bhAt+1], dst[bhAt+2] = byte(bh), byte(bh>>8), byte(bh>>16)
 	if len(dst)-start >= n {
 		return dst[:start], false
 	}

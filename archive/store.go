@@ -285,6 +285,7 @@ func (p *Pending) wait() error {
 		// The buffers kept for reuse would stay alive with p until its
 		// commit group is committed: drop them now.
 		p.jobs, p.free, p.freeCols, p.scratch = nil, nil, nil, nil
+		p.choose = streamChooser{} // its Huffman buffers too
 	}
 	for i := range p.chunks {
 		if i < len(p.stored) {
