@@ -32,8 +32,9 @@ type IngestOptions struct {
 // Ingest archives the files and directories at paths (directories are
 // walked; a live HCRP segment set is one recording), calls report once per
 // input, brings the search index up to date, records every new recording
-// in the audit log and compacts the catalog if the commits left it sparse. A bad file is reported and the others go on;
-// the error is for what stops the whole run.
+// in the audit log and compacts the catalog if the commits left it
+// sparse. A bad file is reported and the others go on; the error is for
+// what stops the whole run.
 func (x *Archive) Ingest(ctx context.Context, paths []string, opts IngestOptions, report func(ingest.FileResult)) error {
 	if x.opts.ReadOnly {
 		return ErrReadOnly

@@ -77,9 +77,7 @@ func TestFramesPooledWalkers(t *testing.T) {
 	var wg sync.WaitGroup
 	var nonEmpty atomic.Int64
 	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 7))
 			for range 60 {
 				src := srcs[rng.IntN(len(srcs))]
@@ -95,7 +93,7 @@ func TestFramesPooledWalkers(t *testing.T) {
 					nonEmpty.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n := nonEmpty.Load(); n < 120 {
