@@ -35,7 +35,8 @@ func cmdRecompress() *command {
 		help: `Ingest compresses at zstd's "better" level, which keeps its memory and
 time low. A sealed recording (not live, not in the remote store) no longer
 changes, so this pass encodes its chunks once more at zstd's best level:
-generated DDNet games shrink by about 5%, to under 0.9x the size of each
+generated DDNet games shrink by about 1.3% more (ingest already codes
+their symbol columns as Huffman-only frames), to 0.87x the size of each
 file compressed with xz -9e. Each new chunk is decoded and checked against
 the chunk's checksum before it replaces the old one: exports stay
 byte-identical, and seeking still reads one chunk. A recording is done
@@ -46,7 +47,8 @@ copy-and-rename so the freed pages go back to the file system.
 
 The pass runs on one core and holds about 40 MiB of encoder tables (its
 soft memory limit is 128 MiB, not 48, unless GOMEMLIMIT is set). It takes
-about a second per 12 MB of native recording on this project's machine.
+about a second per 8 to 12 MB of native recording on this project's
+machine.
 Interrupted, it leaves every recording readable; run it again to finish
 ('check' names chunks whose size the catalog does not yet record).`,
 		flags: o.AddFlags,

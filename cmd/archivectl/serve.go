@@ -82,8 +82,8 @@ set', the server uploads sealed recordings every --tier-every.
 
 --recompress-every DUR re-encodes, on that schedule, the sealed recordings
 older than --recompress-after (7d) at zstd's best level, once each, and
-gives the space saved back (as 'archivectl recompress'; about 5% of a
-DDNet archive, one core for 75 s per GB of native recording).
+gives the space saved back (as 'archivectl recompress'; about 1.3% of a
+DDNet archive, one core for about 90 s per GB of native recording).
 
 --watch DIR (repeatable) follows a game server's directory inside the
 server, as 'archivectl ingest --follow' does: each file is ingested once
