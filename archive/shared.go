@@ -67,9 +67,11 @@ func chunksOf(tx *bolt.Tx) chunkStore {
 	return chunkStore{tx: tx, chunks: tx.Bucket(bucketChunks)}
 }
 
-// refTarget returns the shared key a reference blob points to.
+// refTarget returns the shared key a reference blob points to. A value
+// that names any other key is no reference (a damaged shard): reading it
+// fails on its flags, and deleting it touches no other chunk.
 func refTarget(v []byte) ([]byte, bool) {
-	if len(v) != refBlobLen || v[0] != blobRef {
+	if len(v) != refBlobLen || v[0] != blobRef || !isSharedKey(v[1:]) {
 		return nil, false
 	}
 	return v[1:], true
@@ -146,7 +148,7 @@ func (s chunkStore) put(key, blob []byte) error {
 		partner := holder[:16]
 		if isSharedKey(holder) {
 			if refs := s.tx.Bucket(bucketRefs); refs != nil {
-				if r, _ := refs.Cursor().Seek(holder); r != nil && bytes.HasPrefix(r, holder) {
+				if r, _ := refs.Cursor().Seek(holder); len(r) == 2*len(holder) && bytes.HasPrefix(r, holder) {
 					partner = bytes.Clone(r[24:40])
 				}
 			}
@@ -332,9 +334,14 @@ func (s chunkStore) deleteOwner(owner uuid.UUID) error {
 	// A fresh seek after each delete: a delete may move or remove other
 	// keys (a shared blob, its last user's), which a cursor would not see.
 	for {
-		k, _ := s.chunks.Cursor().Seek(owner[:])
+		k, v := s.chunks.Cursor().Seek(owner[:])
 		if k == nil || !bytes.HasPrefix(k, owner[:]) {
 			break
+		}
+		if v == nil {
+			// A nested bucket, which delete would leave: the loop
+			// would meet it again forever.
+			return fmt.Errorf("archive: chunk key %x holds a bucket (a damaged shard)", k)
 		}
 		if err := s.delete(bytes.Clone(k)); err != nil {
 			return err

@@ -501,3 +501,41 @@ func applyChunkOp(db *bolt.DB, model map[string][]byte, op chunkOp) error {
 	}
 	return db.View(func(tx *bolt.Tx) error { return checkChunkStore(tx, model) })
 }
+
+// TestDamagedReferences: a reference naming another recording's chunk
+// instead of a shared blob is no reference (deleting it leaves that chunk
+// alone, reading it fails on its flags), and a bucket among a recording's
+// chunks makes deleteOwner fail instead of loop.
+func TestDamagedReferences(t *testing.T) {
+	db := openChunkDB(t)
+	blob := bytes.Repeat([]byte("x"), 2000)
+	x, y, z := chunkKey(uuid.UUID{1}, 0), chunkKey(uuid.UUID{2}, 0), chunkKey(uuid.UUID{3}, 0)
+	err := db.Update(func(tx *bolt.Tx) error {
+		s := chunksOf(tx)
+		if err := s.put(x, blob); err != nil {
+			return err
+		}
+		if err := s.chunks.Put(y, append([]byte{blobRef}, x...)); err != nil {
+			return err
+		}
+		if v, err := s.get(y); err != nil || v[0] != blobRef {
+			return fmt.Errorf("get of the damaged reference: %d bytes starting %#x, %v; want its own 25 bytes", len(v), v[:1], err)
+		}
+		if err := s.deleteOwner(uuid.UUID{2}); err != nil {
+			return err
+		}
+		if !bytes.Equal(s.chunks.Get(x), blob) {
+			return fmt.Errorf("deleting the damaged reference removed the chunk it named")
+		}
+		if _, err := s.chunks.CreateBucket(z); err != nil {
+			return err
+		}
+		if err := s.deleteOwner(uuid.UUID{3}); err == nil {
+			return fmt.Errorf("deleteOwner over a bucket: no error")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
