@@ -144,6 +144,62 @@ func TestSharedBlobsRecompress(t *testing.T) {
 	}
 }
 
+// TestRecompressKeepsSharing: recordings sharing chunks that the best
+// level would shrink keep sharing them after a recompress pass (encoding a
+// shared chunk again gave one recording blobs of its own beside the shared
+// ones), and the chunks they do not share are still re-encoded.
+func TestRecompressKeepsSharing(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t)
+	// Chunks of four lines of 300 words from 300: over minSharedBlob
+	// stored, and with repeats that the best level codes a little better.
+	vocab := rand.New(rand.NewPCG(5, 5))
+	var words []string
+	for range 300 {
+		w := make([]byte, 4+vocab.IntN(5))
+		for i := range w {
+			w[i] = byte('a' + vocab.IntN(26))
+		}
+		words = append(words, string(w))
+	}
+	text := func(seed uint64, from, n int) []byte {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		var b bytes.Buffer
+		for i := range n {
+			fmt.Fprintf(&b, "%d", from+i+1)
+			for range 300 {
+				b.WriteString(" " + words[rng.IntN(len(words))])
+			}
+			b.WriteByte('\n')
+		}
+		return b.Bytes()
+	}
+	body := text(1, 0, 60)
+	x := append([]byte("LINES x\n"), body...)
+	y := append(append([]byte("LINES y\n"), body...), text(2, 60, 30)...)
+	rx, ry := ingest(t, a, x, nil), ingest(t, a, y, nil)
+	before := countShard(t, a, rx.Manifest.Shard)
+	if before.shared == 0 {
+		t.Fatalf("nothing shared after ingest: %+v", before)
+	}
+	rep, err := a.Recompress(ctx, RecompressOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ChunksWritten == 0 {
+		t.Error("no chunk re-encoded: y's own chunks should have shrunk")
+	}
+	if after := countShard(t, a, rx.Manifest.Shard); after.shared != before.shared || after.refs != before.refs {
+		t.Errorf("shard after recompress: %+v, before %+v", after, before)
+	}
+	if !bytes.Equal(export(t, a, rx.ID), x) || !bytes.Equal(export(t, a, ry.ID), y) {
+		t.Fatal("export after recompress differs")
+	}
+	if chk, err := a.Check(ctx, CheckOptions{ReadData: true}); err != nil || !chk.OK() {
+		t.Fatalf("check: %+v, %v", chk, err)
+	}
+}
+
 // TestCheckRepairsUnusedSharedBlob: a shared blob nothing refers to (as a
 // damaged shard could hold) is an orphan that --repair removes.
 func TestCheckRepairsUnusedSharedBlob(t *testing.T) {
