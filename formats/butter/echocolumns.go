@@ -176,7 +176,10 @@ func ordFloat(o int64) (uint32, bool) {
 // integer: the digits of shape f. ok is false when they would not fit
 // maxDigits digits (and for infinities and NaNs).
 func scaledFloat(b uint32, f int) (m uint64, ok bool) {
-	x := math.Abs(float64(math.Float32frombits(b))) * pow10f[f]
+	// The conversions round each product on its own: a multiply-add
+	// fused into one instruction (arm64, amd64 v3) could round
+	// differently and print other digits than the split measured.
+	x := float64(math.Abs(float64(math.Float32frombits(b))) * pow10f[f])
 	if !(x < 1e18) { // also NaN
 		return 0, false
 	}
@@ -351,10 +354,10 @@ func roundSig(b uint32, n int) (m uint64, f int, ok bool) {
 	if f > maxDigits {
 		return 0, 0, false
 	}
-	m = uint64(x*pow10f[f] + 0.5)
+	m = uint64(float64(x*pow10f[f]) + 0.5) // no fused multiply-add: see scaledFloat
 	if m >= uint64(pow10f[n]) && f > 1 { // rounded up to another power of ten
 		f--
-		m = uint64(x*pow10f[f] + 0.5)
+		m = uint64(float64(x*pow10f[f]) + 0.5)
 	}
 	return m, f, true
 }
