@@ -754,7 +754,7 @@ func (*EchoReplayCodec) JoinColumns(dst []byte, cols [][]byte) ([]byte, error) {
 	text := cols[ecText]
 	var tplBuf []byte
 	type line struct{ start, end, nums, first int }
-	var lines []line
+	lines := make([]line, 0, len(cols[ecTpl])) // a line takes at least a byte of it
 	size := 0 // native bytes so far, numbers not counted
 	nnums := 0
 	maxK := 0
@@ -882,7 +882,7 @@ func (*EchoReplayCodec) JoinColumns(dst []byte, cols [][]byte) ([]byte, error) {
 	offs := make([]int32, nnums)
 	lens := make([]uint8, nnums)
 	w := len(dst)
-	out := slices.Grow(dst, size+10*nnums)
+	out := slices.Grow(dst, size+nnums) // a number is a byte or more: a chunk-sized dst is kept
 	// number x as text, copied from earlier on its line (field mode is
 	// predSame and the value the same) or printed
 	appendField := func(out []byte, x, k, i int) ([]byte, error) {
