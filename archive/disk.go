@@ -20,6 +20,24 @@ func DiskUsage(dir string) (int64, error) {
 	return total, err
 }
 
+// storedUsage is DiskUsage of an archive directory without its search
+// index (<archive>/index, derived): what Prune gives back. The index's
+// background merges change its files while prune runs and made the bytes
+// returned by a small prune come out negative.
+func storedUsage(dir string) (int64, error) {
+	index := filepath.Join(dir, "index")
+	var total int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if path == index && d != nil && d.IsDir() {
+			return filepath.SkipDir
+		}
+		n, err := entryBytes(d, err)
+		total += n
+		return err
+	})
+	return total, err
+}
+
 // entryBytes is what one walked entry adds to DiskUsage. A file or directory
 // removed between its parent's listing and this look adds nothing instead
 // of failing the measurement: the search index merges and deletes segment

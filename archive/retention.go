@@ -305,9 +305,9 @@ type PruneReport struct {
 	ShardsCompacted []string `json:"shards_compacted"`
 	// CatalogCompacted is set when catalog.db was rewritten.
 	CatalogCompacted bool `json:"catalog_compacted"`
-	// DiskBefore and DiskAfter are DiskUsage of the archive directory
-	// before the mark and after the last shard was tidied; BytesReturned
-	// is their difference.
+	// DiskBefore and DiskAfter are the disk usage of the archive directory,
+	// its search index left out (storedUsage), before the mark and after the
+	// last shard was tidied; BytesReturned is their difference.
 	DiskBefore    int64         `json:"disk_before"`
 	DiskAfter     int64         `json:"disk_after"`
 	BytesReturned int64         `json:"bytes_returned"`
@@ -318,7 +318,7 @@ type PruneReport struct {
 // catalog in one commit (skipping any that have been held, flagged or
 // deleted since the plan was made), sweeps their chunks and those of any
 // earlier unfinished delete, unlinks shards left empty and compacts sparse
-// ones. It measures the bytes returned with DiskUsage. A nil plan only
+// ones. It measures the bytes returned with storedUsage. A nil plan only
 // finishes earlier work.
 func (a *Archive) Prune(ctx context.Context, plan *Plan, opts PruneOptions) (*PruneReport, error) {
 	a.pruneMu.Lock()
@@ -326,7 +326,7 @@ func (a *Archive) Prune(ctx context.Context, plan *Plan, opts PruneOptions) (*Pr
 	start := time.Now()
 	rep := &PruneReport{Removed: []Candidate{}, Skipped: []uuid.UUID{}, ShardsRemoved: []string{}, ShardsCompacted: []string{}}
 	var err error
-	if rep.DiskBefore, err = DiskUsage(a.dir); err != nil {
+	if rep.DiskBefore, err = storedUsage(a.dir); err != nil {
 		return nil, fmt.Errorf("archive: prune: %w", err)
 	}
 
@@ -376,7 +376,7 @@ func (a *Archive) Prune(ctx context.Context, plan *Plan, opts PruneOptions) (*Pr
 			return rep, err
 		}
 	}
-	if rep.DiskAfter, err = DiskUsage(a.dir); err != nil {
+	if rep.DiskAfter, err = storedUsage(a.dir); err != nil {
 		return rep, fmt.Errorf("archive: prune: %w", err)
 	}
 	rep.BytesReturned = rep.DiskBefore - rep.DiskAfter

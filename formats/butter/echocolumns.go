@@ -355,7 +355,7 @@ func roundSig(b uint32, n int) (m uint64, f int, ok bool) {
 		return 0, 0, false
 	}
 	m = uint64(float64(x*pow10f[f]) + 0.5) // no fused multiply-add: see scaledFloat
-	if m >= uint64(pow10f[n]) && f > 1 { // rounded up to another power of ten
+	if m >= uint64(pow10f[n]) && f > 1 {   // rounded up to another power of ten
 		f--
 		m = uint64(float64(x*pow10f[f]) + 0.5)
 	}
@@ -755,7 +755,7 @@ func (*EchoReplayCodec) JoinColumns(dst []byte, cols [][]byte) ([]byte, error) {
 	var tplBuf []byte
 	type line struct{ start, end, nums, first int }
 	lines := make([]line, 0, len(cols[ecTpl])) // a line takes at least a byte of it
-	size := 0 // native bytes so far, numbers not counted
+	size := 0                                  // native bytes so far, numbers not counted
 	nnums := 0
 	maxK := 0
 	var cur line
