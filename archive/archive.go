@@ -124,6 +124,10 @@ type Archive struct {
 	recompressMu sync.Mutex
 
 	tier tierState // the remote store and chunk cache (remote.go)
+
+	// writing holds the chunk owners written ahead of their manifests
+	// (inflight.go), which Check leaves alone.
+	writing inflight
 }
 
 // Open opens the archive in dir, creating it if needed.

@@ -65,8 +65,6 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 			return nil, err
 		}
 	}
-	// Owned chunk keys per shard, from the manifests.
-	owned := map[string]map[string]bool{}
 	var manifests []*Manifest
 	if err := a.List(ctx, func(m *Manifest) error {
 		manifests = append(manifests, m)
@@ -74,20 +72,9 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	}); err != nil {
 		return nil, err
 	}
+	owned := ownedKeys(manifests)
 	rep.Recordings = len(manifests)
 	for i, m := range manifests {
-		// A remote recording's chunks are in the bucket: any left in the
-		// shard are orphans.
-		if m.Remote == "" {
-			keys := owned[m.Shard]
-			if keys == nil {
-				keys = map[string]bool{}
-				owned[m.Shard] = keys
-			}
-			for _, c := range m.Chunks {
-				keys[string(chunkKey(m.owner(), c.StartTick))] = true
-			}
-		}
 		rep.Chunks += len(m.Chunks)
 		if err := a.checkRecording(ctx, m, opts.ReadData); err != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", m.ID, err))
@@ -105,58 +92,51 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	for _, name := range shards {
 		keys := owned[name]
 		var orphans [][]byte
-		count := func(tx *bolt.Tx) (err error) {
-			n, err := recount(tx, opts.Repair)
-			rep.Miscounted += n
+		var orphanBytes []int64
+		// Counted in a read transaction; only a shard that needs it is
+		// written (and synced), and recounted there under the write lock.
+		miscounted := 0
+		err = a.viewShard(name, func(tx *bolt.Tx) (err error) {
+			miscounted, err = recount(tx, false)
 			return err
+		})
+		if err == nil && opts.Repair && miscounted > 0 {
+			err = a.updateShard(name, false, func(tx *bolt.Tx) (err error) {
+				miscounted, err = recount(tx, true)
+				return err
+			})
 		}
-		if opts.Repair {
-			err = a.updateShard(name, false, count)
-		} else {
-			err = a.viewShard(name, count)
-		}
+		rep.Miscounted += miscounted
 		if err != nil && !errors.Is(err, errNoShard) {
 			return nil, fmt.Errorf("archive: check the shared blobs of shard %s: %w", name, err)
 		}
+		busy := a.writing.snapshot()
 		err := a.viewShard(name, func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucketChunks)
 			if b == nil {
 				return nil
 			}
-			refs := tx.Bucket(bucketRefs)
 			return b.ForEach(func(k, v []byte) error {
-				if isSharedKey(k) {
-					// A shared blob is an orphan once nothing refers to it.
-					if refs != nil {
-						if r, _ := refs.Cursor().Seek(k); r != nil && bytes.HasPrefix(r, k) {
-							return nil
-						}
-					}
-				} else if keys[string(k)] {
+				if !isOrphan(tx, k, keys, busy) {
 					return nil
 				}
 				orphans = append(orphans, bytes.Clone(k))
-				rep.OrphanBytes += int64(len(v))
+				orphanBytes = append(orphanBytes, int64(len(v)))
 				return nil
 			})
 		})
 		if err != nil {
 			return nil, fmt.Errorf("archive: check shard %s: %w", name, err)
 		}
-		rep.Orphans += len(orphans)
 		if opts.Repair && len(orphans) > 0 {
-			err := a.updateShard(name, false, func(tx *bolt.Tx) error {
-				chunks := chunksOf(tx)
-				for _, k := range orphans {
-					if err := chunks.delete(k); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			orphans, orphanBytes, err = a.removeOrphans(ctx, name, orphans, orphanBytes)
 			if err != nil {
 				return nil, fmt.Errorf("archive: repair shard %s: %w", name, err)
 			}
+		}
+		rep.Orphans += len(orphans)
+		for _, n := range orphanBytes {
+			rep.OrphanBytes += n
 		}
 	}
 
@@ -214,6 +194,77 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	}
 	rep.Repaired = opts.Repair
 	return rep, nil
+}
+
+// ownedKeys returns, per shard, the chunk keys the manifests own. A remote
+// recording's chunks are in the bucket: any left in its shard are orphans.
+func ownedKeys(manifests []*Manifest) map[string]map[string]bool {
+	owned := map[string]map[string]bool{}
+	for _, m := range manifests {
+		if m.Remote != "" {
+			continue
+		}
+		keys := owned[m.Shard]
+		if keys == nil {
+			keys = map[string]bool{}
+			owned[m.Shard] = keys
+		}
+		for _, c := range m.Chunks {
+			keys[string(chunkKey(m.owner(), c.StartTick))] = true
+		}
+	}
+	return owned
+}
+
+// isOrphan reports whether chunk key k of the shard of tx is used by
+// nothing: no manifest owns it (owned), no write in flight has it (busy),
+// and, for a shared blob, no chunk refers to it.
+func isOrphan(tx *bolt.Tx, k []byte, owned map[string]bool, busy map[uuid.UUID]bool) bool {
+	if isSharedKey(k) {
+		refs := tx.Bucket(bucketRefs)
+		if refs == nil {
+			return true
+		}
+		r, _ := refs.Cursor().Seek(k)
+		return r == nil || !bytes.HasPrefix(r, k)
+	}
+	return len(k) >= 16 && !owned[string(k)] && !busy[uuid.UUID(k[:16])]
+}
+
+// removeOrphans deletes the orphans of shard name found by an earlier scan
+// and returns those it deleted, with their sizes. An ingest may have
+// committed since the scan: in the shard's write transaction, which no
+// chunk write can interleave with, it takes the writes in flight first and
+// then the manifests, so a write that finished between the two is in the
+// manifests, and one that had not is in flight.
+func (a *Archive) removeOrphans(ctx context.Context, name string, orphans [][]byte, sizes []int64) ([][]byte, []int64, error) {
+	var gone [][]byte
+	var goneBytes []int64
+	err := a.updateShard(name, false, func(tx *bolt.Tx) error {
+		busy := a.writing.snapshot()
+		var manifests []*Manifest
+		if err := a.List(ctx, func(m *Manifest) error {
+			if m.Shard == name {
+				manifests = append(manifests, m)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		owned := ownedKeys(manifests)[name]
+		chunks := chunksOf(tx)
+		for i, k := range orphans {
+			if !isOrphan(tx, k, owned, busy) {
+				continue
+			}
+			if err := chunks.delete(k); err != nil {
+				return err
+			}
+			gone, goneBytes = append(gone, k), append(goneBytes, sizes[i])
+		}
+		return nil
+	})
+	return gone, goneBytes, err
 }
 
 // checkRecording checks one manifest's heads and chunks.

@@ -413,6 +413,8 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 	for i, c := range g.chunks {
 		ticks[i] = c.StartTick
 	}
+	a.writing.add(m.owner())
+	defer a.writing.done(m.owner()) // once the manifest is committed
 	if err := a.writeBlobs(m.Shard, m.owner(), ticks, g.blobs); err != nil {
 		return nil, err
 	}

@@ -47,3 +47,58 @@ func TestSpilledRecording(t *testing.T) {
 		t.Fatalf("after discard and delete: %+v %v", rep, err)
 	}
 }
+
+// Check with Repair runs beside ingests (the server's check endpoint): a
+// recording whose chunks are spilled but whose manifest is not committed
+// yet is being written, not orphaned, and must keep its chunks.
+func TestRepairSparesRecordingsInFlight(t *testing.T) {
+	a, err := Open(t.TempDir(), Options{NoSync: true, SpillBytes: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	native := formatstest.LinesFile("growing", 500)
+	p := a.NewPending("lines", "growing.lines")
+	meta, err := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(native), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Finish(meta); err != nil {
+		t.Fatal(err)
+	}
+	if !p.spilled {
+		t.Fatal("the recording did not spill")
+	}
+	rep, err := a.Check(context.Background(), CheckOptions{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Orphans != 0 {
+		t.Errorf("check counts %d chunks of a recording in flight as orphans", rep.Orphans)
+	}
+	res, err := a.Commit(context.Background(), []*Pending{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := export(t, a, res[0].ID); !bytes.Equal(got, native) {
+		t.Fatal("export differs after a repair ran during the ingest")
+	}
+	// Once committed or discarded, nothing is in flight: a crash's
+	// leftovers (spilled chunks of a pending never finished) go.
+	q := a.NewPending("lines", "left.lines")
+	if _, err := (formatstest.Lines{}).Split(context.Background(), bytes.NewReader(formatstest.LinesFile("left", 300)), q); err != nil {
+		t.Fatal(err)
+	}
+	q.wait()
+	a.writing.done(q.id) // as if the process had died: nobody writes it now
+	rep, err = a.Check(context.Background(), CheckOptions{Repair: true})
+	if err != nil || rep.Orphans == 0 {
+		t.Fatalf("leftovers of a dead ingest: %+v %v", rep, err)
+	}
+	if rep, err := a.Check(context.Background(), CheckOptions{ReadData: true}); err != nil || !rep.OK() || rep.Recordings != 1 {
+		t.Fatalf("after the repair: %+v %v", rep, err)
+	}
+	if n := a.writing.count(); n != 0 {
+		t.Errorf("%d owners still in flight", n)
+	}
+}

@@ -70,6 +70,7 @@ type Pending struct {
 	id       uuid.UUID // set once decided (first spill or commit)
 	shard    string
 	spilled  bool // some chunks are already in the shard
+	inflight bool // id is in Archive.writing until the commit or Discard
 
 	// col is the format's column transform, if it has one
 	// (Options.Columns): Chunk splits each chunk into its streams, and
@@ -320,6 +321,8 @@ func (p *Pending) spill() error {
 	if p.id == uuid.Nil {
 		p.id = uuid.New()
 		p.shard = p.a.opts.ShardPeriod(p.a.opts.Now())
+		p.a.writing.add(p.id)
+		p.inflight = true
 	}
 	if err := p.a.writeBlobs(p.shard, p.id, p.ticks, p.blobs); err != nil {
 		return err
@@ -365,10 +368,20 @@ func (p *Pending) Discard() error {
 	p.wait()
 	p.events.drop()
 	p.evBlob = nil
+	defer p.landed()
 	if !p.spilled {
 		return nil
 	}
 	return p.a.deleteChunks(p.shard, p.id)
+}
+
+// landed takes a spilled recording out of Archive.writing: its manifest
+// is committed, or it was dropped and what it left is Check's to remove.
+func (p *Pending) landed() {
+	if p.inflight {
+		p.a.writing.done(p.id)
+		p.inflight = false
+	}
 }
 
 // chunkWindow is the zstd window of chunk compression. A chunk is
@@ -640,6 +653,11 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 		}
 	}
 	defer a.dropUnwritten(pend, results)
+	defer func() {
+		for _, p := range pend {
+			p.landed()
+		}
+	}()
 	if sweepFirst {
 		if _, err := a.Sweep(ctx); err != nil {
 			return nil, fmt.Errorf("archive: commit: finish a pending delete: %w", err)
@@ -669,7 +687,10 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 			w = &shardWrite{}
 			writes[p.shard] = w
 		}
-		w.ids = append(w.ids, p.chunkOwner(results[i].ID))
+		owner := p.chunkOwner(results[i].ID)
+		a.writing.add(owner)
+		defer a.writing.done(owner) // once the manifests are committed
+		w.ids = append(w.ids, owner)
 		w.ticks = append(w.ticks, p.ticks)
 		w.blobs = append(w.blobs, p.blobs)
 	}
