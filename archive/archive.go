@@ -125,6 +125,8 @@ type Archive struct {
 
 	tier tierState // the remote store and chunk cache (remote.go)
 
+	encoders *encoders // idle encoders of chunks, streams and events
+
 	// writing holds the chunk owners written ahead of their manifests
 	// (inflight.go), which Check leaves alone.
 	writing inflight
@@ -199,7 +201,7 @@ func newArchive(dir string, opts Options, db *bolt.DB) (*Archive, error) {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	return &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, dec: dec, shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}, nil
+	return &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, dec: dec, encoders: newEncoders(), shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}, nil
 }
 
 // openBolt opens a bbolt file. A compaction replaces a file by renaming a

@@ -20,7 +20,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer a.Close()
-	enc, err := getColumnEncoder()
+	enc, err := newColumnEncoder()
 	if err != nil {
 		b.Fatal(err)
 	}

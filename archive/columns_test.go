@@ -64,7 +64,7 @@ func TestStreamsBlobGolden(t *testing.T) {
 	if !bytes.Equal(got, native) || string(resume) != "resume state" {
 		t.Fatalf("decoded %d bytes, resume %q: want the %d native bytes and \"resume state\"", len(got), resume, len(native))
 	}
-	enc, err := getColumnEncoder()
+	enc, err := newColumnEncoder()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func blobStreamsOf(t *testing.T, a *Archive, blob []byte) (streams [][]byte, zst
 
 func TestStreamsBlobRoundTrip(t *testing.T) {
 	a := openColumnsTest(t)
-	enc, err := getColumnEncoder()
+	enc, err := newColumnEncoder()
 	if err != nil {
 		t.Fatal(err)
 	}

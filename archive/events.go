@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/zstd"
@@ -24,29 +23,22 @@ import (
 // larger window buys little, while the encoder holds twice the window.
 const eventWindow = 256 << 10
 
-// eventEncoders holds idle event-stream encoders (as chunkEncoders).
-var eventEncoders sync.Pool
-
 // eventStream compresses a recording's events as a JSON array: the value
 // Archive.EachEvent and Archive.Events read back.
 type eventStream struct {
-	buf bytes.Buffer
-	enc *zstd.Encoder
-	js  *json.Encoder
-	n   int
+	pool *encoderPool
+	buf  bytes.Buffer
+	enc  *zstd.Encoder
+	js   *json.Encoder
+	n    int
 }
 
 // add appends e to the stream, starting it on the first event.
 func (s *eventStream) add(e *formats.Event) error {
 	if s.enc == nil {
-		enc, ok := eventEncoders.Get().(*zstd.Encoder)
-		if !ok {
-			var err error
-			enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
-				zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(eventWindow), zstd.WithLowerEncoderMem(true))
-			if err != nil {
-				return fmt.Errorf("archive: events: %w", err)
-			}
+		enc, err := s.pool.get()
+		if err != nil {
+			return fmt.Errorf("archive: events: %w", err)
 		}
 		enc.Reset(&s.buf)
 		s.enc, s.js = enc, json.NewEncoder(enc)
@@ -78,7 +70,7 @@ func (s *eventStream) close() ([]byte, int, error) {
 		err = cerr
 	}
 	enc.Reset(io.Discard)
-	eventEncoders.Put(enc)
+	s.pool.put(enc)
 	if err != nil {
 		return nil, 0, fmt.Errorf("archive: events: %w", err)
 	}
@@ -89,7 +81,7 @@ func (s *eventStream) close() ([]byte, int, error) {
 func (s *eventStream) drop() {
 	if s.enc != nil {
 		s.enc.Reset(io.Discard)
-		eventEncoders.Put(s.enc)
+		s.pool.put(s.enc)
 		s.enc, s.js = nil, nil
 	}
 	s.buf = bytes.Buffer{}
@@ -394,7 +386,7 @@ func (a *Archive) eventsValue(id uuid.UUID) ([]byte, error) {
 	if err != nil || !pieces {
 		return whole, err
 	}
-	var s eventStream
+	s := eventStream{pool: &a.encoders.event}
 	err = a.EachEvent(id, func(_ int, e *formats.Event) error { return s.add(e) })
 	if err != nil {
 		s.drop()

@@ -19,7 +19,7 @@ func FuzzDecodeBlob(f *testing.F) {
 	native := []byte("12 move 84\n13 move 91\n14 cmd kick 3\n")
 	f.Add(a.encodeBlob(&scratch, []byte("resume"), native, false), int64(len(native)))
 	f.Add(a.encodeBlob(&scratch, nil, native, true), int64(len(native)))
-	enc, err := getColumnEncoder()
+	enc, err := newColumnEncoder()
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func TestStreamChooser(t *testing.T) {
 	a := openColumnsTest(t)
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 4 * time.Minute, Seed: 13})
 	rec := formatstest.Split(t, &teehistorian.Codec{ChunkSize: 16 << 10}, game)
-	enc, err := getColumnEncoder()
+	enc, err := newColumnEncoder()
 	if err != nil {
 		t.Fatal(err)
 	}

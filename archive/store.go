@@ -113,7 +113,8 @@ type compressJob struct {
 // NewPending starts a recording of the given format. source is the base name
 // of the file it comes from, for show and ls.
 func (a *Archive) NewPending(format, source string) *Pending {
-	return &Pending{a: a, format: format, source: filepath.Base(source), sha: sha256.New(), col: a.opts.Columns[format]}
+	return &Pending{a: a, format: format, source: filepath.Base(source), sha: sha256.New(), col: a.opts.Columns[format],
+		events: eventStream{pool: &a.encoders.event}}
 }
 
 // MayReplace marks a recording that may replace an archived copy of itself
@@ -197,10 +198,10 @@ func (p *Pending) compressor() {
 	defer close(p.done)
 	defer func() {
 		if p.enc != nil {
-			chunkEncoders.Put(p.enc)
+			p.a.encoders.chunk.put(p.enc)
 		}
 		if p.colEnc != nil {
-			columnEncoders.Put(p.colEnc)
+			p.a.encoders.column.put(p.colEnc)
 		}
 		p.enc, p.colEnc = nil, nil
 	}()
@@ -248,14 +249,14 @@ func (p *Pending) compress(j compressJob) ([]byte, error) {
 	var err error
 	if p.split(j) {
 		if p.colEnc == nil {
-			if p.colEnc, err = getColumnEncoder(); err != nil {
+			if p.colEnc, err = p.a.encoders.column.get(); err != nil {
 				return nil, err
 			}
 		}
 		return encodeStreams(p.colEnc, &p.choose, j.cols, &p.scratch, j.resume), nil
 	}
 	if p.enc == nil {
-		if p.enc, err = getChunkEncoder(); err != nil {
+		if p.enc, err = p.a.encoders.chunk.get(); err != nil {
 			return nil, err
 		}
 	}
@@ -382,51 +383,6 @@ func (p *Pending) landed() {
 		p.a.writing.done(p.id)
 		p.inflight = false
 	}
-}
-
-// chunkWindow is the zstd window of chunk compression. A chunk is
-// compressed on its own (EncodeAll), so a window larger than the chunk buys
-// nothing, while the encoder keeps a history buffer of twice the window:
-// 16 MiB at the default 8 MiB window, most of an ingest's live heap.
-// Chunks are 64 KiB for teehistorian and rarely above 1 MiB
-// for the other formats; larger ones compress with a 1 MiB window.
-const chunkWindow = 1 << 20
-
-// chunkEncoders holds idle chunk encoders. An encoder is several MiB of
-// tables and history: each compressor goroutine takes one for its
-// recording's life and gives it back, so ingesting 200 small games reuses
-// a couple of encoders instead of allocating 200 (or keeping one per
-// recording of a commit group alive). A pool rather than an Archive field,
-// since encoders hold no state between EncodeAll calls.
-var chunkEncoders sync.Pool
-
-// getChunkEncoder returns an idle encoder, or a new one at the archive's
-// level with a chunk-sized window.
-func getChunkEncoder() (*zstd.Encoder, error) {
-	if e, ok := chunkEncoders.Get().(*zstd.Encoder); ok {
-		return e, nil
-	}
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
-		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true))
-}
-
-// columnEncoders holds idle encoders of the streams of transformed chunks
-// (encodeStreamsBlob), as chunkEncoders, at the same better level. The
-// best level made the generated games' streams 0.95× smaller, but its
-// encoder's tables are about 40 MiB: under a command's 48 MiB soft memory
-// limit the collector then ran without pause (an hour's ingest took 6× the
-// CPU, 200 games' 7×) and without the limit the peak RSS passed 64 MiB
-// over the baseline (docs/PERFORMANCE.md). No frame checksum: the chunk's
-// CRC-32C covers the joined result.
-var columnEncoders sync.Pool
-
-// getColumnEncoder returns an idle stream encoder or a new one.
-func getColumnEncoder() (*zstd.Encoder, error) {
-	if e, ok := columnEncoders.Get().(*zstd.Encoder); ok {
-		return e, nil
-	}
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderCRC(false),
-		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true))
 }
 
 // decodeChunk is decodeBounded with room to spare in the output buffer:
