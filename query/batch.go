@@ -22,11 +22,16 @@ import (
 )
 
 // Limits of one bleve batch, in documents (an event block counts as its
-// events) and bytes. At 2,000 events a batch is about 2 MiB of document
-// data; the bytes limit catches recordings whose documents are large (long
+// events) and bytes. Each batch becomes a segment that bleve writes, syncs
+// and merges again and again with the next ones, so fewer, larger batches
+// cost less as long as memory stays bounded. At 2,000 events the 1 GB
+// generated file's half a million events made 380 segments (merges
+// included) and the 200 games 88; at 8,000, 102 and 29, the 1 GB file
+// bound by the bytes limit, for the same peak RSS (docs/PERFORMANCE.md).
+// The bytes limit also catches recordings whose documents are large (long
 // chat, many players).
 const (
-	maxBatchDocs  = 2000
+	maxBatchDocs  = 8000
 	maxBatchBytes = 4 << 20
 )
 
