@@ -451,8 +451,10 @@ func (a *Archive) decodeStreamsBlob(blob []byte, format string, want int64, dst 
 // chunk's streams into, and ReadChunk copies a streams blob into. A chunk
 // read used to allocate one, 64 KiB and more for teehistorian, only to
 // join it: a whole export page-faulted fresh memory for every chunk, and
-// the collector ran for it. A pool rather than an Archive field, as the
-// encoder pools.
+// the collector ran for it. A sync.Pool, unlike the encoders' pools
+// (encoders.go): a buffer is cheap to make again after a collection, and
+// as many are in use as chunks are read at once, which has no bound to
+// keep.
 var streamsBufs sync.Pool
 
 // getStreamsBuf returns a buffer from streamsBufs with room for n bytes.
