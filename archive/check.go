@@ -140,60 +140,71 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		}
 	}
 
-	// Dangling catalog entries and unswept tombstones.
-	live := map[uuid.UUID]bool{}
-	for _, m := range manifests {
-		live[m.ID] = true
-	}
-	var dangling []struct{ bucket, key []byte }
-	err = a.catalog.View(func(tx *bolt.Tx) error {
-		for _, bn := range [][]byte{bucketHeads, bucketEvents, bucketSources, bucketSessions} {
-			err := tx.Bucket(bn).ForEach(func(k, v []byte) error {
-				var id uuid.UUID
-				switch {
-				case bytes.Equal(bn, bucketSources) && len(v) == 16:
-					id = uuid.UUID(v)
-				case bytes.Equal(bn, bucketSessions) && len(k) >= 17:
-					id = uuid.UUID(k[len(k)-16:])
-				case bytes.Equal(bn, bucketEvents):
-					id, _ = eventKeyID(k)
-				case len(k) == 16:
-					id = uuid.UUID(k)
-				}
-				if !live[id] {
-					dangling = append(dangling, struct{ bucket, key []byte }{bn, bytes.Clone(k)})
-					rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s/%x", bn, k))
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
+	// Dangling catalog entries and unswept tombstones, in one transaction
+	// that finds the recordings too: a recording committed since the list
+	// above has its entries and its manifest, and is no dangling one.
+	inspect := func(tx *bolt.Tx) error {
+		dangling, err := danglingEntries(tx)
+		if err != nil {
+			return err
 		}
-		rep.PendingDeletes = tx.Bucket(bucketTombstones).Stats().KeyN
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("archive: check catalog: %w", err)
-	}
-	if opts.Repair && len(dangling) > 0 {
-		err := a.catalog.Update(func(tx *bolt.Tx) error {
-			for _, d := range dangling {
+		for _, d := range dangling {
+			rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s/%x", d.bucket, d.key))
+			if opts.Repair {
 				if err := tx.Bucket(d.bucket).Delete(d.key); err != nil {
 					return err
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("archive: repair catalog: %w", err)
 		}
+		rep.PendingDeletes = tx.Bucket(bucketTombstones).Stats().KeyN
+		return nil
+	}
+	if opts.Repair {
+		err = a.catalog.Update(inspect)
+	} else {
+		err = a.catalog.View(inspect)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive: check catalog: %w", err)
 	}
 	if rep.Remote, err = a.checkRemote(ctx, manifests, opts.Repair); err != nil {
 		return nil, err
 	}
 	rep.Repaired = opts.Repair
 	return rep, nil
+}
+
+// catalogEntry names one key of a catalog bucket.
+type catalogEntry struct{ bucket, key []byte }
+
+// danglingEntries returns the heads, events, sources and sessions entries
+// of tx that belong to no recording of tx.
+func danglingEntries(tx *bolt.Tx) ([]catalogEntry, error) {
+	recs := tx.Bucket(bucketRecordings)
+	var dangling []catalogEntry
+	for _, bn := range [][]byte{bucketHeads, bucketEvents, bucketSources, bucketSessions} {
+		err := tx.Bucket(bn).ForEach(func(k, v []byte) error {
+			var id uuid.UUID
+			switch {
+			case bytes.Equal(bn, bucketSources) && len(v) == 16:
+				id = uuid.UUID(v)
+			case bytes.Equal(bn, bucketSessions) && len(k) >= 17:
+				id = uuid.UUID(k[len(k)-16:])
+			case bytes.Equal(bn, bucketEvents):
+				id, _ = eventKeyID(k)
+			case len(k) == 16:
+				id = uuid.UUID(k)
+			}
+			if recs.Get(id[:]) == nil {
+				dangling = append(dangling, catalogEntry{bn, bytes.Clone(k)})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return dangling, nil
 }
 
 // ownedKeys returns, per shard, the chunk keys the manifests own. A remote
