@@ -140,32 +140,34 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		}
 	}
 
-	// Dangling catalog entries and unswept tombstones, in one transaction
-	// that finds the recordings too: a recording committed since the list
-	// above has its entries and its manifest, and is no dangling one.
-	inspect := func(tx *bolt.Tx) error {
-		dangling, err := danglingEntries(tx)
-		if err != nil {
-			return err
-		}
-		for _, d := range dangling {
-			rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s/%x", d.bucket, d.key))
-			if opts.Repair {
+	// Dangling catalog entries and unswept tombstones, each time in one
+	// transaction that reads the recordings too: a recording committed
+	// since the list above has its entries and its manifest, and is no
+	// dangling one. Only a repair that has something to delete writes.
+	var dangling []catalogEntry
+	err = a.catalog.View(func(tx *bolt.Tx) (err error) {
+		dangling, err = danglingEntries(tx)
+		rep.PendingDeletes = tx.Bucket(bucketTombstones).Stats().KeyN
+		return err
+	})
+	if err == nil && opts.Repair && len(dangling) > 0 {
+		err = a.catalog.Update(func(tx *bolt.Tx) (err error) {
+			if dangling, err = danglingEntries(tx); err != nil {
+				return err
+			}
+			for _, d := range dangling {
 				if err := tx.Bucket(d.bucket).Delete(d.key); err != nil {
 					return err
 				}
 			}
-		}
-		rep.PendingDeletes = tx.Bucket(bucketTombstones).Stats().KeyN
-		return nil
-	}
-	if opts.Repair {
-		err = a.catalog.Update(inspect)
-	} else {
-		err = a.catalog.View(inspect)
+			return nil
+		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("archive: check catalog: %w", err)
+	}
+	for _, d := range dangling {
+		rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s/%x", d.bucket, d.key))
 	}
 	if rep.Remote, err = a.checkRemote(ctx, manifests, opts.Repair); err != nil {
 		return nil, err
