@@ -34,9 +34,9 @@ func ingest(t *testing.T, a *Archive, native []byte, mutate func(*formats.Metada
 	return ingestWith(t, a, formatstest.Lines{}, native, mutate)
 }
 
-// ingestWith splits native with codec c, lets mutate change the metadata
-// when it is not nil, and commits the recording.
-func ingestWith(tb testing.TB, a *Archive, c formats.Codec, native []byte, mutate func(*formats.Metadata)) Result {
+// finished splits native with codec c, lets mutate change the metadata
+// when it is not nil, and finishes the pending recording, uncommitted.
+func finished(tb testing.TB, a *Archive, c formats.Codec, native []byte, mutate func(*formats.Metadata)) *Pending {
 	tb.Helper()
 	p := a.NewPending(c.Name(), "test."+c.Name())
 	meta, err := c.Split(context.Background(), bytes.NewReader(native), p)
@@ -49,6 +49,14 @@ func ingestWith(tb testing.TB, a *Archive, c formats.Codec, native []byte, mutat
 	if _, err := p.Finish(meta); err != nil {
 		tb.Fatal(err)
 	}
+	return p
+}
+
+// ingestWith splits native with codec c, lets mutate change the metadata
+// when it is not nil, and commits the recording.
+func ingestWith(tb testing.TB, a *Archive, c formats.Codec, native []byte, mutate func(*formats.Metadata)) Result {
+	tb.Helper()
+	p := finished(tb, a, c, native, mutate)
 	res, err := a.Commit(context.Background(), []*Pending{p})
 	if err != nil {
 		tb.Fatal(err)

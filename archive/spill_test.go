@@ -9,14 +9,21 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 )
 
-// A recording larger than SpillBytes has its chunks written before its id
-// is known; it must still export, check clean, and delete without leftovers.
-func TestSpilledRecording(t *testing.T) {
+// openSpillTest is openTest with recordings spilled past 200 bytes.
+func openSpillTest(t *testing.T) *Archive {
+	t.Helper()
 	a, err := Open(t.TempDir(), Options{NoSync: true, SpillBytes: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// A recording larger than SpillBytes has its chunks written before its id
+// is known; it must still export, check clean, and delete without leftovers.
+func TestSpilledRecording(t *testing.T) {
+	a := openSpillTest(t)
 	native := formatstest.LinesFile("big", 500)
 	res := ingest(t, a, native, nil)
 	if res.Manifest.ChunkOwner == res.ID || res.Manifest.ChunkOwner.String() == "00000000-0000-0000-0000-000000000000" {
@@ -30,7 +37,7 @@ func TestSpilledRecording(t *testing.T) {
 	}
 	// A spilled recording that fails before commit leaves nothing behind.
 	p := a.NewPending("lines", "broken")
-	_, err = formatstest.Lines{}.Split(context.Background(), bytes.NewReader(append(formatstest.LinesFile("x", 300), "1 backwards\n"...)), p)
+	_, err := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(append(formatstest.LinesFile("x", 300), "1 backwards\n"...)), p)
 	if err == nil {
 		t.Fatal("split of a broken file succeeded")
 	}
@@ -53,20 +60,9 @@ func TestSpilledRecording(t *testing.T) {
 // recording whose chunks are spilled but whose manifest is not committed
 // yet is being written, not orphaned, and must keep its chunks.
 func TestRepairSparesRecordingsInFlight(t *testing.T) {
-	a, err := Open(t.TempDir(), Options{NoSync: true, SpillBytes: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openSpillTest(t)
 	native := formatstest.LinesFile("growing", 500)
-	p := a.NewPending("lines", "growing.lines")
-	meta, err := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(native), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Finish(meta); err != nil {
-		t.Fatal(err)
-	}
+	p := finished(t, a, formatstest.Lines{}, native, nil)
 	if !p.spilled {
 		t.Fatal("the recording did not spill")
 	}
@@ -109,11 +105,7 @@ func TestRepairSparesRecordingsInFlight(t *testing.T) {
 // chunks (a stress run: without the in-flight notes it deleted chunks of
 // committed recordings in most runs).
 func TestRepairBesideCommits(t *testing.T) {
-	a, err := Open(t.TempDir(), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openTest(t)
 	ctx := context.Background()
 	stop := make(chan struct{})
 	repaired := make(chan error, 1)
