@@ -118,7 +118,7 @@ func TestBombs(t *testing.T) {
 			var rec *formatstest.Recording
 			var err error
 			grew := memtest.Allocated(func() { rec, err = formatstest.TrySplit(New(), data) })
-			if grew > mpq.DefaultBudget {
+			if grew > memtest.Bound(uint64(mpq.DefaultBudget)) {
 				t.Errorf("Split allocated %d bytes, more than the %d-byte budget", grew, mpq.DefaultBudget)
 			}
 			if !tc.warn {
@@ -150,8 +150,8 @@ func TestBombs(t *testing.T) {
 			if tc.frame == "" && err != nil || tc.frame != "" && (!errors.As(err, &fe) || !strings.Contains(err.Error(), tc.frame)) {
 				t.Errorf("Frames: got %v after %d frames, want a *formats.Error mentioning %q", err, frames, tc.frame)
 			}
-			if hp.peak > mpq.DefaultBudget {
-				t.Errorf("Frames peaked at %d bytes of heap, more than the %d-byte budget", hp.peak, mpq.DefaultBudget)
+			if hp.peak > memtest.Bound(uint64(mpq.DefaultBudget)) {
+				t.Errorf("Frames peaked at %d bytes of heap, more than the %d-byte budget", hp.peak, memtest.Bound(uint64(mpq.DefaultBudget)))
 			}
 			t.Logf("Split allocated %.1f MiB; warnings %q; Frames: %d frames, heap peak %.1f MiB, then %v",
 				float64(grew)/(1<<20), rec.Metadata.Warnings, frames, float64(hp.peak)/(1<<20), err)

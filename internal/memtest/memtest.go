@@ -17,3 +17,7 @@ func Allocated(f func()) uint64 {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
 }
+
+// Bound returns a memory bound for a test to hold code to: n, or twice n
+// under the race detector, which makes the same code allocate more.
+func Bound[N ~int | ~int64 | ~uint64](n N) N { return n * raceScale }
