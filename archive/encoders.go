@@ -32,6 +32,7 @@ type encoders struct {
 	event encoderPool
 }
 
+// newEncoders returns empty pools, one per use.
 func newEncoders() *encoders {
 	return &encoders{
 		chunk:  encoderPool{opts: chunkEncoderOptions()},
@@ -41,18 +42,16 @@ func newEncoders() *encoders {
 	}
 }
 
+// chunkEncoderOptions configure the encoders of whole chunks.
 func chunkEncoderOptions() []zstd.EOption {
 	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
 		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true)}
 }
 
+// columnEncoderOptions configure the encoders of a chunk's streams.
 func columnEncoderOptions() []zstd.EOption {
 	return append(chunkEncoderOptions(), zstd.WithEncoderCRC(false))
 }
-
-// newColumnEncoder returns a stream encoder outside any pool (for tests
-// and benchmarks).
-func newColumnEncoder() (*zstd.Encoder, error) { return zstd.NewWriter(nil, columnEncoderOptions()...) }
 
 // maxIdleEncoders is how many idle encoders a pool keeps: as many as
 // recordings compress at once in one ingest (the pipeline's one, and a

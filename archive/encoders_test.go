@@ -7,6 +7,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
+// newColumnEncoder returns a stream encoder outside any pool.
+func newColumnEncoder() (*zstd.Encoder, error) { return zstd.NewWriter(nil, columnEncoderOptions()...) }
+
 // The pool hands back the encoders it was given, keeps no more than
 // maxIdleEncoders, and keeps them across a garbage collection (a sync.Pool
 // did not).
