@@ -13,8 +13,8 @@ import (
 // storedEvent decodes one event of a recording's events value. The value
 // is written by encoding/json (eventStream), so almost every event is an
 // object of known keys, integers and strings without escapes: those are
-// read here directly, at a fraction of the reflection decoder's cost (it
-// was a sixth of rebuilding the index of a 1 GB recording). Anything else
+// read here directly, at a fraction of the reflection decoder's cost (see
+// eventLines). Anything else
 // (escapes, other keys, fractions, invalid UTF-8) goes to encoding/json,
 // which stays the reference: FuzzStoredEvent compares the two.
 type storedEvent formats.Event
