@@ -215,11 +215,23 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 }
 
 // readBlobInto copies one chunk blob out of its shard into buf's storage
-// (grown if needed).
+// (grown if needed), following a reference to a shared blob.
 func (a *Archive) readBlobInto(shard string, owner uuid.UUID, tick int64, buf []byte) ([]byte, error) {
-	var blob []byte
-	err := a.viewShard(shard, func(tx *bolt.Tx) error {
-		v, err := chunksOf(tx).get(chunkKey(owner, tick))
+	blob, _, err := a.blobInto(shard, owner, tick, buf, false)
+	return blob, err
+}
+
+// blobInto is readBlobInto; with own, a chunk that refers to a shared blob
+// is not followed: shared is set and nothing is read.
+func (a *Archive) blobInto(shard string, owner uuid.UUID, tick int64, buf []byte, own bool) (blob []byte, shared bool, err error) {
+	err = a.viewShard(shard, func(tx *bolt.Tx) error {
+		s, key := chunksOf(tx), chunkKey(owner, tick)
+		if own && s.chunks != nil {
+			if _, shared = refTarget(s.chunks.Get(key)); shared {
+				return nil
+			}
+		}
+		v, err := s.get(key)
 		if err != nil {
 			return fmt.Errorf("shard %s: %w", shard, err)
 		}
@@ -229,7 +241,7 @@ func (a *Archive) readBlobInto(shard string, owner uuid.UUID, tick int64, buf []
 		blob = append(buf[:0], v...)
 		return nil
 	})
-	return blob, err
+	return blob, shared, err
 }
 
 // ErrChecksum is returned when exported bytes do not hash to the sha256

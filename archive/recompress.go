@@ -278,11 +278,14 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 			continue
 		}
 		var shared bool
-		if blob, shared, err = a.ownBlobInto(m.Shard, owner, e.StartTick, blob); err != nil {
+		if blob, shared, err = a.blobInto(m.Shard, owner, e.StartTick, blob, true); err != nil {
 			return res, fmt.Errorf("chunk %d (tick %d): %w", i, e.StartTick, err)
 		}
 		if shared {
-			continue // see ownBlobInto
+			// Encoding it again would give this recording a blob of
+			// its own beside the shared one, undoing a saving far
+			// larger than the best level's.
+			continue
 		}
 		if len(blob) == 0 || blob[0]&(blobZstd|blobStreams) == 0 {
 			continue // stored as it is: nothing of ours to encode again
@@ -370,27 +373,4 @@ func (a *Archive) whileUnchanged(m *Manifest, fn func() error) error {
 		return errRecordingChanged
 	}
 	return fn()
-}
-
-// ownBlobInto is readBlobInto for recompress, which leaves a chunk that
-// refers to a shared blob as it is (shared true, nothing read): encoding
-// it again would give this recording a blob of its own beside the shared
-// one, undoing a saving far larger than the best level's.
-func (a *Archive) ownBlobInto(shard string, owner uuid.UUID, tick int64, buf []byte) (blob []byte, shared bool, err error) {
-	err = a.viewShard(shard, func(tx *bolt.Tx) error {
-		s := chunksOf(tx)
-		if s.chunks == nil {
-			return fmt.Errorf("shard %s has no chunks bucket", shard)
-		}
-		v := s.chunks.Get(chunkKey(owner, tick))
-		if _, shared = refTarget(v); shared {
-			return nil
-		}
-		if v == nil {
-			return fmt.Errorf("chunk missing from shard %s", shard)
-		}
-		blob = append(buf[:0], v...)
-		return nil
-	})
-	return blob, shared, err
 }

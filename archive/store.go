@@ -74,10 +74,10 @@ type Pending struct {
 
 	// col is the format's column transform, if it has one
 	// (Options.Columns): Chunk splits each chunk into its streams, and
-	// the compressor encodes them. enc is the compressor's encoder while
-	// it runs (see chunkEncoders), colEnc its encoder of streams (see
-	// columnEncoders), choose what picks between colEnc and a literals
-	// frame for each stream.
+	// the compressor encodes them. enc and colEnc are the compressor's
+	// encoders of whole chunks and of streams while it runs, taken from
+	// Archive.encoders (encoders.go); choose picks between colEnc and a
+	// literals frame for each stream.
 	col    formats.Columnar
 	enc    *zstd.Encoder
 	colEnc *zstd.Encoder
