@@ -10,8 +10,56 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
+// appendEvent appends e as encoding/json's Marshal writes it: the stored
+// events value's layout, which eventLines and storedEvent read back. Only
+// strings of printable ASCII that encoding/json writes as they are
+// (plainASCII) are copied here; any other goes through json.Marshal, which
+// stays the reference (FuzzAppendEvent compares the two).
+func appendEvent(b []byte, e *formats.Event) []byte {
+	b = append(b, `{"tick":`...)
+	b = strconv.AppendInt(b, e.Tick, 10)
+	b = append(b, `,"time":`...)
+	b = strconv.AppendInt(b, int64(e.Time), 10)
+	b = appendField(b, `,"kind":`, e.Kind)
+	if e.Player != "" {
+		b = appendField(b, `,"player":`, e.Player)
+	}
+	if e.PlayerID != "" {
+		b = appendField(b, `,"player_id":`, e.PlayerID)
+	}
+	if e.Text != "" {
+		b = appendField(b, `,"text":`, e.Text)
+	}
+	return append(b, '}')
+}
+
+// appendField appends key (with its colon) and s as a JSON string.
+func appendField(b []byte, key, s string) []byte {
+	b = append(b, key...)
+	if !plainASCII(s) {
+		js, _ := json.Marshal(s) // a string always marshals
+		return append(b, js...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// plainASCII reports whether encoding/json writes s between its quotes
+// unchanged: printable ASCII without quotes, backslashes or the HTML
+// characters it escapes.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
 // storedEvent decodes one event of a recording's events value. The value
-// is written by encoding/json (eventStream), so almost every event is an
+// is written by appendEvent (eventStream), so almost every event is an
 // object of known keys, integers and strings without escapes: those are
 // read here directly, at a fraction of the reflection decoder's cost (see
 // eventLines). Anything else

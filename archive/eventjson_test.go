@@ -25,6 +25,40 @@ var storedEventSeeds = []formats.Event{
 	{},
 }
 
+// appendEvent writes every event byte for byte as json.Marshal does.
+func TestAppendEventMatchesJSON(t *testing.T) {
+	events := append([]formats.Event{
+		{Kind: "k", Player: "DEL\x7f", PlayerID: "\xff\xfe", Text: "\b\f\x00"},
+		{Tick: -1 << 63, Time: 1<<63 - 1, Kind: "", Text: "'quotes' `ticks` {}[]:,"},
+	}, storedEventSeeds...)
+	for _, e := range events {
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendEvent([]byte("prefix"), &e); string(got) != "prefix"+string(want) {
+			t.Errorf("%+v:\n got %s\nwant prefix%s", e, got, want)
+		}
+	}
+}
+
+// FuzzAppendEvent holds appendEvent to json.Marshal on any event.
+func FuzzAppendEvent(f *testing.F) {
+	for _, e := range storedEventSeeds {
+		f.Add(e.Tick, int64(e.Time), e.Kind, e.Player, e.PlayerID, e.Text)
+	}
+	f.Fuzz(func(t *testing.T, tick, d int64, kind, player, playerID, text string) {
+		e := formats.Event{Tick: tick, Time: time.Duration(d), Kind: kind, Player: player, PlayerID: playerID, Text: text}
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendEvent(nil, &e); !bytes.Equal(got, want) {
+			t.Fatalf("%+v:\n got %s\nwant %s", e, got, want)
+		}
+	})
+}
+
 // The fast path decodes what encoding/json decodes, to the same event,
 // and hands everything else to it.
 func TestStoredEventMatchesJSON(t *testing.T) {

@@ -31,7 +31,7 @@ type eventStream struct {
 	pool *encoderPool
 	buf  bytes.Buffer
 	enc  *zstd.Encoder
-	js   *json.Encoder
+	line []byte // the event being written, reused
 	n    int
 }
 
@@ -43,16 +43,14 @@ func (s *eventStream) add(e *formats.Event) error {
 			return fmt.Errorf("archive: events: %w", err)
 		}
 		enc.Reset(&s.buf)
-		s.enc, s.js = enc, json.NewEncoder(enc)
+		s.enc = enc
 	}
-	sep := []byte{','}
+	sep := byte(',')
 	if s.n == 0 {
-		sep[0] = '['
+		sep = '['
 	}
-	if _, err := s.enc.Write(sep); err != nil {
-		return fmt.Errorf("archive: events: %w", err)
-	}
-	if err := s.js.Encode(e); err != nil {
+	s.line = append(appendEvent(append(s.line[:0], sep), e), '\n')
+	if _, err := s.enc.Write(s.line); err != nil {
 		return fmt.Errorf("archive: event %d: %w", s.n, err)
 	}
 	s.n++
@@ -66,7 +64,7 @@ func (s *eventStream) close() ([]byte, int, error) {
 		return nil, 0, nil
 	}
 	enc := s.enc
-	s.enc, s.js = nil, nil
+	s.enc = nil
 	_, err := enc.Write([]byte{']'})
 	if cerr := enc.Close(); err == nil {
 		err = cerr
@@ -84,7 +82,7 @@ func (s *eventStream) drop() {
 	if s.enc != nil {
 		s.enc.Reset(io.Discard)
 		s.pool.put(s.enc)
-		s.enc, s.js = nil, nil
+		s.enc = nil
 	}
 	s.buf = bytes.Buffer{}
 }
@@ -145,16 +143,12 @@ func (w *pieceWriter) add(e *formats.Event) error {
 		w.cut()
 		w.raw, w.first = w.raw[:0], w.next
 	}
-	js, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("archive: event %d: %w", w.next, err)
-	}
 	if w.first == w.next {
 		w.raw = append(w.raw[:0], '[')
 	} else {
 		w.raw = append(w.raw, ',')
 	}
-	w.raw = append(append(w.raw, js...), '\n')
+	w.raw = append(appendEvent(w.raw, e), '\n')
 	w.next++
 	w.added++
 	return nil
