@@ -4,7 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
@@ -43,4 +46,74 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkEncodeStreams encodes the 64 KiB chunks of generated games as
+// an ingest's compressor does (a chooser per game), and with the encoder
+// alone, and each chunk as one frame at zstd's default level (the level
+// of zstd -3, the ingest goal's baseline). It reports the stored bytes
+// per native byte.
+//
+//	go test -run '^$' -bench EncodeStreams -count 6 ./archive/
+func BenchmarkEncodeStreams(b *testing.B) {
+	var games [][][]byte
+	var native int
+	for seed := range uint64(8) {
+		game := teehistoriangen.Must(b, teehistoriangen.Options{Duration: 5 * time.Minute, Players: 8, Seed: 20 + seed})
+		rec := formatstest.Split(b, &teehistorian.Codec{}, game)
+		var chunks [][]byte
+		for i := range rec.ChunkIndex {
+			c, _, err := rec.ReadChunk(b.Context(), i)
+			if err != nil {
+				b.Fatal(err)
+			}
+			chunks, native = append(chunks, c), native+len(c)
+		}
+		games = append(games, chunks)
+	}
+	enc, err := newColumnEncoder()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name   string
+		chunks int // a chooser from 1 never tries literals frames
+	}{{"chooser", 0}, {"encoder-alone", 1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(native))
+			var cols [][]byte
+			var scratch []byte
+			stored := 0
+			for b.Loop() {
+				stored = 0
+				for _, chunks := range games {
+					ch := streamChooser{chunks: bc.chunks}
+					for _, c := range chunks {
+						stored += len(encodeStreamsBlob(enc, &ch, thColumns, &cols, &scratch, nil, c))
+					}
+				}
+			}
+			b.ReportMetric(float64(stored)/float64(native), "stored/B")
+		})
+	}
+	// What the baseline, zstd -3, does with the same chunks.
+	level3, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("zstd-default-whole", func(b *testing.B) {
+		b.SetBytes(int64(native))
+		var dst []byte
+		stored := 0
+		for b.Loop() {
+			stored = 0
+			for _, chunks := range games {
+				for _, c := range chunks {
+					dst = level3.EncodeAll(c, dst[:0])
+					stored += len(dst)
+				}
+			}
+		}
+		b.ReportMetric(float64(stored)/float64(native), "stored/B")
+	})
 }
