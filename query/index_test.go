@@ -4,9 +4,11 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -493,6 +495,59 @@ func TestGeneratedSecretsNotIndexed(t *testing.T) {
 		}
 		if res.Total != want {
 			t.Errorf("%q: %d hits, want %d", q, res.Total, want)
+		}
+	}
+}
+
+// Close waits for the merges bleve has begun: a merge caught by the close
+// leaves its output on disk until the next open removes it, so the next
+// open must keep every file a closed index leaves.
+func TestCloseLeavesNoMergeBehind(t *testing.T) {
+	zaps := func(dir string) []string {
+		t.Helper()
+		names, err := filepath.Glob(filepath.Join(dir, "store", "*.zap"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	for round := range 3 {
+		dir := t.TempDir()
+		ix, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Many small batches, as an ingest of many short games makes:
+		// each is a segment, and bleve merges them as they come.
+		for i := range 60 {
+			var docs []RecordingDoc
+			for j, d := range fixture() {
+				d.ID = fmt.Sprintf("00000000-0000-0000-%04x-%012x", round, i*4+j)
+				for k := range 50 {
+					d.Events = append(d.Events, ev(int64(1000+k), formats.EventChat, "P", fmt.Sprintf("message %d of %d", k, i)))
+				}
+				docs = append(docs, d)
+			}
+			if err := ix.Apply(t.Context(), uint64(i+1), docs, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+		closed := zaps(dir)
+		ix, err = Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := zaps(dir)
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range closed {
+			if !slices.Contains(kept, f) {
+				t.Fatalf("round %d: the close left %s, which the next open removed (%d files left, %d after the open)", round, filepath.Base(f), len(closed), len(kept))
+			}
 		}
 	}
 }
