@@ -173,7 +173,13 @@ func Open(dir string, opts Options) (*Archive, error) {
 				return err
 			}
 		}
-		return nil
+		if tx.Bucket(bucketSourceSizes) != nil {
+			return nil
+		}
+		if _, err := tx.CreateBucket(bucketSourceSizes); err != nil {
+			return err
+		}
+		return indexSourceSizes(tx)
 	})
 	if err != nil {
 		db.Close()

@@ -416,3 +416,78 @@ func (w *cancelAfter) Write(p []byte) (int, error) {
 	}
 	return w.b.Write(p)
 }
+
+// The sizes of the archived sources and of the takedowns are indexed as
+// they come and go, and built on open for a catalog written before the
+// index: a size none has is known to be new.
+func TestSourceSizes(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	native, other := formatstest.LinesFile("s", 40), formatstest.LinesFile("t", 3)
+	size, otherSize := int64(len(native)), int64(len(other))
+	may := func(a *Archive, size int64) bool {
+		t.Helper()
+		ok, err := a.MayHoldSize(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if may(a, size) {
+		t.Errorf("empty archive: may hold %d bytes", size)
+	}
+	res := ingest(t, a, native, nil)
+	ingest(t, a, other, nil)
+	for _, tc := range []struct {
+		size int64
+		want bool
+	}{{size, true}, {otherSize, true}, {size - 1, false}, {size + 1, false}, {0, false}, {1 << 40, false}} {
+		if got := may(a, tc.size); got != tc.want {
+			t.Errorf("after the commits: may hold %d bytes %v, want %v", tc.size, got, tc.want)
+		}
+	}
+	// A catalog written before the index: Open builds it.
+	if err := a.catalog.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketSourceSizes) }); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if a, err = Open(dir, Options{NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if !may(a, size) || !may(a, otherSize) || may(a, size+1) {
+		t.Errorf("rebuilt on open: may hold %d, %d, %d bytes: %v %v %v, want true true false", size, otherSize, size+1, may(a, size), may(a, otherSize), may(a, size+1))
+	}
+	// Taken-down bytes keep their size until the takedown is lifted.
+	m, err := a.TakeDown(t.Context(), res.ID, DeleteOptions{Reason: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !may(a, size) {
+		t.Errorf("after the takedown: may not hold %d bytes", size)
+	}
+	if _, err := a.LiftTakedown(m.SHA256); err != nil {
+		t.Fatal(err)
+	}
+	if may(a, size) || !may(a, otherSize) {
+		t.Errorf("after the lift: may hold %d bytes %v, %d bytes %v; want false, true", size, may(a, size), otherSize, may(a, otherSize))
+	}
+	// A delete is a takedown; a prune is not.
+	res = ingest(t, a, native, nil)
+	if _, err := a.Delete(t.Context(), res.ID); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := a.Plan(t.Context(), Policy{MaxBytes: 1}, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Prune(t.Context(), plan, PruneOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !may(a, size) || may(a, otherSize) {
+		t.Errorf("after the delete and the prune: may hold %d bytes %v, %d bytes %v; want true, false", size, may(a, size), otherSize, may(a, otherSize))
+	}
+}

@@ -6,6 +6,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -236,6 +237,70 @@ func (a *Archive) SourceID(sum []byte) (uuid.UUID, bool, error) {
 		return nil
 	})
 	return id, ok, err
+}
+
+// MayHoldSize reports whether a file of size bytes may be archived or
+// taken down already: false when no archived source and no takedown has
+// that size, so the file is new without being read (an ingest then
+// hashes it as it splits it, and Commit checks the sum).
+func (a *Archive) MayHoldSize(size int64) (bool, error) {
+	may := true
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSourceSizes)
+		if b == nil {
+			return nil // a read-only catalog written before the index
+		}
+		prefix := binary.BigEndian.AppendUint64(nil, uint64(size))
+		k, _ := b.Cursor().Seek(prefix)
+		may = bytes.HasPrefix(k, prefix)
+		return nil
+	})
+	return may, err
+}
+
+// sourceSizeKey is the bucketSourceSizes key of a source.
+func sourceSizeKey(size int64, sum []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(sum)), uint64(size)), sum...)
+}
+
+// putSource records the source of recording id: its sha256 and size.
+func putSource(tx *bolt.Tx, sum []byte, size int64, id uuid.UUID) error {
+	if err := tx.Bucket(bucketSources).Put(sum, id[:]); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketSourceSizes).Put(sourceSizeKey(size, sum), nil)
+}
+
+// deleteSource removes the source entries putSource wrote.
+func deleteSource(tx *bolt.Tx, sum []byte, size int64) error {
+	if err := tx.Bucket(bucketSources).Delete(sum); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketSourceSizes).Delete(sourceSizeKey(size, sum))
+}
+
+// indexSourceSizes fills a new bucketSourceSizes from the sources and
+// their manifests: once, for a catalog written before it.
+func indexSourceSizes(tx *bolt.Tx) error {
+	sizes := tx.Bucket(bucketSourceSizes)
+	recs := tx.Bucket(bucketRecordings)
+	return tx.Bucket(bucketSources).ForEach(func(sum, id []byte) error {
+		v := recs.Get(id)
+		if v == nil {
+			return nil // dangling: check --repair removes it
+		}
+		head, _, ok := splitTable(v)
+		if !ok {
+			head = v
+		}
+		var m struct {
+			NativeBytes int64 `json:"native_bytes"`
+		}
+		if err := json.Unmarshal(head, &m); err != nil {
+			return fmt.Errorf("manifest %x: %w", id, err)
+		}
+		return sizes.Put(sourceSizeKey(m.NativeBytes, sum), nil)
+	})
 }
 
 // Session returns the ids of the recordings of a session.

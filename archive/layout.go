@@ -39,6 +39,13 @@ var (
 	bucketSessions = []byte("sessions")
 	// bucketSources: sha256 of the ingested file (32 B) → id (16 B).
 	bucketSources = []byte("sources")
+	// bucketSourceSizes: a file's size (8 B) ‖ its sha256 (32 B) → nil
+	// (sourceSizeKey), for each bucketSources entry and each takedown that
+	// knows its size: a file of a size none has is neither archived nor
+	// taken down, which an ingest knows without reading the file
+	// (Archive.MayHoldSize). Open builds it for a catalog written before
+	// it.
+	bucketSourceSizes = []byte("source_sizes")
 	// bucketHeads: id (16 B) → the native header and trailer (encodeHeads).
 	bucketHeads = []byte("heads")
 	// bucketEvents: a recording's events as zstd(JSON []formats.Event)

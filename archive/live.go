@@ -519,13 +519,13 @@ func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, pieces []eventPiece, g
 	sources := tx.Bucket(bucketSources)
 	if old != nil {
 		if s, err := hex.DecodeString(old.SHA256); err == nil && bytes.Equal(sources.Get(s), m.ID[:]) {
-			if err := sources.Delete(s); err != nil {
+			if err := deleteSource(tx, s, old.NativeBytes); err != nil {
 				return err
 			}
 		}
 	}
 	if !m.ChunksSHA256 && sources.Get(sum) == nil {
-		if err := sources.Put(sum, m.ID[:]); err != nil {
+		if err := putSource(tx, sum, m.NativeBytes, m.ID); err != nil {
 			return err
 		}
 	}

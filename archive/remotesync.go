@@ -281,6 +281,7 @@ func putRemoteRecording(tx *bolt.Tx, rm *remoteManifest) (bool, error) {
 	puts := []struct{ bucket, key, value []byte }{
 		{bucketHeads, m.ID[:], rm.Heads},
 		{bucketSources, sum, m.ID[:]},
+		{bucketSourceSizes, sourceSizeKey(m.NativeBytes, sum), nil},
 	}
 	if len(rm.Events) > 0 {
 		puts = append(puts, struct{ bucket, key, value []byte }{bucketEvents, m.ID[:], rm.Events})

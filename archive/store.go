@@ -855,7 +855,7 @@ func (a *Archive) putRecording(tx *bolt.Tx, m *Manifest, p *Pending) error {
 	if err := putManifest(tx, m); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketSources).Put(p.sum, m.ID[:]); err != nil {
+	if err := putSource(tx, p.sum, m.NativeBytes, m.ID); err != nil {
 		return err
 	}
 	if m.Meta.Session != "" {
@@ -879,12 +879,14 @@ func removeCatalogEntries(tx *bolt.Tx, m *Manifest) error {
 	}{
 		{bucketRecordings, m.ID[:]},
 		{bucketHeads, m.ID[:]},
-		{bucketSources, sum},
 		{bucketSessions, sessionKey(m.Meta.Session, m.ID)},
 	} {
 		if err := tx.Bucket(del.bucket).Delete(del.key); err != nil {
 			return err
 		}
+	}
+	if err := deleteSource(tx, sum, m.NativeBytes); err != nil {
+		return err
 	}
 	return deleteEvents(tx, m.ID)
 }

@@ -29,8 +29,12 @@ type DeleteOptions struct {
 // Takedown is the record of a file taken down.
 type Takedown struct {
 	// SHA256 is the hex sha256 of the native file; ID the recording it was.
-	SHA256     string    `json:"sha256"`
-	ID         uuid.UUID `json:"id"`
+	SHA256 string    `json:"sha256"`
+	ID     uuid.UUID `json:"id"`
+	// Size is the file's size in bytes, which keeps an ingest reading
+	// a file of that size before its parse (Archive.MayHoldSize); 0 in
+	// takedowns recorded before it was kept.
+	Size       int64     `json:"size,omitempty"`
 	Format     string    `json:"format"`
 	SourceName string    `json:"source_name,omitempty"`
 	By         string    `json:"by,omitempty"`
@@ -77,7 +81,7 @@ func (a *Archive) TakeDown(ctx context.Context, id uuid.UUID, opts DeleteOptions
 			return err
 		}
 		return putTakedown(tx, Takedown{
-			SHA256: m.SHA256, ID: m.ID, Format: m.Format, SourceName: m.SourceName,
+			SHA256: m.SHA256, ID: m.ID, Size: m.NativeBytes, Format: m.Format, SourceName: m.SourceName,
 			By: opts.By, Reason: opts.Reason, At: a.opts.Now().UTC(),
 		})
 	})
@@ -118,7 +122,13 @@ func putTakedown(tx *bolt.Tx, t Takedown) error {
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bucketTakedowns).Put(sum, v)
+	if err := tx.Bucket(bucketTakedowns).Put(sum, v); err != nil {
+		return err
+	}
+	if t.Size <= 0 {
+		return nil
+	}
+	return tx.Bucket(bucketSourceSizes).Put(sourceSizeKey(t.Size, sum), nil)
 }
 
 // takedownOf returns the takedown recorded for sum, or nil.
@@ -187,6 +197,11 @@ func (a *Archive) LiftTakedown(sha string) (*Takedown, error) {
 		}
 		if t == nil {
 			return fmt.Errorf("sha256 %s: %w", sha, ErrNoTakedown)
+		}
+		if t.Size > 0 && tx.Bucket(bucketSources).Get(sum) == nil {
+			if err := tx.Bucket(bucketSourceSizes).Delete(sourceSizeKey(t.Size, sum)); err != nil {
+				return err
+			}
 		}
 		return tx.Bucket(bucketTakedowns).Delete(sum)
 	})

@@ -136,8 +136,9 @@ type Progress struct {
 	Elapsed          time.Duration
 	// Current is the input being read ("" between inputs), so that a
 	// status line during one long input says which, and CurrentRead how
-	// many bytes of it were read so far (a file is read twice, to hash it
-	// and to split it; one already archived once). During an input,
+	// many bytes of it were read so far (a file of a size some archived
+	// file has is read twice, to hash it and to split it, or once when it
+	// is that file; any other once). During an input,
 	// Progress is called every progressStep bytes read.
 	Current     string
 	CurrentRead int64
@@ -351,32 +352,14 @@ func (p *Pipeline) one(ctx context.Context, in input, read func(int)) (FileResul
 			return r, nil
 		}
 	}
-	// A hashing pass first: re-ingesting known bytes is a read, not a parse.
-	rc, err := open()
-	if err != nil {
-		return fail(err)
-	}
-	h := sha256.New()
-	n, err := io.Copy(h, countedReader(rc, read))
-	rc.Close()
+	n, known, err := p.known(in, open, read)
 	if err != nil {
 		return fail(err)
 	}
 	res.NativeBytes = n
-	sum := h.Sum(nil)
-	if id, ok, err := p.Archive.SourceID(sum); err != nil {
-		return fail(err)
-	} else if ok {
-		res.Outcome, res.ID = OutcomeDup, id
-		return res, nil
-	}
-	// Bytes taken down are not even parsed (Commit refuses them anyway).
-	if t, err := p.Archive.TakenDown(sum); err != nil {
-		return fail(err)
-	} else if t != nil {
-		cause := &archive.TakenDownError{Takedown: *t}
-		res.Outcome, res.ID, res.Err, res.Cause = OutcomeTakenDown, t.ID, fmt.Sprintf("%s: %v", in.path, cause), cause
-		return res, nil
+	if known != nil {
+		known.Path, known.Format = res.Path, res.Format
+		return *known, nil
 	}
 
 	pending := p.Archive.NewPending(in.codec.Name(), in.path)
@@ -387,6 +370,7 @@ func (p *Pipeline) one(ctx context.Context, in input, read func(int)) (FileResul
 		pending.MayReplace()
 		meta, err = safely(in.codec.Name(), func() (*formats.Metadata, error) { return in.dir.SplitDir(ctx, in.path, pending) })
 	} else {
+		var rc io.ReadCloser
 		rc, err = open()
 		if err != nil {
 			return fail(err)
@@ -408,6 +392,50 @@ func (p *Pipeline) one(ctx context.Context, in input, read func(int)) (FileResul
 	}
 	res.Warnings = meta.Warnings
 	return res, pending
+}
+
+// known finds out, before any parse, whether the native bytes of in are
+// archived or taken down already: re-ingesting known bytes is a read, not
+// a parse. It returns their size, and a final result when they are known.
+// A plain file of a size no archived source has is not read at all
+// (Archive.MayHoldSize): its sha256 is the one the split computes, which
+// Commit checks (a file of many GB is then read once, not twice).
+func (p *Pipeline) known(in input, open func() (io.ReadCloser, error), read func(int)) (int64, *FileResult, error) {
+	if in.dir == nil && compressionOf(in.codec) == NotCompressed {
+		fi, err := os.Stat(in.path)
+		if err != nil {
+			return 0, nil, err
+		}
+		if may, err := p.Archive.MayHoldSize(fi.Size()); err != nil {
+			return 0, nil, err
+		} else if !may {
+			return fi.Size(), nil, nil
+		}
+	}
+	rc, err := open()
+	if err != nil {
+		return 0, nil, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, countedReader(rc, read))
+	rc.Close()
+	if err != nil {
+		return 0, nil, err
+	}
+	sum := h.Sum(nil)
+	if id, ok, err := p.Archive.SourceID(sum); err != nil {
+		return 0, nil, err
+	} else if ok {
+		return n, &FileResult{Outcome: OutcomeDup, ID: id, NativeBytes: n}, nil
+	}
+	// Bytes taken down are not even parsed (Commit refuses them anyway).
+	if t, err := p.Archive.TakenDown(sum); err != nil {
+		return 0, nil, err
+	} else if t != nil {
+		cause := &archive.TakenDownError{Takedown: *t}
+		return n, &FileResult{Outcome: OutcomeTakenDown, ID: t.ID, Cause: cause, Err: fmt.Sprintf("%s: %v", in.path, cause), NativeBytes: n}, nil
+	}
+	return n, nil, nil
 }
 
 // oneStream reads standard input or a named pipe in one pass: its format

@@ -80,3 +80,33 @@ func TestDetectBytes(t *testing.T) {
 		t.Error("empty accepted")
 	}
 }
+
+// A file is hashed before its parse only when an archived source has its
+// size; either way a duplicate is found and a file of the same size but
+// other bytes is ingested.
+func TestSameSizeOtherBytes(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{"a": formatstest.LinesFile("a", 30), "b": formatstest.LinesFile("b", 30), "c": formatstest.LinesFile("c", 31)}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files["a"]) != len(files["b"]) || len(files["a"]) == len(files["c"]) {
+		t.Fatalf("sizes %d %d %d: want a and b alike, c apart", len(files["a"]), len(files["b"]), len(files["c"]))
+	}
+	p := &Pipeline{Archive: newArchive(t), Codecs: []formats.Codec{formatstest.Lines{}}}
+	path := func(name string) string { return filepath.Join(dir, name) }
+	first := runAll(t, p, path("a"))["a"]
+	if first.Outcome != OutcomeIngested {
+		t.Fatalf("a: %+v", first)
+	}
+	for _, step := range []struct {
+		name string
+		want Outcome
+	}{{"b", OutcomeIngested}, {"c", OutcomeIngested}, {"a", OutcomeDup}, {"b", OutcomeDup}, {"c", OutcomeDup}} {
+		if got := runAll(t, p, path(step.name))[step.name]; got.Outcome != step.want || got.NativeBytes != int64(len(files[step.name])) {
+			t.Errorf("%s again: %v, %d bytes; want %v, %d", step.name, got.Outcome, got.NativeBytes, step.want, len(files[step.name]))
+		}
+	}
+}
