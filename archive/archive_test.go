@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -461,6 +462,36 @@ func TestSourceSizes(t *testing.T) {
 	if !may(a, size) || !may(a, otherSize) || may(a, size+1) {
 		t.Errorf("rebuilt on open: may hold %d, %d, %d bytes: %v %v %v, want true true false", size, otherSize, size+1, may(a, size), may(a, otherSize), may(a, size+1))
 	}
+	// Check finds a key missing and a key of nothing; the repair puts
+	// the one back and removes the other.
+	err = a.catalog.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSourceSizes)
+		if err := b.Delete(sourceSizeKey(otherSize, sha256Of(other))); err != nil {
+			return err
+		}
+		return b.Put(sourceSizeKey(12345, make([]byte, 32)), nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if may(a, otherSize) || !may(a, 12345) {
+		t.Fatalf("index not changed by the test")
+	}
+	for _, repair := range []bool{false, true} {
+		rep, err := a.Check(t.Context(), CheckOptions{Repair: repair})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.MiscountedSizes != 2 || rep.OK() {
+			t.Errorf("check (repair %v): %d sizes miscounted, OK %v; want 2, false", repair, rep.MiscountedSizes, rep.OK())
+		}
+	}
+	if rep, err := a.Check(t.Context(), CheckOptions{}); err != nil || rep.MiscountedSizes != 0 || !rep.OK() {
+		t.Errorf("check after the repair: %+v, %v", rep, err)
+	}
+	if !may(a, otherSize) || may(a, 12345) {
+		t.Errorf("after the repair: may hold %d bytes %v, 12345 bytes %v; want true, false", otherSize, may(a, otherSize), may(a, 12345))
+	}
 	// Taken-down bytes keep their size until the takedown is lifted.
 	m, err := a.TakeDown(t.Context(), res.ID, DeleteOptions{Reason: "test"})
 	if err != nil {
@@ -490,4 +521,9 @@ func TestSourceSizes(t *testing.T) {
 	if !may(a, size) || may(a, otherSize) {
 		t.Errorf("after the delete and the prune: may hold %d bytes %v, %d bytes %v; want true, false", size, may(a, size), otherSize, may(a, otherSize))
 	}
+}
+
+func sha256Of(b []byte) []byte {
+	sum := sha256.Sum256(b)
+	return sum[:]
 }

@@ -289,18 +289,26 @@ func indexSourceSizes(tx *bolt.Tx) error {
 		if v == nil {
 			return nil // dangling: check --repair removes it
 		}
-		head, _, ok := splitTable(v)
-		if !ok {
-			head = v
-		}
-		var m struct {
-			NativeBytes int64 `json:"native_bytes"`
-		}
-		if err := json.Unmarshal(head, &m); err != nil {
+		size, err := manifestNativeBytes(v)
+		if err != nil {
 			return fmt.Errorf("manifest %x: %w", id, err)
 		}
-		return sizes.Put(sourceSizeKey(m.NativeBytes, sum), nil)
+		return sizes.Put(sourceSizeKey(size, sum), nil)
 	})
+}
+
+// manifestNativeBytes reads the native size from a stored manifest
+// without decoding its chunk table.
+func manifestNativeBytes(v []byte) (int64, error) {
+	head, _, ok := splitTable(v)
+	if !ok {
+		head = v
+	}
+	var m struct {
+		NativeBytes int64 `json:"native_bytes"`
+	}
+	err := json.Unmarshal(head, &m)
+	return m.NativeBytes, err
 }
 
 // Session returns the ids of the recordings of a session.

@@ -8,6 +8,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,8 +22,9 @@ type CheckOptions struct {
 	// ReadData decompresses every chunk and verifies every recording's
 	// sha256, not just that its chunks exist.
 	ReadData bool
-	// Repair deletes orphaned chunks and dangling catalog entries and
-	// finishes interrupted deletes.
+	// Repair deletes orphaned chunks and dangling catalog entries,
+	// finishes interrupted deletes and rebuilds the reference counts of
+	// shared blobs and the index of sizes.
 	Repair bool
 	// Progress, if set, is called after each recording is checked.
 	Progress func(done, total int)
@@ -43,6 +45,11 @@ type CheckReport struct {
 	// match the references the chunks hold (shared.go); Repair rebuilds
 	// them from the chunks.
 	Miscounted int `json:"miscounted_references"`
+	// MiscountedSizes counts the index of the sources' sizes
+	// (Archive.MayHoldSize) gets wrong: sources it lacks, which an
+	// ingest would parse before finding them duplicates, and sizes of
+	// nothing, which cost a hashing pass. Repair rebuilds it.
+	MiscountedSizes int `json:"miscounted_sizes"`
 	// Dangling lists catalog entries that point at missing recordings.
 	Dangling []string `json:"dangling"`
 	// PendingDeletes counts tombstones not yet swept.
@@ -54,7 +61,7 @@ type CheckReport struct {
 
 // OK reports whether nothing is wrong.
 func (r *CheckReport) OK() bool {
-	return len(r.Problems) == 0 && r.Orphans == 0 && r.Miscounted == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0 && r.Remote.ok()
+	return len(r.Problems) == 0 && r.Orphans == 0 && r.Miscounted == 0 && r.MiscountedSizes == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0 && r.Remote.ok()
 }
 
 // Check verifies the archive.
@@ -163,6 +170,18 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 			return nil
 		})
 	}
+	if err == nil {
+		err = a.catalog.View(func(tx *bolt.Tx) (err error) {
+			rep.MiscountedSizes, err = recountSizes(tx, false)
+			return err
+		})
+	}
+	if err == nil && opts.Repair && rep.MiscountedSizes > 0 {
+		err = a.catalog.Update(func(tx *bolt.Tx) (err error) {
+			rep.MiscountedSizes, err = recountSizes(tx, true)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("archive: check catalog: %w", err)
 	}
@@ -207,6 +226,64 @@ func danglingEntries(tx *bolt.Tx) ([]catalogEntry, error) {
 		}
 	}
 	return dangling, nil
+}
+
+// recountSizes compares the index of sizes with the sources and
+// takedowns of tx and returns how many of its keys are missing or extra;
+// with fix it also puts and deletes them.
+func recountSizes(tx *bolt.Tx, fix bool) (int, error) {
+	want := map[string]bool{}
+	recs := tx.Bucket(bucketRecordings)
+	err := tx.Bucket(bucketSources).ForEach(func(sum, id []byte) error {
+		if v := recs.Get(id); v != nil {
+			size, err := manifestNativeBytes(v)
+			if err != nil {
+				return fmt.Errorf("manifest %x: %w", id, err)
+			}
+			want[string(sourceSizeKey(size, sum))] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	err = tx.Bucket(bucketTakedowns).ForEach(func(sum, v []byte) error {
+		var t Takedown
+		if json.Unmarshal(v, &t) == nil && t.Size > 0 {
+			want[string(sourceSizeKey(t.Size, sum))] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	sizes := tx.Bucket(bucketSourceSizes)
+	if sizes == nil {
+		return len(want), nil // read-only, written before the index
+	}
+	var extra [][]byte
+	err = sizes.ForEach(func(k, _ []byte) error {
+		if want[string(k)] {
+			delete(want, string(k))
+		} else {
+			extra = append(extra, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil || !fix {
+		return len(want) + len(extra), err
+	}
+	for _, k := range extra {
+		if err := sizes.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	for k := range want {
+		if err := sizes.Put([]byte(k), nil); err != nil {
+			return 0, err
+		}
+	}
+	return len(want) + len(extra), nil
 }
 
 // ownedKeys returns, per shard, the chunk keys the manifests own. A remote

@@ -33,12 +33,13 @@ func cmdCheck() *command {
 		summary: "verify manifests, chunks and catalog; --repair removes orphans",
 		help: `Without flags, check proves that every manifest has its header and all its
 chunks, that no chunk in any shard is without a manifest, and that the
-catalog's side tables point at live recordings. --read-data also
+catalog's side tables point at live recordings (and its index of the
+sources' sizes matches them). --read-data also
 decompresses every chunk, checks its CRC-32C and each recording's sha256.
 --repair finishes interrupted deletes, removes orphaned chunks (left by a
 crash during ingest or prune) and dangling catalog entries, rebuilds the
-reference counts of shared blobs from the chunks that refer to them, then
-checks again. Exit status 1 when problems remain.`,
+reference counts of shared blobs from the chunks that refer to them and
+the index of sizes from the sources and takedowns, then checks again. Exit status 1 when problems remain.`,
 		flags: o.AddFlags,
 		run:   func(ctx context.Context, e *env, args []string) error { return runCheck(ctx, e, o, args) },
 	}
@@ -86,8 +87,8 @@ func runCheck(ctx context.Context, e *env, o *checkOptions, args []string) error
 		enc.Encode(out)
 	} else {
 		if o.repair {
-			fmt.Fprintf(e.stdout, "repaired: %d orphaned chunks (%s), %d dangling catalog entries, %d unfinished deletes, %d miscounted references\n",
-				rep.Orphans, humanBytes(rep.OrphanBytes), len(rep.Dangling), rep.PendingDeletes, rep.Miscounted)
+			fmt.Fprintf(e.stdout, "repaired: %d orphaned chunks (%s), %d dangling catalog entries, %d unfinished deletes, %d miscounted references, %d miscounted sizes\n",
+				rep.Orphans, humanBytes(rep.OrphanBytes), len(rep.Dangling), rep.PendingDeletes, rep.Miscounted, rep.MiscountedSizes)
 			if rc := rep.Remote; rc != nil && rc.Repaired {
 				fmt.Fprintf(e.stdout, "repaired remote: %d orphan objects (%s), %d manifests without objects\n", len(rc.Orphans), humanBytes(rc.OrphanBytes), len(rc.Missing))
 			}
@@ -111,6 +112,9 @@ func printCheck(e *env, r *archive.CheckReport, readData bool) {
 	}
 	if r.Orphans > 0 {
 		fmt.Fprintf(e.stdout, "orphans: %d chunks without a manifest (%s); run check --repair\n", r.Orphans, humanBytes(r.OrphanBytes))
+	}
+	if r.MiscountedSizes > 0 {
+		fmt.Fprintf(e.stdout, "sizes: the index of the sources' sizes has %d entries missing or extra; run check --repair\n", r.MiscountedSizes)
 	}
 	if r.Miscounted > 0 {
 		fmt.Fprintf(e.stdout, "shared blobs: %d reference entries do not match the chunks; run check --repair\n", r.Miscounted)
