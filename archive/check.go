@@ -232,6 +232,10 @@ func danglingEntries(tx *bolt.Tx) ([]catalogEntry, error) {
 // takedowns of tx and returns how many of its keys are missing or extra;
 // with fix it also puts and deletes them.
 func recountSizes(tx *bolt.Tx, fix bool) (int, error) {
+	sizes := tx.Bucket(bucketSourceSizes)
+	if sizes == nil {
+		return 0, nil // read-only and older: the next writable Open builds it
+	}
 	want := map[string]bool{}
 	recs := tx.Bucket(bucketRecordings)
 	err := tx.Bucket(bucketSources).ForEach(func(sum, id []byte) error {
@@ -256,10 +260,6 @@ func recountSizes(tx *bolt.Tx, fix bool) (int, error) {
 	})
 	if err != nil {
 		return 0, err
-	}
-	sizes := tx.Bucket(bucketSourceSizes)
-	if sizes == nil {
-		return len(want), nil // read-only, written before the index
 	}
 	var extra [][]byte
 	err = sizes.ForEach(func(k, _ []byte) error {
