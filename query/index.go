@@ -284,8 +284,8 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 // Close closes the index, once a merge bleve has begun is in it (waiting
 // at most closeMergeWait): bleve drops a merge caught by the close, and
 // its output stays on disk until the index is opened again. After an
-// ingest of 200 games that was one close in three, with the index at 8.2
-// MB instead of 4.4 (docs/PERFORMANCE.md).
+// ingest of 200 games that was one close in three to ten, with the index
+// at 8.2–8.4 MB instead of 4.4–4.5 (docs/PERFORMANCE.md).
 func (ix *Index) Close() error {
 	ix.settle(closeMergeWait)
 	if err := ix.bi.Close(); err != nil {
