@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/replayarchive/replay/formats/formatstest"
 )
@@ -135,5 +139,39 @@ func TestRepairBesideCommits(t *testing.T) {
 		if got := export(t, a, r.ID); !bytes.Equal(got, formatstest.LinesFile(fmt.Sprintf("rec%d", i), 40)) {
 			t.Fatalf("recording %d differs after repairs ran beside its commit", i)
 		}
+	}
+}
+
+// A spill that fails (here: a shard that cannot be opened) fails the
+// recording: Finish reports it, and the archive keeps nothing of it.
+func TestSpillFails(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir, Options{NoSync: true, SpillBytes: 200, ShardPeriod: func(time.Time) string { return "2001-01" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	// The shard's file is a directory: bbolt cannot open it.
+	bad := filepath.Join(dir, "shards", "2001-01.db")
+	if err := os.MkdirAll(bad, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := a.NewPending("lines", "test.lines")
+	meta, err := formatstest.Lines{}.Split(t.Context(), bytes.NewReader(formatstest.LinesFile("big", 500)), p)
+	if err == nil {
+		_, err = p.Finish(meta)
+	}
+	if err == nil || !strings.Contains(err.Error(), "2001-01.db") {
+		t.Fatalf("split and finish with failing spills: %v, want the shard's error", err)
+	}
+	if err := os.Remove(bad); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Check(t.Context(), CheckOptions{})
+	if err != nil || !rep.OK() || rep.Recordings != 0 {
+		t.Errorf("after the failed spills: %+v %v", rep, err)
 	}
 }
