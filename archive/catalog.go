@@ -279,12 +279,18 @@ func deleteSource(tx *bolt.Tx, sum []byte, size int64) error {
 	return tx.Bucket(bucketSourceSizes).Delete(sourceSizeKey(size, sum))
 }
 
-// indexSourceSizes fills a new bucketSourceSizes from the sources and
-// their manifests: once, for a catalog written before it.
+// indexSourceSizes fills a new bucketSourceSizes: once, for a catalog
+// written before it.
 func indexSourceSizes(tx *bolt.Tx) error {
 	sizes := tx.Bucket(bucketSourceSizes)
+	return eachSourceSize(tx, func(key []byte) error { return sizes.Put(key, nil) })
+}
+
+// eachSourceSize calls fn with the bucketSourceSizes key that each source
+// of a recording and each takedown that knows its size should have.
+func eachSourceSize(tx *bolt.Tx, fn func(key []byte) error) error {
 	recs := tx.Bucket(bucketRecordings)
-	return tx.Bucket(bucketSources).ForEach(func(sum, id []byte) error {
+	err := tx.Bucket(bucketSources).ForEach(func(sum, id []byte) error {
 		v := recs.Get(id)
 		if v == nil {
 			return nil // dangling: check --repair removes it
@@ -293,7 +299,17 @@ func indexSourceSizes(tx *bolt.Tx) error {
 		if err != nil {
 			return fmt.Errorf("manifest %x: %w", id, err)
 		}
-		return sizes.Put(sourceSizeKey(size, sum), nil)
+		return fn(sourceSizeKey(size, sum))
+	})
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketTakedowns).ForEach(func(sum, v []byte) error {
+		var t Takedown
+		if json.Unmarshal(v, &t) != nil || t.Size <= 0 {
+			return nil // recorded before sizes were kept (or unreadable: takedownOf says so)
+		}
+		return fn(sourceSizeKey(t.Size, sum))
 	})
 }
 

@@ -8,7 +8,6 @@ package archive
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -237,32 +236,11 @@ func recountSizes(tx *bolt.Tx, fix bool) (int, error) {
 		return 0, nil // read-only and older: the next writable Open builds it
 	}
 	want := map[string]bool{}
-	recs := tx.Bucket(bucketRecordings)
-	err := tx.Bucket(bucketSources).ForEach(func(sum, id []byte) error {
-		if v := recs.Get(id); v != nil {
-			size, err := manifestNativeBytes(v)
-			if err != nil {
-				return fmt.Errorf("manifest %x: %w", id, err)
-			}
-			want[string(sourceSizeKey(size, sum))] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	err = tx.Bucket(bucketTakedowns).ForEach(func(sum, v []byte) error {
-		var t Takedown
-		if json.Unmarshal(v, &t) == nil && t.Size > 0 {
-			want[string(sourceSizeKey(t.Size, sum))] = true
-		}
-		return nil
-	})
-	if err != nil {
+	if err := eachSourceSize(tx, func(key []byte) error { want[string(key)] = true; return nil }); err != nil {
 		return 0, err
 	}
 	var extra [][]byte
-	err = sizes.ForEach(func(k, _ []byte) error {
+	err := sizes.ForEach(func(k, _ []byte) error {
 		if want[string(k)] {
 			delete(want, string(k))
 		} else {
