@@ -59,8 +59,18 @@ func chromiumPath(t testing.TB) string {
 type browser struct {
 	t   testing.TB
 	ctx context.Context
-	// downloads is where the tab's downloads land.
+	// downloads is where the tab's downloads land, each under its GUID.
 	downloads string
+	// finished receives each download Chromium reports completed or
+	// canceled; the file only holds all its bytes once it is reported.
+	finished chan finishedDownload
+}
+
+// finishedDownload is one download Chromium has reported done.
+type finishedDownload struct {
+	name  string // the name the server suggested
+	path  string // where Chromium wrote it
+	state cdpbrowser.DownloadProgressState
 }
 
 // newBrowser starts Chromium with a window of w×h CSS pixels. It is closed
@@ -92,9 +102,32 @@ func newBrowser(t testing.TB, w, h int) *browser {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start Chromium %s: %v", exe, err)
 	}
-	b := &browser{t: t, ctx: ctx, downloads: t.TempDir()}
-	_, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: b.downloads,
+	b := &browser{t: t, ctx: ctx, downloads: t.TempDir(), finished: make(chan finishedDownload, 16)}
+	// A file appears under its final name before its bytes do, so the
+	// tests wait for Chromium's own word that a download is complete.
+	names := map[string]string{} // GUID → suggested name; used only by the listener
+	err := chromedp.ListenBrowser(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *cdpbrowser.EventDownloadWillBegin:
+			names[ev.GUID] = ev.SuggestedFilename
+		case *cdpbrowser.EventDownloadProgress:
+			if ev.State == cdpbrowser.DownloadProgressStateInProgress {
+				return
+			}
+			select {
+			case b.finished <- finishedDownload{name: names[ev.GUID], path: filepath.Join(b.downloads, ev.GUID), state: ev.State}:
+			default:
+				t.Errorf("download %s (%s) finished with nobody waiting for it", names[ev.GUID], ev.State)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("listen for downloads: %v", err)
+	}
+	_, err = chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior:      cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName,
+		DownloadPath:  b.downloads,
+		EventsEnabled: ptr(true),
 	})
 	if err != nil {
 		t.Fatalf("set the download directory: %v", err)
@@ -174,33 +207,33 @@ func (b *browser) screenshot(path string) []byte {
 	return png
 }
 
-// download waits for a finished download whose name ends with suffix, and
-// returns its bytes.
+// download waits for a completed download whose suggested name ends with
+// suffix, and returns that name and the file's bytes.
 func (b *browser) download(suffix string) (string, []byte) {
 	b.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		ents, _ := os.ReadDir(b.downloads)
-		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), suffix) {
-				data, err := os.ReadFile(filepath.Join(b.downloads, e.Name()))
-				if err != nil {
-					b.t.Fatal(err)
-				}
-				os.Remove(filepath.Join(b.downloads, e.Name()))
-				return e.Name(), data
+	timeout := time.After(30 * time.Second)
+	var others []string
+	for {
+		select {
+		case d := <-b.finished:
+			if d.state != cdpbrowser.DownloadProgressStateCompleted || !strings.HasSuffix(d.name, suffix) {
+				others = append(others, fmt.Sprintf("%s (%s)", d.name, d.state))
+				continue
 			}
+			data, err := os.ReadFile(d.path)
+			if err != nil {
+				b.t.Fatal(err)
+			}
+			os.Remove(d.path)
+			return d.name, data
+		case <-timeout:
+			b.t.Fatalf("no completed download ending in %q after 30 s (others: %q)", suffix, others)
+			return "", nil
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	ents, _ := os.ReadDir(b.downloads)
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	b.t.Fatalf("no download ending in %q after 30 s (the directory holds %q)", suffix, names)
-	return "", nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // testServer is a real server over a temporary archive.
 type testServer struct {
