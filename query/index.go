@@ -730,13 +730,14 @@ func (ix *Index) settle(wait time.Duration) {
 	if stats := s.StatsMap(); !mergesUnderWay(stats) && stats["TotFileMergePlanTasks"] == uint64(0) {
 		return // no merge this session (a search, a read-only open)
 	}
-	// Quiet twice in a row: a merge's introduction can plan the next.
+	// Settled is bleve's own steady state: the latest root both persisted
+	// and planned for by the merger (a merge's introduction makes a new
+	// root, which the merger then plans for), and no planned merge left.
 	deadline := time.Now().Add(wait)
-	for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
-		if mergesUnderWay(s.StatsMap()) {
-			quiet = 0
-		} else {
-			quiet++
+	for time.Now().Before(deadline) {
+		stats := s.StatsMap()
+		if active, _ := stats["index_bgthreads_active"].(bool); !active && !mergesUnderWay(stats) {
+			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
