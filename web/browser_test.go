@@ -216,9 +216,12 @@ func (b *browser) download(suffix string) (string, []byte) {
 	for {
 		select {
 		case d := <-b.finished:
-			if d.state != cdpbrowser.DownloadProgressStateCompleted || !strings.HasSuffix(d.name, suffix) {
+			if !strings.HasSuffix(d.name, suffix) {
 				others = append(others, fmt.Sprintf("%s (%s)", d.name, d.state))
 				continue
+			}
+			if d.state != cdpbrowser.DownloadProgressStateCompleted {
+				b.t.Fatalf("the download of %s ended %s", d.name, d.state)
 			}
 			data, err := os.ReadFile(d.path)
 			if err != nil {
