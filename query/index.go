@@ -717,7 +717,8 @@ func (g gapAnalyzer) Analyze(in []byte) analysis.TokenStream {
 // merge of an ingest took 45–90 ms of the 200 games' 4 s.
 const closeMergeWait = 2 * time.Second
 
-// settle waits until bleve has no merge under way, at most wait.
+// settle waits until bleve's persister and merger have caught up with the
+// index's latest state, at most wait.
 func (ix *Index) settle(wait time.Duration) {
 	adv, err := ix.bi.Advanced()
 	if err != nil {

@@ -127,7 +127,7 @@ func newBrowser(t testing.TB, w, h int) *browser {
 	_, err = chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 		Behavior:      cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName,
 		DownloadPath:  b.downloads,
-		EventsEnabled: ptr(true),
+		EventsEnabled: new(true),
 	})
 	if err != nil {
 		t.Fatalf("set the download directory: %v", err)
@@ -235,8 +235,6 @@ func (b *browser) download(suffix string) (string, []byte) {
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // testServer is a real server over a temporary archive.
 type testServer struct {
