@@ -239,8 +239,22 @@ func recountSizes(tx *bolt.Tx, fix bool) (int, error) {
 	if err := eachSourceSize(tx, func(key []byte) error { want[string(key)] = true; return nil }); err != nil {
 		return 0, err
 	}
-	var extra [][]byte
-	err := sizes.ForEach(func(k, _ []byte) error {
+	extra, err := keyDiff(sizes, want)
+	n := len(want) + len(extra)
+	if err != nil || !fix {
+		return n, err
+	}
+	return n, applyKeyDiff(sizes, want, extra)
+}
+
+// keyDiff compares the keys of b, a bucket of keys without values, with
+// want: it removes from want the keys b has, leaving those b lacks, and
+// returns the keys b has beyond them. A nil b has none.
+func keyDiff(b *bolt.Bucket, want map[string]bool) (extra [][]byte, err error) {
+	if b == nil {
+		return nil, nil
+	}
+	err = b.ForEach(func(k, _ []byte) error {
 		if want[string(k)] {
 			delete(want, string(k))
 		} else {
@@ -248,20 +262,23 @@ func recountSizes(tx *bolt.Tx, fix bool) (int, error) {
 		}
 		return nil
 	})
-	if err != nil || !fix {
-		return len(want) + len(extra), err
-	}
+	return extra, err
+}
+
+// applyKeyDiff makes b's keys match after keyDiff: it puts the missing
+// keys and deletes the extra ones.
+func applyKeyDiff(b *bolt.Bucket, missing map[string]bool, extra [][]byte) error {
 	for _, k := range extra {
-		if err := sizes.Delete(k); err != nil {
-			return 0, err
+		if err := b.Delete(k); err != nil {
+			return err
 		}
 	}
-	for k := range want {
-		if err := sizes.Put([]byte(k), nil); err != nil {
-			return 0, err
+	for k := range missing {
+		if err := b.Put([]byte(k), nil); err != nil {
+			return err
 		}
 	}
-	return len(want) + len(extra), nil
+	return nil
 }
 
 // ownedKeys returns, per shard, the chunk keys the manifests own. A remote

@@ -399,19 +399,9 @@ func recount(tx *bolt.Tx, repair bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var extra [][]byte
-	if refs := tx.Bucket(bucketRefs); refs != nil {
-		err := refs.ForEach(func(k, _ []byte) error {
-			if want[string(k)] {
-				delete(want, string(k))
-			} else {
-				extra = append(extra, bytes.Clone(k))
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
+	extra, err := keyDiff(tx.Bucket(bucketRefs), want)
+	if err != nil {
+		return 0, err
 	}
 	n := len(want) + len(extra)
 	if !repair || n == 0 {
@@ -421,15 +411,5 @@ func recount(tx *bolt.Tx, repair bool) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	for k := range want {
-		if err := refs.Put([]byte(k), nil); err != nil {
-			return n, err
-		}
-	}
-	for _, k := range extra {
-		if err := refs.Delete(k); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return n, applyKeyDiff(refs, want, extra)
 }
