@@ -281,9 +281,9 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 	return m, nil
 }
 
-// Close closes the index, once a merge bleve has begun is in it (waiting
-// at most closeMergeWait): bleve drops a merge caught by the close, and
-// its output stays on disk until the index is opened again. After an
+// Close closes the index once bleve's persister and merger have caught up
+// with it (waiting at most closeMergeWait): bleve drops a merge caught by
+// the close, and its output stays on disk until the index is opened again. After an
 // ingest of 200 games that was one close in three to ten, with the index
 // at 8.2–8.4 MB instead of 4.4–4.5 (docs/PERFORMANCE.md).
 func (ix *Index) Close() error {
@@ -713,8 +713,8 @@ func (g gapAnalyzer) Analyze(in []byte) analysis.TokenStream {
 	}
 }
 
-// closeMergeWait bounds how long Close waits for bleve's merges: the last
-// merge of an ingest took 45–90 ms of the 200 games' 4 s.
+// closeMergeWait bounds how long Close waits for bleve's background work:
+// after the 200 games' ingest (4 s) the wait is 38–65 ms.
 const closeMergeWait = 2 * time.Second
 
 // settle waits until bleve's persister and merger have caught up with the
