@@ -4,10 +4,14 @@
 #
 #   docs/bench/run.sh [WORKDIR] [STEP...]     from the repository root
 #
-# STEP is any of gen rss frames export stored (default: all). Generated data
-# (about 1.7 GB) and archives go to WORKDIR (default /tmp/replay-bench).
-# Needs /usr/bin/time (GNU), zstd and xz. The machine is shared: every
-# command runs under nice -n 19, and times are medians of several runs.
+# STEP is any of gen rss frames export stored pairs (default: all but
+# pairs). Generated data (about 1.7 GB) and archives go to WORKDIR (default
+# /tmp/replay-bench). Needs /usr/bin/time (GNU), zstd and xz. The machine is
+# shared: every command of the first five steps runs under nice -n 19, and
+# times are medians of several runs. pairs gives the table's ingest and
+# export ratios: PAIRS (default 5) alternating pairs of a command and its
+# baseline, both at normal priority, and the median of the pairs' ratios,
+# for each of PAIRS_OF (default "big games export").
 set -eu
 W=${1:-/tmp/replay-bench}
 [ $# -gt 0 ] && shift
@@ -107,5 +111,35 @@ if has stored; then
 		alloc=$(du -sL --block-size=1 "$W/a-$c" | awk '{print $1}')
 		apparent=$(du -sbL "$W/a-$c" | awk '{print $1}')
 		echo "stored $c: $stored B vs per-file xz -9e $xz B ($(echo "scale=3; $stored/$xz" | bc)×); allocated $alloc B ($(echo "scale=3; $alloc/$stored" | bc)× stored), apparent $apparent B"
+	done
+fi
+
+if has pairs; then
+	# Each pair runs the archive's command, then its baseline, so that both
+	# see the same moment of a noisy machine; the ratio is of wall times.
+	# Ingest is into a fresh archive, index update included; the export
+	# reads the 1 GB archive that ingest wrote, to a freshly removed file.
+	n=${PAIRS:-5}
+	[ -f "$W/big.th.zst" ] || zstd -3 -T1 -q -f "$W/big.th" -o "$W/big.th.zst"
+	wall() { /usr/bin/time -f "%e" sh -c "$1" 2>&1 >/dev/null | tail -1; }
+	for c in ${PAIRS_OF:-big games export}; do
+		for i in $(seq "$n"); do
+			case $c in
+			big)
+				a=$(wall "rm -rf $W/p-big && $W/archivectl --archive $W/p-big ingest $W/big.th")
+				b=$(wall "zstd -3 -T1 -q -c $W/big.th") ;;
+			games)
+				a=$(wall "rm -rf $W/p-games && $W/archivectl --archive $W/p-games ingest $W/games")
+				b=$(wall "cat $W/games/* | zstd -3 -T1 -q -c") ;;
+			export)
+				[ -d "$W/p-big" ] || $W/archivectl --archive "$W/p-big" ingest "$W/big.th" >/dev/null 2>&1
+				rm -f "$W/out.th" "$W/out.zstd"
+				a=$(wall "$W/archivectl --archive $W/p-big export $ID -o $W/out.th")
+				b=$(wall "zstd -dc -q $W/big.th.zst > $W/out.zstd")
+				rm -f "$W/out.th" "$W/out.zstd" ;;
+			esac
+			echo "$a $b $(echo "scale=3; $a/$b" | bc)"
+		done >"$W/pairs-$c.txt"
+		echo "pairs $c ($n): archive $(awk '{print $1}' "$W/pairs-$c.txt" | median) s, baseline $(awk '{print $2}' "$W/pairs-$c.txt" | median) s, ratio median $(awk '{print $3}' "$W/pairs-$c.txt" | median) ($(awk '{print $3}' "$W/pairs-$c.txt" | sort -n | sed -n '1p;$p' | paste -sd-))"
 	done
 fi
