@@ -558,7 +558,8 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 		if err != nil {
 			return err
 		}
-		seen := map[string]uuid.UUID{}
+		seen := map[string]uuid.UUID{}    // sha256 → id decided in this group
+		claimed := map[uuid.UUID]string{} // id → hex sha256 of the group's file that took it
 		for i, p := range pend {
 			if p.meta == nil {
 				return fmt.Errorf("pending %d not finished", i)
@@ -585,7 +586,13 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 				results[i] = Result{ID: id, Outcome: Expired, Note: note}
 				continue
 			}
-			if old, err := getManifest(tx, id); p.meta.ID != uuid.Nil && err == nil {
+			if sum, ok := claimed[id]; ok && p.meta.ID != uuid.Nil {
+				// An earlier file of this group took the id: decided as if
+				// it had been committed first.
+				derived := IDFromSHA256(p.sum)
+				results[i].Note = ownIDTakenNote(id, sum, derived)
+				id = derived
+			} else if old, err := getManifest(tx, id); p.meta.ID != uuid.Nil && err == nil {
 				if p.meta.Growing && !old.Live {
 					if err := canReplace(old, p); err != nil {
 						results[i] = Result{ID: id, Outcome: Refused, Err: err}
@@ -595,7 +602,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 					replaced = append(replaced, old)
 				} else {
 					derived := IDFromSHA256(p.sum)
-					results[i].Note = fmt.Sprintf("the file names recording %s, which holds other bytes (sha256 %s…); archived as %s", id, old.SHA256[:12], derived)
+					results[i].Note = ownIDTakenNote(id, old.SHA256, derived)
 					if old.Live {
 						// Live recordings grow by their own path (live.go).
 						results[i].Note = fmt.Sprintf("the input names live recording %s, which it does not extend; archived as %s", id, derived)
@@ -605,6 +612,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 			}
 			results[i].ID = id
 			seen[string(p.sum)] = id
+			claimed[id] = hex.EncodeToString(p.sum)
 			// Bytes deleted but not yet swept come back under the same
 			// chunk keys: the pending sweep must run first, or it would
 			// delete the new chunks.
@@ -730,6 +738,12 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 		p.blobs, p.evBlob = nil, nil
 	}
 	return results, nil
+}
+
+// ownIDTakenNote explains why a file that names recording id (held by the
+// file whose hex sha256 is sha) was archived as derived instead.
+func ownIDTakenNote(id uuid.UUID, sha string, derived uuid.UUID) string {
+	return fmt.Sprintf("the file names recording %s, which holds other bytes (sha256 %.12s…); archived as %s", id, sha, derived)
 }
 
 // storedPolicy reads the retention policy inside tx (nil when none).
