@@ -53,6 +53,15 @@ type EventHit struct {
 // DefaultLimit is the number of hits Search returns when limit <= 0.
 const DefaultLimit = 20
 
+// MaxOffset bounds how deep into the hits a page may start (and how many
+// hits one page may hold): a page from offset from keeps from+limit
+// candidates while it walks the matches. Narrow a query instead of paging
+// past it.
+const MaxOffset = 100_000
+
+// ErrOffset is returned for a page that starts past MaxOffset.
+var ErrOffset = fmt.Errorf("query: a page starts at most %d hits deep; narrow the query", MaxOffset)
+
 // Search parses q and returns up to limit matching recordings, newest first.
 // Parse errors are *ParseError values.
 func (ix *Index) Search(ctx context.Context, q string, limit int) (*Results, error) {
@@ -64,15 +73,22 @@ func (ix *Index) Search(ctx context.Context, q string, limit int) (*Results, err
 }
 
 // SearchQuery runs a parsed query and returns the matching recordings from
-// offset from on, at most limit of them (DefaultLimit when limit <= 0),
-// newest first (recordings without a start time last).
+// offset from on, at most limit of them (DefaultLimit when limit <= 0,
+// MaxOffset at most), newest first (recordings without a start time last).
+// An offset past MaxOffset is ErrOffset. It stops with ctx's error when ctx
+// is done.
 func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*Results, error) {
 	began := time.Now()
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	if from < 0 {
-		from = 0
+	limit = min(limit, MaxOffset)
+	if from > MaxOffset {
+		return nil, fmt.Errorf("offset %d: %w", from, ErrOffset)
+	}
+	from = max(from, 0)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	var must, not, events []query.Query
 	var evTerms []*Term  // the terms events are matched by (eventMatcher)
@@ -306,7 +322,7 @@ func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) ([]
 			}
 		}
 		sctx.DocumentMatchPool.Put(d)
-		if total%4096 == 0 {
+		if total%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, 0, err
 			}
