@@ -67,6 +67,10 @@ func LocalActor() Actor {
 // and by secret scanners.
 const tokenPrefix = "rpa_"
 
+// SecretPrefixLen is how many leading characters of a secret (its
+// "rpa_" and 48 random bits) a token keeps in the clear, as its Prefix.
+const SecretPrefixLen = 12
+
 // NewSecret returns a fresh random token secret.
 func NewSecret() string {
 	var b [32]byte
@@ -95,7 +99,7 @@ func (x *Archive) CreateToken(by Actor, name string, role Role) (string, error) 
 		return "", fmt.Errorf("token %q: no role", name)
 	}
 	secret := NewSecret()
-	if err := x.a.PutToken(archive.Token{Name: name, Role: role.String(), Hash: HashSecret(secret), CreatedBy: by.Name}); err != nil {
+	if err := x.a.PutToken(archive.Token{Name: name, Role: role.String(), Hash: HashSecret(secret), Prefix: secret[:SecretPrefixLen], CreatedBy: by.Name}); err != nil {
 		return "", err
 	}
 	x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditTokenCreate, Detail: name + " (" + role.String() + ")"})

@@ -22,9 +22,13 @@ var ErrNoToken = errors.New("no token with that name")
 // secret. The secret itself is shown once, when it is created, and kept
 // nowhere.
 type Token struct {
-	Name      string    `json:"name"`
-	Role      string    `json:"role"`
-	Hash      string    `json:"hash"` // hex sha256 of the secret
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Hash string `json:"hash"` // hex sha256 of the secret
+	// Prefix is the secret's first characters (48 random bits of its 256),
+	// which let a server tell a token in use from a guess while it limits
+	// guessing; empty for tokens made before it was kept.
+	Prefix    string    `json:"prefix,omitempty"`
 	Created   time.Time `json:"created"`
 	CreatedBy string    `json:"created_by,omitempty"`
 }

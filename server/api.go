@@ -33,6 +33,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 
+	s.mux.HandleFunc("GET /api/v1/owner/challenge", s.ownerChallenge)
 	h("GET /api/v1/whoami", v, "whoami", s.whoami)
 	h("GET /api/v1/formats", v, "formats", s.formats)
 	h("GET /api/v1/recordings", v, "search", s.search)
@@ -65,8 +66,8 @@ func (s *Server) routes() {
 	h("DELETE /api/v1/tokens/{name}", a, "token-revoke", s.revokeToken)
 	if s.cfg.CLI != nil {
 		h("POST /api/v1/cli", a, "cli", func(w http.ResponseWriter, r *http.Request) {
-			if !strings.HasPrefix(actorOf(r).Name, "local:") {
-				writeError(w, http.StatusForbidden, "forbidden", "only the archive's owner (the local secret) may run commands on the server")
+			if !isOwnerCLI(r) {
+				writeError(w, http.StatusForbidden, "forbidden", "only the archive's owner's command line (a challenge answered with the local secret) may run commands on the server")
 				return
 			}
 			s.cfg.CLI.ServeHTTP(w, r)

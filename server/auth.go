@@ -3,10 +3,9 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"net"
 	"net/http"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/replayarchive/replay"
@@ -20,45 +19,79 @@ func actorOf(r *http.Request) replay.Actor {
 	return a
 }
 
+// ownerKey marks a request whose caller answered the owner's challenge
+// (owner.go): the owner's command line, the only caller the server runs
+// commands for.
+type ownerKey struct{}
+
+// isOwnerCLI reports whether r comes from the owner's command line.
+func isOwnerCLI(r *http.Request) bool {
+	v, _ := r.Context().Value(ownerKey{}).(bool)
+	return v
+}
+
 // authenticate finds who the caller is: the bearer of a token, the owner
-// (the local secret), or, while no token exists, any loopback caller as
-// admin. It answers 401 for a missing or wrong token and 429 once a
-// client has failed too often.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (replay.Actor, bool) {
-	client := clientIP(r)
-	if s.limiter.blocked(client) {
-		writeError(w, http.StatusTooManyRequests, "too_many_failures", "too many failed attempts from this address; wait a minute")
-		return replay.Actor{}, false
+// (the local secret, as a bearer from the login link or as an answered
+// challenge from the command line). Nobody is anybody for where they call
+// from: a caller with no credential gets 401. A wrong credential counts
+// against its client and its prefix (limit.go); past the limit it gets
+// 429, and a blocked client's credential is only checked when its prefix
+// belongs to a token or has worked before.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (replay.Actor, bool, bool) {
+	if s.ownerAnswered(r.Header.Get("Authorization")) {
+		return replay.LocalActor(), true, true
 	}
 	secret, hasBearer := bearer(r)
-	if hasBearer {
-		if s.cfg.LocalSecret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.cfg.LocalSecret)) == 1 {
-			return replay.LocalActor(), true
-		}
-		a, ok, err := s.x.Authenticate(secret)
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "internal", err.Error())
-			return replay.Actor{}, false
-		}
-		if ok {
-			return a, true
-		}
-		s.limiter.fail(client)
-		s.metrics.authFailures.Inc()
-		writeError(w, http.StatusUnauthorized, "bad_token", "the token is not valid (revoked, mistyped, or of another archive)")
-		return replay.Actor{}, false
+	if !hasBearer {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="replay archive"`)
+		writeError(w, http.StatusUnauthorized, "no_token", "this archive needs a token: send Authorization: Bearer TOKEN (create one with 'archivectl token create'; the archive's owner signs in with the login link 'archivectl serve' prints)")
+		return replay.Actor{}, false, false
+	}
+	client, prefix := "client "+s.clientOf(r), "prefix "+credentialPrefix(secret)
+	if s.limiter.blocked(client, prefix) && !s.mayTry(credentialPrefix(secret)) {
+		s.tooMany(w)
+		return replay.Actor{}, false, false
+	}
+	if s.cfg.LocalSecret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.cfg.LocalSecret)) == 1 {
+		return replay.Actor{Name: replay.LocalActor().Name + " (browser)", Role: replay.RoleAdmin}, true, false
+	}
+	a, ok, err := s.x.Authenticate(secret)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		return replay.Actor{}, false, false
+	}
+	if ok {
+		s.limiter.succeeded(credentialPrefix(secret))
+		return a, true, false
+	}
+	s.limiter.fail(client, prefix)
+	s.metrics.authFailures.Inc()
+	writeError(w, http.StatusUnauthorized, "bad_token", "the token is not valid (revoked, mistyped, or of another archive)")
+	return replay.Actor{}, false, false
+}
+
+// mayTry reports whether a credential with prefix is checked although its
+// client or prefix is blocked: it is the owner's, a token's, or has
+// worked before.
+func (s *Server) mayTry(prefix string) bool {
+	if s.limiter.known(prefix) || (s.cfg.LocalSecret != "" && credentialPrefix(s.cfg.LocalSecret) == prefix) {
+		return true
 	}
 	toks, err := s.x.Tokens()
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "internal", err.Error())
-		return replay.Actor{}, false
+		return false
 	}
-	if len(toks) == 0 && isLoopbackAddr(r.RemoteAddr) {
-		return replay.Actor{Name: "loopback", Role: replay.RoleAdmin}, true
+	for _, t := range toks {
+		if t.Prefix != "" && t.Prefix == prefix {
+			return true
+		}
 	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="replay archive"`)
-	writeError(w, http.StatusUnauthorized, "no_token", "this archive needs a token: send Authorization: Bearer TOKEN (create one with 'archivectl token create')")
-	return replay.Actor{}, false
+	return false
+}
+
+func (s *Server) tooMany(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(failureWindow.Seconds())))
+	writeError(w, http.StatusTooManyRequests, "too_many_failures", "too many wrong tokens from this client or for this token prefix; wait a minute (working tokens are still accepted)")
 }
 
 // bearer returns the request's bearer token.
@@ -70,7 +103,9 @@ func bearer(r *http.Request) (string, bool) {
 	return "", false
 }
 
-// with wraps h: the caller must be authenticated and hold at least role.
+// with wraps h: the caller must be authenticated and hold at least role,
+// and a request that changes the archive must come from this server's
+// page or from no page, with a body of a type no other origin can send.
 func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -82,7 +117,17 @@ func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.Ha
 				s.metrics.errors.WithLabelValues(name).Inc()
 			}
 		}()
-		a, ok := s.authenticate(sw, r)
+		if changes(r.Method) {
+			if why := crossOrigin(r); why != "" {
+				writeError(sw, http.StatusForbidden, "cross_origin", why)
+				return
+			}
+			if why := bodyTypeRefused(r); why != "" {
+				writeError(sw, http.StatusUnsupportedMediaType, "unsupported_media_type", why)
+				return
+			}
+		}
+		a, ok, owner := s.authenticate(sw, r)
 		if !ok {
 			return
 		}
@@ -90,78 +135,11 @@ func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.Ha
 			writeError(sw, http.StatusForbidden, "forbidden", a.Role.String()+" "+a.Name+" may not do this: it needs the "+role.String()+" role")
 			return
 		}
-		h(sw, r.WithContext(context.WithValue(r.Context(), actorKey{}, a)))
-	}
-}
-
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-func isLoopbackAddr(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// failLimiter blocks a client address for a while after repeated failed
-// authentications, so tokens cannot be guessed at speed.
-type failLimiter struct {
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*failCount
-}
-
-type failCount struct {
-	n     int
-	first time.Time
-}
-
-const (
-	maxFailures   = 10
-	failureWindow = time.Minute
-	maxTracked    = 10000
-)
-
-func newFailLimiter(now func() time.Time) *failLimiter {
-	return &failLimiter{now: now, m: map[string]*failCount{}}
-}
-
-func (l *failLimiter) fail(client string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	c := l.m[client]
-	if c == nil || now.Sub(c.first) > failureWindow {
-		if len(l.m) >= maxTracked {
-			l.expire(now)
+		ctx := context.WithValue(r.Context(), actorKey{}, a)
+		if owner {
+			ctx = context.WithValue(ctx, ownerKey{}, true)
 		}
-		c = &failCount{first: now}
-		l.m[client] = c
-	}
-	c.n++
-}
-
-func (l *failLimiter) blocked(client string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.m[client]
-	return c != nil && c.n >= maxFailures && l.now().Sub(c.first) <= failureWindow
-}
-
-// expire forgets clients whose window has passed (called with mu held).
-func (l *failLimiter) expire(now time.Time) {
-	for k, c := range l.m {
-		if now.Sub(c.first) > failureWindow {
-			delete(l.m, k)
-		}
+		h(sw, r.WithContext(ctx))
 	}
 }
 

@@ -1,8 +1,10 @@
 // Package server is the archive's HTTP service: the JSON API under
 // /api/v1/, /healthz, /metrics and the moderators' web page, over one open
-// replay.Archive. It authenticates callers by bearer token (or, while no
-// token exists, by coming from loopback), checks each request against the
-// caller's role and answers every error as JSON.
+// replay.Archive. It authenticates callers by bearer token (the owner by
+// the local secret: the login link in a browser, a challenge answered on
+// the command line), checks each request against the caller's role, refuses
+// what a page of another origin or name sends, and answers every error as
+// JSON.
 package server
 
 import (
@@ -14,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,10 +44,21 @@ type Config struct {
 	Web http.Handler
 	// Logger receives request errors and scheduled work (default: discard).
 	Logger *slog.Logger
-	// LocalSecret, when set, is a credential that makes its bearer the
-	// archive's owner (admin). Serve writes it to a 0600 file in the
-	// archive directory, so only the owner's command line can read it.
+	// LocalSecret, when set, is the owner's credential (admin). Serve
+	// writes it to a 0600 file in the archive directory, so only the
+	// owner's command line can read it; the command line proves it holds
+	// it without sending it (OwnerAuthorization), and the owner's browser
+	// carries it from the login link (LoginURL).
 	LocalSecret string
+	// Hosts are the names, besides its IP addresses and localhost, that
+	// the server answers to in a request's Host header (the name a reverse
+	// proxy or the users reach it by). A request for any other name is
+	// refused: a page whose name was rebound to this machine reads nothing.
+	Hosts []string
+	// TrustedProxies are the addresses of reverse proxies whose
+	// X-Forwarded-For names the client, for the limit on wrong tokens.
+	// From anyone else the header is ignored.
+	TrustedProxies []netip.Prefix
 	// CLI runs commands the owner's command line forwards to the server
 	// (POST /api/v1/cli, only with the local secret); nil: none.
 	CLI http.Handler
@@ -60,6 +74,8 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	limiter *failLimiter
+	// challenges are the owner challenges issued (owner.go).
+	challenges challenges
 
 	// uploads counts uploads in flight, so shutdown can wait for them.
 	uploads sync.WaitGroup
@@ -87,6 +103,13 @@ func New(x *replay.Archive, cfg Config) *Server {
 	return s
 }
 
+// LoginURL is the link that signs the owner's browser in to the server at
+// baseURL: the page takes the local secret from the fragment, which the
+// browser never sends to a server, and drops it from the address bar.
+func LoginURL(baseURL, localSecret string) string {
+	return baseURL + "/#login=" + localSecret
+}
+
 // Endpoint is what `serve` writes into the archive directory so that the
 // command line finds the running server.
 type Endpoint struct {
@@ -100,6 +123,10 @@ const (
 	EndpointFile = "serve.json"
 	SecretFile   = "serve.secret"
 )
+
+// Handler is the server's whole HTTP handler: the API, /healthz, /metrics
+// and the page, behind the Host check.
+func (s *Server) Handler() http.Handler { return s.checkHost(s.mux) }
 
 // ListenAndServe serves on addr until ctx is done, then shuts down
 // gracefully: the listener closes, requests in flight (uploads too) get
@@ -116,7 +143,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr, certFile, keyFile str
 		return err
 	}
 	if len(toks) == 0 && !isLoopbackHost(host) {
-		return fmt.Errorf("--listen %s: no token exists, so every caller would be admin; listen on 127.0.0.1, or create tokens first ('archivectl token create')", addr)
+		return fmt.Errorf("--listen %s: no token exists, so nobody but the owner could sign in, and the owner's secret would cross the network; listen on 127.0.0.1, or create tokens first ('archivectl token create')", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -139,7 +166,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr, certFile, keyFile str
 	}
 	defer s.removeEndpoint()
 
-	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	if s.cfg.PruneEvery > 0 {

@@ -30,6 +30,8 @@ type testServer struct {
 	t   *testing.T
 	x   *replay.Archive
 	url string
+	// owner is the local secret: the owner's credential.
+	owner string
 }
 
 func start(t *testing.T, cfg server.Config) *testServer {
@@ -37,6 +39,9 @@ func start(t *testing.T, cfg server.Config) *testServer {
 	x, err := replay.Open(filepath.Join(t.TempDir(), "archive"), replay.Options{Create: true, Archive: archive.Options{NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cfg.LocalSecret == "" {
+		cfg.LocalSecret = replay.NewSecret()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -58,7 +63,7 @@ func start(t *testing.T, cfg server.Config) *testServer {
 		}
 		x.Close()
 	})
-	return &testServer{t: t, x: x, url: url}
+	return &testServer{t: t, x: x, url: url, owner: cfg.LocalSecret}
 }
 
 // do sends a request with token (none when empty) and returns the status
@@ -71,6 +76,13 @@ func (ts *testServer) do(method, path, token string, body io.Reader, hdr ...stri
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	switch {
+	case body == nil:
+	case method == http.MethodPost && strings.HasPrefix(path, "/api/v1/recordings") && !strings.HasPrefix(path, "/api/v1/recordings/"):
+		req.Header.Set("Content-Type", "application/octet-stream") // as a client uploading a file does
+	default:
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
@@ -117,9 +129,9 @@ func TestAPIContract(t *testing.T) {
 	tutorial := corpusFile(t, "Tutorial.teehistorian")
 	other := corpusFile(t, "265107d7-cdcf-4876-bc00-159bca662955.teehistorian")
 
-	// No token exists yet: loopback callers are admin.
+	// No token exists yet: the owner (the local secret) is admin.
 	var up server.UploadJSON
-	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", "", bytes.NewReader(tutorial), &up)
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", ts.owner, bytes.NewReader(tutorial), &up)
 	if up.Format != "teehistorian" || up.ID == "" {
 		t.Fatalf("upload: %+v", up)
 	}
@@ -128,36 +140,36 @@ func TestAPIContract(t *testing.T) {
 		t.Errorf("upload sha256 %s", up.SHA256)
 	}
 	var dup server.Error
-	ts.want(http.StatusConflict, "POST", "/api/v1/recordings", "", bytes.NewReader(tutorial), &dup)
+	ts.want(http.StatusConflict, "POST", "/api/v1/recordings", ts.owner, bytes.NewReader(tutorial), &dup)
 	if dup.ID != up.ID || dup.Code != "duplicate" {
 		t.Errorf("duplicate upload: %+v", dup)
 	}
 	var bad server.Error
-	ts.want(http.StatusUnprocessableEntity, "POST", "/api/v1/recordings?name=cut.teehistorian", "", bytes.NewReader(other[:17]), &bad)
+	ts.want(http.StatusUnprocessableEntity, "POST", "/api/v1/recordings?name=cut.teehistorian", ts.owner, bytes.NewReader(other[:17]), &bad)
 	if !strings.Contains(bad.Error, "byte offset") || strings.Contains(bad.Error, "upload-") {
 		t.Errorf("bad upload error does not give the offset, or leaks the spool path: %q", bad.Error)
 	}
-	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=other.teehistorian", "", bytes.NewReader(other), &up)
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=other.teehistorian", ts.owner, bytes.NewReader(other), &up)
 	otherID := up.ID
 
 	// Search, paging, parse errors.
 	var res server.SearchJSON
-	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1", "", nil, &res)
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1", ts.owner, nil, &res)
 	if res.Total != 2 || len(res.Hits) != 1 || res.NextCursor == "" {
 		t.Fatalf("page 1: %+v", res)
 	}
 	first, cursor := res.Hits[0].ID, res.NextCursor
 	res = server.SearchJSON{}
-	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1&cursor="+cursor, "", nil, &res)
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1&cursor="+cursor, ts.owner, nil, &res)
 	if len(res.Hits) != 1 || res.Hits[0].ID == first || res.NextCursor != "" {
 		t.Fatalf("page 2: %+v", res)
 	}
 	var perr server.Error
-	ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?q=after:2024-13-99", "", nil, &perr)
+	ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?q=after:2024-13-99", ts.owner, nil, &perr)
 	if perr.Code != "bad_query" || perr.Pos == nil || perr.Term == "" {
 		t.Errorf("parse error: %+v", perr)
 	}
-	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=cmd:timeout", "", nil, &res)
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=cmd:timeout", ts.owner, nil, &res)
 	if len(res.Hits) == 0 || len(res.Hits[0].Events) == 0 || res.Hits[0].Events[0].ClipURL == "" {
 		t.Fatalf("cmd:timeout finds no event with a clip URL: %+v", res)
 	}
@@ -165,16 +177,16 @@ func TestAPIContract(t *testing.T) {
 	tutID := res.Hits[0].ID
 
 	// The whole file: ETag, Range.
-	code, whole, hdr := ts.do("GET", "/api/v1/recordings/"+tutID[:8]+"/file", "", nil)
+	code, whole, hdr := ts.do("GET", "/api/v1/recordings/"+tutID[:8]+"/file", ts.owner, nil)
 	if code != http.StatusOK || !bytes.Equal(whole, tutorial) || hdr.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"` ||
 		!strings.Contains(hdr.Get("Content-Disposition"), ".teehistorian") {
 		t.Fatalf("file: %d, %d bytes, ETag %s, %s", code, len(whole), hdr.Get("ETag"), hdr.Get("Content-Disposition"))
 	}
-	code, part, _ := ts.do("GET", "/api/v1/recordings/"+tutID+"/file", "", nil, "Range", "bytes=1000-1999")
+	code, part, _ := ts.do("GET", "/api/v1/recordings/"+tutID+"/file", ts.owner, nil, "Range", "bytes=1000-1999")
 	if code != http.StatusPartialContent || !bytes.Equal(part, tutorial[1000:2000]) {
 		t.Errorf("range: %d, %d bytes", code, len(part))
 	}
-	code, _, _ = ts.do("GET", "/api/v1/recordings/"+tutID+"/file", "", nil, "If-None-Match", hdr.Get("ETag"))
+	code, _, _ = ts.do("GET", "/api/v1/recordings/"+tutID+"/file", ts.owner, nil, "If-None-Match", hdr.Get("ETag"))
 	if code != http.StatusNotModified {
 		t.Errorf("If-None-Match: %d", code)
 	}
@@ -321,6 +333,8 @@ func TestUploadTooLargeIsStreamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.ContentLength = -1
+	req.Header.Set("Authorization", "Bearer "+ts.owner)
+	req.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -376,11 +390,12 @@ func TestShutdownRollsBackAnUnfinishedUpload(t *testing.T) {
 	}
 	defer x.Close()
 	tutorial := corpusFile(t, "Tutorial.teehistorian")
+	owner := replay.NewSecret()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- server.New(x, server.Config{}).ListenAndServe(ctx, "127.0.0.1:0", "", "", 200*time.Millisecond, func(u string) { ready <- u })
+		done <- server.New(x, server.Config{LocalSecret: owner}).ListenAndServe(ctx, "127.0.0.1:0", "", "", 200*time.Millisecond, func(u string) { ready <- u })
 	}()
 	url := <-ready
 	pr, pw := io.Pipe()
@@ -389,7 +404,10 @@ func TestShutdownRollsBackAnUnfinishedUpload(t *testing.T) {
 	}()
 	upload := make(chan error, 1)
 	go func() {
-		resp, err := http.Post(url+"/api/v1/recordings?name=half.teehistorian", "application/octet-stream", pr)
+		req, _ := http.NewRequest("POST", url+"/api/v1/recordings?name=half.teehistorian", pr)
+		req.Header.Set("Authorization", "Bearer "+owner)
+		req.Header.Set("Content-Type", "application/octet-stream")
+		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()
 		}
@@ -431,15 +449,15 @@ func TestShutdownRollsBackAnUnfinishedUpload(t *testing.T) {
 func TestEventsCompactAndFrameTypes(t *testing.T) {
 	ts := start(t, server.Config{})
 	var up server.UploadJSON
-	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", "", bytes.NewReader(corpusFile(t, "Tutorial.teehistorian")), &up)
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", ts.owner, bytes.NewReader(corpusFile(t, "Tutorial.teehistorian")), &up)
 	base := "/api/v1/recordings/" + up.ID
 	var full struct {
 		Events []server.EventJSON `json:"events"`
 		Total  int                `json:"total"`
 	}
-	ts.want(http.StatusOK, "GET", base+"/events?from=10", "", nil, &full)
+	ts.want(http.StatusOK, "GET", base+"/events?from=10", ts.owner, nil, &full)
 	var c server.EventsCompactJSON
-	ts.want(http.StatusOK, "GET", base+"/events?from=10&compact=1", "", nil, &c)
+	ts.want(http.StatusOK, "GET", base+"/events?from=10&compact=1", ts.owner, nil, &c)
 	if len(full.Events) < 2 || c.Total != full.Total || len(c.Tick) != len(full.Events) || c.Strings[0] != "" {
 		t.Fatalf("compact: total %d, %d events; objects: total %d, %d events", c.Total, len(c.Tick), full.Total, len(full.Events))
 	}
@@ -454,28 +472,28 @@ func TestEventsCompactAndFrameTypes(t *testing.T) {
 		}
 	}
 	var short server.EventsCompactJSON
-	ts.want(http.StatusOK, "GET", base+"/events?compact=1&limit=1", "", nil, &short)
+	ts.want(http.StatusOK, "GET", base+"/events?compact=1&limit=1", ts.owner, nil, &short)
 	if short.Total < 2 || len(short.Tick) != 1 {
 		t.Errorf("limit=1: total %d, %d events", short.Total, len(short.Tick))
 	}
 	for _, q := range []string{"/events?from=10", "/events?from=10&compact=1"} {
-		code, _, hdr := ts.do("GET", base+q, "", nil)
+		code, _, hdr := ts.do("GET", base+q, ts.owner, nil)
 		tag := hdr.Get("ETag")
 		if code != http.StatusOK || tag == "" {
 			t.Fatalf("%s: %d, ETag %q", q, code, tag)
 		}
-		if code, body, _ := ts.do("GET", base+q, "", nil, "If-None-Match", tag); code != http.StatusNotModified || len(body) != 0 {
+		if code, body, _ := ts.do("GET", base+q, ts.owner, nil, "If-None-Match", tag); code != http.StatusNotModified || len(body) != 0 {
 			t.Errorf("%s with its ETag: %d, %d bytes", q, code, len(body))
 		}
 	}
-	if _, _, hdr := ts.do("GET", base+"/events?compact=1", "", nil); hdr.Get("ETag") == "" {
+	if _, _, hdr := ts.do("GET", base+"/events?compact=1", ts.owner, nil); hdr.Get("ETag") == "" {
 		t.Error("no ETag")
-	} else if code, _, _ := ts.do("GET", base+"/events", "", nil, "If-None-Match", hdr.Get("ETag")); code != http.StatusOK {
+	} else if code, _, _ := ts.do("GET", base+"/events", ts.owner, nil, "If-None-Match", hdr.Get("ETag")); code != http.StatusOK {
 		t.Errorf("the compact form's ETag answers the objects' request with %d", code)
 	}
 
 	types := map[string]int{}
-	code, all, _ := ts.do("GET", base+"/frames?from=0&to=200", "", nil)
+	code, all, _ := ts.do("GET", base+"/frames?from=0&to=200", ts.owner, nil)
 	if code != http.StatusOK {
 		t.Fatalf("frames: %d %s", code, all)
 	}
@@ -492,7 +510,7 @@ func TestEventsCompactAndFrameTypes(t *testing.T) {
 	if types["player_diff"] == 0 || len(types) < 3 {
 		t.Fatalf("frames 0-200: %v", types)
 	}
-	code, some, _ := ts.do("GET", base+"/frames?from=0&to=200&types=player_diff,player_new", "", nil)
+	code, some, _ := ts.do("GET", base+"/frames?from=0&to=200&types=player_diff,player_new", ts.owner, nil)
 	got := map[string]int{}
 	count(some, got)
 	if code != http.StatusOK || len(got) == 0 || got["player_diff"] != types["player_diff"] || got["player_new"] != types["player_new"] || len(got) > 2 {
@@ -506,7 +524,7 @@ func TestScheduledRecompress(t *testing.T) {
 	ts := start(t, server.Config{RecompressEvery: 20 * time.Millisecond})
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: time.Minute, Seed: 21})
 	var up server.UploadJSON
-	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=g.teehistorian", "", bytes.NewReader(game), &up)
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=g.teehistorian", ts.owner, bytes.NewReader(game), &up)
 	id, err := ts.x.Store().Resolve(up.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -529,7 +547,7 @@ func TestScheduledRecompress(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	body := ts.want(http.StatusOK, "GET", "/api/v1/recordings/"+up.ID+"/file", "", nil, nil)
+	body := ts.want(http.StatusOK, "GET", "/api/v1/recordings/"+up.ID+"/file", ts.owner, nil, nil)
 	if !bytes.Equal(body, game) {
 		t.Errorf("download after the pass: %d bytes, differs from the %d uploaded", len(body), len(game))
 	}

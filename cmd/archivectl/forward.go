@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/server"
@@ -41,9 +43,13 @@ type forwardRequest struct {
 
 // forward runs args on the server holding e's archive, if one is running,
 // and returns the command's exit status; ok is false when there is no
-// server to forward to.
+// server to forward to. The server must first prove that it holds the
+// archive's secret (server.OwnerAuthorization), which is never sent: a
+// process on the port of a server that died learns nothing, and the stale
+// serve.json and serve.secret it was found through are removed.
 func forward(ctx context.Context, e *env, c *command, args []string) (code int, ok bool) {
-	b, err := os.ReadFile(filepath.Join(e.archiveDir, server.EndpointFile))
+	endpointPath := filepath.Join(e.archiveDir, server.EndpointFile)
+	b, err := os.ReadFile(endpointPath)
 	if err != nil {
 		return 0, false
 	}
@@ -51,10 +57,26 @@ func forward(ctx context.Context, e *env, c *command, args []string) (code int, 
 	if json.Unmarshal(b, &ep) != nil || ep.URL == "" {
 		return 0, false
 	}
-	secret, err := os.ReadFile(filepath.Join(e.archiveDir, server.SecretFile))
+	secretPath := filepath.Join(e.archiveDir, server.SecretFile)
+	secret, err := os.ReadFile(secretPath)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "archivectl: a server (pid %d) holds this archive, but its owner secret is not readable: %v\n", ep.PID, err)
 		return exitLocked, true
+	}
+	auth, err := server.OwnerAuthorization(ctx, http.DefaultClient, ep.URL, strings.TrimSpace(string(secret)))
+	switch {
+	case errors.Is(err, server.ErrNotTheServer) || errors.Is(err, syscall.ECONNREFUSED):
+		// The server died without cleaning up; whatever holds its port now
+		// is not it. Open the archive here (its lock says if a server
+		// still holds it).
+		removeIfUnchanged(endpointPath, b)
+		removeIfUnchanged(secretPath, secret)
+		if errors.Is(err, server.ErrNotTheServer) {
+			fmt.Fprintf(e.stderr, "archivectl: ignoring %s: %v; removed the stale %s and %s\n", server.EndpointFile, err, server.EndpointFile, server.SecretFile)
+		}
+		return 0, false
+	case err != nil:
+		return 0, false
 	}
 	cwd, _ := os.Getwd()
 	req := forwardRequest{Args: args, Cwd: cwd, Stdin: c.name == "ingest" && slices.Contains(args, "-")}
@@ -67,11 +89,12 @@ func forward(ctx context.Context, e *env, c *command, args []string) (code int, 
 	if err != nil {
 		return 0, false
 	}
-	hr.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(secret)))
+	hr.Header.Set("Authorization", auth)
+	hr.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
-		// A server that died without cleaning up: open the archive here.
-		return 0, false
+		fmt.Fprintf(e.stderr, "archivectl: the server at %s did not take the command: %v\n", ep.URL, err)
+		return exitFailure, true
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -106,6 +129,14 @@ func forward(ctx context.Context, e *env, c *command, args []string) (code int, 
 		if err != nil {
 			return exitFailure, true
 		}
+	}
+}
+
+// removeIfUnchanged removes the file at path if it still holds b, so that
+// the files of a server started meanwhile are left alone.
+func removeIfUnchanged(path string, b []byte) {
+	if now, err := os.ReadFile(path); err == nil && bytes.Equal(now, b) {
+		os.Remove(path)
 	}
 }
 

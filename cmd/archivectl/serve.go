@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/replayarchive/replay"
@@ -31,6 +32,8 @@ type serveOptions struct {
 	s3              s3Flags
 	remoteRW        bool
 	tierEvery       string
+	hosts           stringList
+	trustedProxies  stringList
 }
 
 // AddFlags declares the flags on fs.
@@ -49,6 +52,8 @@ func (o *serveOptions) AddFlags(fs *flag.FlagSet) {
 	o.s3.AddFlags(fs)
 	fs.BoolVar(&o.remoteRW, "remote-write", false, "with --remote, upload to the bucket and delete from it (this node writes)")
 	fs.StringVar(&o.tierEvery, "tier-every", "1m", "with a remote store, upload (or, read-only, catch up) every `DUR`")
+	fs.Var(&o.hosts, "host", "also answer to the name `NAME` in the Host header (repeatable; the name a proxy or users reach the server by)")
+	fs.Var(&o.trustedProxies, "trusted-proxy", "believe X-Forwarded-For from the reverse proxy at `CIDR` (repeatable), for the limit on wrong tokens")
 }
 
 func cmdServe() *command {
@@ -65,13 +70,24 @@ it and run there, so searches, exports and flags work while it ingests or
 prunes. The command line proves it is the owner with a secret written to
 serve.secret in the archive directory (mode 0600).
 
-Who may do what: with no token created, only callers on this machine
-(loopback) are served, all as admin, and a non-loopback --listen is
-refused. Once 'archivectl token create' has made tokens, every request
-needs "Authorization: Bearer TOKEN": viewers search, show, read frames and
-download redacted clips; moderators also flag, hold and take down;
-admins also download whole original files, set retention, prune and
-manage tokens.
+Signing in: serve prints a login link (the web page's URL with the owner's
+secret after #login=); opening it signs that browser tab in as the owner
+(admin). Nobody else is anybody for calling from this machine: every other
+request needs "Authorization: Bearer TOKEN" from 'archivectl token create':
+viewers search, show, read frames and download redacted clips; moderators
+also flag, hold and take down; admins also download whole original files,
+set retention, prune and manage tokens. Without tokens, a non-loopback
+--listen is refused.
+
+Pages of other sites: the server answers only to its IP addresses,
+localhost and the names given with --host (so a page whose name was
+rebound to this machine reads nothing), and a request that changes the
+archive must come from the server's own page or from no page, with a JSON
+(or, for uploads, application/octet-stream) body. Ten wrong tokens in a
+minute from one client, or for one token prefix, get 429 for the next
+guesses; tokens that work are still accepted. Behind a reverse proxy, name
+it with --trusted-proxy so that its X-Forwarded-For counts, and give the
+public name with --host.
 
 --remote s3://BUCKET/PREFIX --endpoint URL makes this server a second
 node of a bucket another node uploads to: it adds their recordings to its
@@ -101,8 +117,15 @@ func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error
 	if len(args) > 0 {
 		return usagef("serve takes no arguments")
 	}
-	cfg := server.Config{Web: web.Handler(), LocalSecret: replay.NewSecret(),
+	cfg := server.Config{Web: web.Handler(), LocalSecret: replay.NewSecret(), Hosts: o.hosts,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	for _, p := range o.trustedProxies {
+		prefix, err := parsePrefix(p)
+		if err != nil {
+			return usagef("--trusted-proxy %q: %v", p, err)
+		}
+		cfg.TrustedProxies = append(cfg.TrustedProxies, prefix)
+	}
 	var err error
 	if o.pruneEvery != "" {
 		if cfg.PruneEvery, err = parseDurationFlag("--prune-every", o.pruneEvery); err != nil {
@@ -175,8 +198,20 @@ func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error
 		defer stop()
 	}
 	return s.ListenAndServe(ctx, o.listen, o.tlsCert, o.tlsKey, grace, func(url string) {
-		fmt.Fprintf(e.stdout, "serving %s at %s (web page: %s/)\n", e.archiveDir, url, url)
+		fmt.Fprintf(e.stdout, "serving %s at %s\nsign in to the web page as the owner: %s\n", e.archiveDir, url, server.LoginURL(url, cfg.LocalSecret))
 	})
+}
+
+// parsePrefix reads an address range (CIDR) or a single address.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("want an address or a CIDR range (10.0.0.0/8, ::1)")
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
 }
 
 func parseDurationFlag(name, v string) (time.Duration, error) {

@@ -1529,6 +1529,15 @@
 
   // ---- start ------------------------------------------------------------
 
+  // The login link 'archivectl serve' prints carries the owner's secret in
+  // the fragment (never sent to a server): keep it for this tab and take it
+  // out of the address bar and the history.
+  if (location.hash.startsWith('#login=')) {
+    const t = decodeURIComponent(location.hash.slice('#login='.length)).trim();
+    if (t) sessionStorage.setItem(TOKEN_KEY, t);
+    history.replaceState(history.state, '', location.pathname + location.search);
+  }
+
   $('signout').addEventListener('click', async () => {
     sessionStorage.removeItem(TOKEN_KEY);
     state.who = null;
