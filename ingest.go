@@ -83,17 +83,18 @@ func (x *Archive) IngestStream(ctx context.Context, name string, r io.Reader, li
 	if name == "" || name == "." || name == "/" || strings.HasPrefix(name, ".") {
 		name = "upload"
 	}
-	tmpRoot := filepath.Join(x.dir, "tmp")
-	if err := os.MkdirAll(tmpRoot, 0o700); err != nil {
-		return ingest.FileResult{}, "", fmt.Errorf("spool upload: %w", err)
-	}
 	// A directory per upload keeps the file's own name, which the
-	// recording's source name comes from.
-	dir, err := os.MkdirTemp(tmpRoot, "upload-")
+	// recording's source name comes from. One a killed process leaves is
+	// removed by the next writable open (archive/spool.go).
+	dir, done, err := x.a.NewSpool()
 	if err != nil {
-		return ingest.FileResult{}, "", fmt.Errorf("spool upload: %w", err)
+		return ingest.FileResult{}, "", err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if err := done(); err != nil {
+			x.log.Warn("upload", "err", err)
+		}
+	}()
 	path := filepath.Join(dir, name)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {

@@ -112,6 +112,9 @@ func Open(dir string, opts Options) (*Archive, error) {
 		return nil, err
 	}
 	x := &Archive{dir: dir, opts: opts, a: a, log: opts.Logger, codecs: codecs}
+	if sp := a.SpoolsRemovedAtOpen(); sp.Count > 0 {
+		x.log.Info("removed upload spools a killed process left", "spools", sp.Count, "bytes", sp.Bytes)
+	}
 	if !opts.ReadOnly {
 		x.lock = writeLockFile(dir, opts.Command)
 	}

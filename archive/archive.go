@@ -173,6 +173,9 @@ func Open(dir string, opts Options) (*Archive, error) {
 				return err
 			}
 		}
+		if err := indexTakedownIdents(tx); err != nil {
+			return err
+		}
 		if tx.Bucket(bucketSourceSizes) != nil {
 			return nil
 		}

@@ -138,10 +138,18 @@ func (a *Archive) Manifest(id uuid.UUID) (*Manifest, error) {
 func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
 	if id, err := uuid.Parse(ref); err == nil {
 		err := a.catalog.View(func(tx *bolt.Tx) error {
-			if tx.Bucket(bucketRecordings).Get(id[:]) == nil {
-				return fmt.Errorf("%s: %w", id, ErrNotFound)
+			if tx.Bucket(bucketRecordings).Get(id[:]) != nil {
+				return nil
 			}
-			return nil
+			// A taken-down id is gone, not unknown (HTTP 410, not 404).
+			t, err := takedownOfIdentity(tx, id, "")
+			if err != nil {
+				return err
+			}
+			if t != nil {
+				return fmt.Errorf("%s: %w: %w", id, ErrNotFound, &TakenDownError{Takedown: *t})
+			}
+			return fmt.Errorf("%s: %w", id, ErrNotFound)
 		})
 		if err != nil {
 			return uuid.Nil, err

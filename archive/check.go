@@ -52,15 +52,18 @@ type CheckReport struct {
 	// Dangling lists catalog entries that point at missing recordings.
 	Dangling []string `json:"dangling"`
 	// PendingDeletes counts tombstones not yet swept.
-	PendingDeletes int  `json:"pending_deletes"`
-	Repaired       bool `json:"repaired"`
+	PendingDeletes int `json:"pending_deletes"`
+	// Spools counts the upload spools a killed upload left (spool.go):
+	// Repair removes them, as a writable open does.
+	Spools   Spools `json:"leftover_spools"`
+	Repaired bool   `json:"repaired"`
 	// Remote is what Check found in the remote store, nil without one.
 	Remote *RemoteCheck `json:"remote,omitempty"`
 }
 
 // OK reports whether nothing is wrong.
 func (r *CheckReport) OK() bool {
-	return len(r.Problems) == 0 && r.Orphans == 0 && r.Miscounted == 0 && r.MiscountedSizes == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0 && r.Remote.ok()
+	return len(r.Problems) == 0 && r.Orphans == 0 && r.Miscounted == 0 && r.MiscountedSizes == 0 && len(r.Dangling) == 0 && r.PendingDeletes == 0 && r.Spools.Count == 0 && r.Remote.ok()
 }
 
 // Check verifies the archive.
@@ -188,6 +191,9 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 		rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s/%x", d.bucket, d.key))
 	}
 	if rep.Remote, err = a.checkRemote(ctx, manifests, opts.Repair); err != nil {
+		return nil, err
+	}
+	if rep.Spools, err = a.leftoverSpools(opts.Repair); err != nil {
 		return nil, err
 	}
 	rep.Repaired = opts.Repair

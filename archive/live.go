@@ -368,6 +368,13 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 	var old *Manifest
 	sweepFirst := false
 	err = a.catalog.View(func(tx *bolt.Tx) error {
+		// A taken-down identity never grows: checked before any byte of
+		// it is written, so it never appears.
+		if t, err := takedownOfIdentity(tx, id, res.Meta.Session); err != nil {
+			return err
+		} else if t != nil {
+			return &TakenDownError{Takedown: *t}
+		}
 		m, err := getManifest(tx, id)
 		switch {
 		case g.live == nil && err == nil:

@@ -52,6 +52,7 @@ func (s *Server) routes() {
 	h("DELETE /api/v1/recordings/{id}/hold", m, "release", s.mark(s.release))
 	h("DELETE /api/v1/recordings/{id}", m, "takedown", s.takedown)
 	h("GET /api/v1/takedowns", m, "takedowns", s.takedowns)
+	h("POST /api/v1/takedowns/{id}/undo", m, "undo-takedown", s.undoTakedown)
 	h("DELETE /api/v1/takedowns/{sha256}", a, "lift-takedown", s.liftTakedown)
 	h("GET /api/v1/audit", a, "audit", s.auditLog)
 	h("GET /api/v1/retention", v, "retention", s.getRetention)

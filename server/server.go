@@ -175,6 +175,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr, certFile, keyFile str
 	if s.cfg.RecompressEvery > 0 {
 		go s.every(ctx, s.cfg.RecompressEvery, s.recompressPass)
 	}
+	go s.every(ctx, purgeEvery, s.purgePass) // takedowns past their grace period
 	if ready != nil {
 		ready(url)
 	}

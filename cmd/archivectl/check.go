@@ -39,7 +39,10 @@ decompresses every chunk, checks its CRC-32C and each recording's sha256.
 --repair finishes interrupted deletes, removes orphaned chunks (left by a
 crash during ingest or prune) and dangling catalog entries, rebuilds the
 reference counts of shared blobs from the chunks that refer to them and
-the index of sizes from the sources and takedowns, then checks again. Exit status 1 when problems remain.`,
+the index of sizes from the sources and takedowns, removes the upload spools
+(<archive>/tmp/upload-*) a process killed mid-upload left (any command that
+opens the archive for writing removes them too), then checks again. Exit
+status 1 when problems remain.`,
 		flags: o.AddFlags,
 		run:   func(ctx context.Context, e *env, args []string) error { return runCheck(ctx, e, o, args) },
 	}
@@ -53,6 +56,7 @@ func runCheck(ctx context.Context, e *env, o *checkOptions, args []string) error
 		// Repairs write: open the archive for writing.
 		e.access = writeAccess
 	}
+	opening := e.x == nil // not a server's archive, run there for us
 	x, err := e.lib()
 	if err != nil {
 		return err
@@ -65,6 +69,13 @@ func runCheck(ctx context.Context, e *env, o *checkOptions, args []string) error
 	prog.clear()
 	if err != nil {
 		return err
+	}
+	if o.repair && opening {
+		// Opening the archive for the repair removed leftover spools
+		// before the check saw them: they are part of what was repaired.
+		at := x.Store().SpoolsRemovedAtOpen()
+		rep.Spools.Count += at.Count
+		rep.Spools.Bytes += at.Bytes
 	}
 	final := rep
 	if o.repair {
@@ -87,8 +98,8 @@ func runCheck(ctx context.Context, e *env, o *checkOptions, args []string) error
 		enc.Encode(out)
 	} else {
 		if o.repair {
-			fmt.Fprintf(e.stdout, "repaired: %d orphaned chunks (%s), %d dangling catalog entries, %d unfinished deletes, %d miscounted references, %d miscounted sizes\n",
-				rep.Orphans, humanBytes(rep.OrphanBytes), len(rep.Dangling), rep.PendingDeletes, rep.Miscounted, rep.MiscountedSizes)
+			fmt.Fprintf(e.stdout, "repaired: %d orphaned chunks (%s), %d dangling catalog entries, %d unfinished deletes, %d miscounted references, %d miscounted sizes, %d leftover upload spools (%s)\n",
+				rep.Orphans, humanBytes(rep.OrphanBytes), len(rep.Dangling), rep.PendingDeletes, rep.Miscounted, rep.MiscountedSizes, rep.Spools.Count, humanBytes(rep.Spools.Bytes))
 			if rc := rep.Remote; rc != nil && rc.Repaired {
 				fmt.Fprintf(e.stdout, "repaired remote: %d orphan objects (%s), %d manifests without objects\n", len(rc.Orphans), humanBytes(rc.OrphanBytes), len(rc.Missing))
 			}
@@ -121,6 +132,9 @@ func printCheck(e *env, r *archive.CheckReport, readData bool) {
 	}
 	for _, d := range r.Dangling {
 		fmt.Fprintf(e.stdout, "dangling: %s; run check --repair\n", d)
+	}
+	if r.Spools.Count > 0 {
+		fmt.Fprintf(e.stdout, "upload spools: %d left by a killed upload (%s); run check --repair\n", r.Spools.Count, humanBytes(r.Spools.Bytes))
 	}
 	if r.PendingDeletes > 0 {
 		fmt.Fprintf(e.stdout, "unfinished deletes: %d; run check --repair or prune\n", r.PendingDeletes)
