@@ -48,7 +48,8 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (replay.Ac
 		return replay.Actor{}, false, false
 	}
 	client, prefix := "client "+s.clientOf(r), "prefix "+credentialPrefix(secret)
-	if s.limiter.blocked(client, prefix) && !s.mayTry(credentialPrefix(secret)) {
+	blocked := s.limiter.blocked(client, prefix)
+	if blocked && !s.mayTry(credentialPrefix(secret)) {
 		s.tooMany(w)
 		return replay.Actor{}, false, false
 	}
@@ -66,6 +67,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (replay.Ac
 	}
 	s.limiter.fail(client, prefix)
 	s.metrics.authFailures.Inc()
+	if blocked {
+		s.tooMany(w)
+		return replay.Actor{}, false, false
+	}
 	writeError(w, http.StatusUnauthorized, "bad_token", "the token is not valid (revoked, mistyped, or of another archive)")
 	return replay.Actor{}, false, false
 }

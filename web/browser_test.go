@@ -73,9 +73,9 @@ type finishedDownload struct {
 	state cdpbrowser.DownloadProgressState
 }
 
-// newBrowser starts Chromium with a window of w×h CSS pixels. It is closed
-// when the test ends.
-func newBrowser(t testing.TB, w, h int) *browser {
+// newBrowser starts Chromium with a window of w×h CSS pixels and any extra
+// options. It is closed when the test ends.
+func newBrowser(t testing.TB, w, h int, extra ...chromedp.ExecAllocatorOption) *browser {
 	t.Helper()
 	exe := chromiumPath(t)
 	opts := []chromedp.ExecAllocatorOption{
@@ -93,6 +93,7 @@ func newBrowser(t testing.TB, w, h int) *browser {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(w, h),
 	}
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	t.Cleanup(func() {
@@ -240,6 +241,15 @@ func (b *browser) download(suffix string) (string, []byte) {
 type testServer struct {
 	url string
 	x   *replay.Archive
+	// secret is the owner's (Config.LocalSecret), which the login link
+	// carries.
+	secret string
+}
+
+// asOwner returns the address of the page at path that signs the tab in
+// as the owner, as the link 'archivectl serve' prints does.
+func (s *testServer) asOwner(path string) string {
+	return s.url + path + "#login=" + s.secret
 }
 
 // startServer ingests paths into a new archive and serves it, with the
@@ -257,7 +267,8 @@ func startServer(t testing.TB, paths ...string) *testServer {
 			t.Fatalf("ingest %v: %v", paths, err)
 		}
 	}
-	srv := server.New(x, server.Config{Web: withBlank(web.Handler())})
+	secret := replay.NewSecret()
+	srv := server.New(x, server.Config{Web: withBlank(web.Handler()), LocalSecret: secret})
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(chan string, 1)
 	done := make(chan error, 1)
@@ -282,7 +293,7 @@ func startServer(t testing.TB, paths ...string) *testServer {
 		}
 		x.Close()
 	})
-	return &testServer{url: u, x: x}
+	return &testServer{url: u, x: x, secret: secret}
 }
 
 // blankPage is the baseline of TestRecordingPageTimeToInteractive: a page
@@ -509,7 +520,7 @@ func TestQueryErrorPointsAtTerm(t *testing.T) {
 	corpus := formatstest.CorpusDir(t, "teehistorian")
 	b := newBrowser(t, 1280, 800)
 	s := startServer(t, corpus)
-	b.do("bad query", chromedp.Navigate(s.url+"/?q="+strings.ReplaceAll("player:samii after:2023-13-45", " ", "+")))
+	b.do("bad query", chromedp.Navigate(s.asOwner("/?q="+strings.ReplaceAll("player:samii after:2023-13-45", " ", "+"))))
 	b.waitFor("the error", `!document.getElementById('qerr').hidden`)
 	if got := eval[string](b, `document.querySelector('#qerr mark').textContent`); got != "after:2023-13-45" {
 		t.Errorf("the error marks %q, want the after: term", got)
@@ -537,7 +548,7 @@ func TestLayoutAndKeyboard(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			b.t = t
 			b.do("emulate", chromedp.EmulateViewport(int64(size[0]), int64(size[1])))
-			b.do("open", chromedp.Navigate(s.url+"/r/"+samiiID+"?t=400"))
+			b.do("open", chromedp.Navigate(s.asOwner("/r/"+samiiID+"?t=400")))
 			b.waitFor("the recording page", `document.body.dataset.ready === 'recording'`)
 			if w := eval[[]int](b, `[document.documentElement.scrollWidth, innerWidth]`); w[0] > w[1] {
 				t.Errorf("the page is %d px wide in a %d px window", w[0], w[1])
@@ -591,7 +602,7 @@ func TestScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.do("emulate", chromedp.EmulateViewport(1280, 800))
-	b.do("open", chromedp.Navigate(s.url+"/r/"+ctfEvening+"?t=6000"))
+	b.do("open", chromedp.Navigate(s.asOwner("/r/"+ctfEvening+"?t=6000")))
 	b.waitFor("the recording page", `document.body.dataset.ready === 'recording' && +document.getElementById('trails').dataset.tracks >= 4`)
 	b.do("zoom", chromedp.Click(chromedp.ID("zoom-in")), chromedp.Click(chromedp.ID("zoom-in")))
 	ctxT, cancel := context.WithTimeout(b.ctx, 30*time.Second)
@@ -680,7 +691,7 @@ func TestRecordingPageTimeToInteractive(t *testing.T) {
 		b.waitFor("the blank page", `document.body.dataset.ready === 'blank'`)
 		blank := eval[float64](b, `window.replayReadyAt`)
 		tick := mid + int64(i)*1000
-		b.do("open the recording", chromedp.Navigate(fmt.Sprintf("%s/r/%s?t=%d", s.url, id, tick)))
+		b.do("open the recording", chromedp.Navigate(s.asOwner(fmt.Sprintf("/r/%s?t=%d", id, tick))))
 		b.waitFor("the recording page", `document.body.dataset.ready === 'recording'`)
 		page := eval[float64](b, `window.replayReadyAt`)
 		if n := eval[int](b, `+document.getElementById('trails').dataset.tracks`); n == 0 {
@@ -770,7 +781,7 @@ func TestTrailsEveryFormat(t *testing.T) {
 				t.Fatal(err)
 			}
 			mid := rec.LastTick() / 2
-			b.do("open", chromedp.Navigate(fmt.Sprintf("%s/r/%s?t=%d", s.url, id, mid)))
+			b.do("open", chromedp.Navigate(s.asOwner(fmt.Sprintf("/r/%s?t=%d", id, mid))))
 			b.waitFor("the recording page", `document.body.dataset.ready === 'recording'`)
 			tracks := eval[int](b, `+document.getElementById('trails').dataset.tracks`)
 			labels := eval[string](b, `document.getElementById('trails').dataset.labels`)
@@ -796,7 +807,7 @@ func TestTrailsEveryFormat(t *testing.T) {
 	}
 }
 
-// TestAdminActions: with no tokens a loopback caller is an admin. The
+// TestAdminActions: the owner's login link signs the tab in as admin. The
 // original download is the ingested file byte for byte; hold and release
 // and a takedown go through their dialogs into the archive and the
 // history.
@@ -804,10 +815,15 @@ func TestAdminActions(t *testing.T) {
 	corpus := formatstest.CorpusDir(t, "teehistorian")
 	s := startServer(t, corpus)
 	b := newBrowser(t, 1280, 800)
+	b.do("open the login link", chromedp.Navigate(server.LoginURL(s.url, s.secret)))
+	b.waitFor("signed in as the owner", `document.getElementById('who').textContent.endsWith('(browser) (admin)')`)
+	if href := eval[string](b, `location.href`); strings.Contains(href, s.secret) || strings.Contains(href, "#") {
+		t.Errorf("the login link's secret stays in the address bar: %s", href)
+	}
 	b.do("open", chromedp.Navigate(s.url+"/r/"+samiiID))
 	b.waitFor("the recording page", `document.body.dataset.ready === 'recording'`)
-	if who := eval[string](b, `document.getElementById('who').textContent`); !strings.HasSuffix(who, "(admin)") {
-		t.Fatalf("signed in as %q, want a loopback admin", who)
+	if who := eval[string](b, `document.getElementById('who').textContent`); !strings.HasSuffix(who, "(browser) (admin)") {
+		t.Fatalf("signed in as %q, want the owner's browser, admin", who)
 	}
 	b.do("download the original", chromedp.Click(chromedp.ID("dl-original")))
 	name, data := b.download(".teehistorian")

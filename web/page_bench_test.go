@@ -34,7 +34,12 @@ func BenchmarkRecordingPageAPI(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var n int64
 			for range b.N {
-				res, err := http.Get(s.url + "/api/v1/recordings/" + id + c.path)
+				req, err := http.NewRequest("GET", s.url+"/api/v1/recordings/"+id+c.path, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.Header.Set("Authorization", "Bearer "+s.secret)
+				res, err := http.DefaultClient.Do(req)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -216,27 +216,34 @@ func waitSealed(t *testing.T, log *syncBuffer, n int, timeout time.Duration) {
 	}
 }
 
-// serveURL waits for serve's "serving DIR at URL" line and returns URL.
+// serveURL waits for serve's login link ("sign in ... as the owner: URL")
+// and returns it: the server's URL, "/#login=" and the owner's secret.
 func serveURL(t *testing.T, out, errs *syncBuffer) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, rest, ok := strings.Cut(out.String(), " at http"); ok {
-			if u, _, ok := strings.Cut(rest, " "); ok {
-				return "http" + u
+		if _, rest, ok := strings.Cut(out.String(), "as the owner: "); ok {
+			if u, _, ok := strings.Cut(rest, "\n"); ok {
+				return u
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("serve did not say where it listens:\n%s%s", out.String(), errs.String())
+	t.Fatalf("serve did not print its login link:\n%s%s", out.String(), errs.String())
 	return ""
 }
 
-// searchFinds asks the server's search API for q and says whether the
+// searchFinds asks the server at login (serveURL's link) for q and says whether the
 // only hit is recording id with an event whose text holds text.
-func searchFinds(t *testing.T, base, q string, id uuid.UUID, text string) bool {
+func searchFinds(t *testing.T, login, q string, id uuid.UUID, text string) bool {
 	t.Helper()
-	resp, err := http.Get(base + "/api/v1/recordings?q=" + url.QueryEscape(q))
+	base, secret, _ := strings.Cut(login, "/#login=")
+	req, err := http.NewRequest("GET", base+"/api/v1/recordings?q="+url.QueryEscape(q), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
