@@ -130,6 +130,11 @@ type Archive struct {
 	// writing holds the chunk owners written ahead of their manifests
 	// (inflight.go), which Check leaves alone.
 	writing inflight
+
+	// spools holds this process's upload spools; spoolsAtOpen is what
+	// Open removed (spool.go).
+	spools       spoolSet
+	spoolsAtOpen Spools
 }
 
 // Open opens the archive in dir, creating it if needed.
@@ -188,7 +193,16 @@ func Open(dir string, opts Options) (*Archive, error) {
 		db.Close()
 		return nil, fmt.Errorf("archive: init catalog: %w", err)
 	}
-	return newArchive(dir, opts, db)
+	a, err := newArchive(dir, opts, db)
+	if err != nil {
+		return nil, err
+	}
+	// The catalog's exclusive lock is held: no other process is uploading,
+	// and this one has not begun, so every upload spool is a leftover of a
+	// killed process. One that cannot be removed stays for Check to report
+	// (its Repair names the error): it is no reason to refuse the archive.
+	a.spoolsAtOpen, _ = a.leftoverSpools(true)
+	return a, nil
 }
 
 // newArchive wraps an open catalog.
