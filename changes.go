@@ -2,8 +2,11 @@ package replay
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
@@ -54,62 +57,131 @@ func (x *Archive) Release(ctx context.Context, by Actor, ref, reason string) (*a
 		func(id uuid.UUID) (*archive.Manifest, error) { return x.a.Release(id) })
 }
 
-// Takedown removes a recording now and remembers its file: the same bytes
-// are refused at ingest, saying who took them down, when and why, until
-// an admin lifts the takedown. A held recording is refused.
-func (x *Archive) Takedown(ctx context.Context, by Actor, ref, reason string) (*archive.Manifest, error) {
+// Takedown hides a recording from every read and search at once and
+// remembers its file and identity: the same bytes, the id the file names
+// and its session are refused at ingest, saying who took them down, when
+// and why. Its bytes are kept for grace (UndoTakedown restores it until
+// then; PurgeTakedowns deletes them after); a grace of 0 deletes them now.
+// A held recording is refused. It returns the recording and the takedown.
+func (x *Archive) Takedown(ctx context.Context, by Actor, ref, reason string, grace time.Duration) (*archive.Manifest, *archive.Takedown, error) {
 	if x.opts.ReadOnly {
-		return nil, ErrReadOnly
+		return nil, nil, ErrReadOnly
 	}
 	if strings.TrimSpace(reason) == "" {
-		return nil, fmt.Errorf("a takedown needs a reason")
+		return nil, nil, fmt.Errorf("a takedown needs a reason")
+	}
+	if grace < 0 {
+		return nil, nil, fmt.Errorf("a takedown's grace period must not be negative, got %s", grace)
 	}
 	id, err := x.a.Resolve(ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	m, err := x.a.TakeDown(ctx, id, archive.DeleteOptions{By: by.Name, Reason: reason})
-	if m != nil {
-		// The recording is gone from the catalog even when the sweep
-		// failed: log and index what took effect.
-		x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditTakedown, Recording: id, Reason: reason,
-			Detail: "sha256 " + m.SHA256})
-		if serr := x.sync(ctx); err == nil {
-			err = serr
-		}
+	m, err := x.a.TakeDown(ctx, id, archive.DeleteOptions{By: by.Name, Reason: reason, Grace: grace})
+	if m == nil {
+		return nil, nil, err
 	}
-	return m, err
+	// The recording is gone from the catalog even when the sweep
+	// failed: log and index what took effect.
+	sum, _ := hex.DecodeString(m.SHA256)
+	t, terr := x.a.TakenDown(sum)
+	if terr == nil && t == nil {
+		terr = fmt.Errorf("takedown of %s: no record after it committed", id)
+	}
+	if terr != nil {
+		return m, nil, errors.Join(err, terr)
+	}
+	detail := "sha256 " + m.SHA256 + "; purged at once"
+	if t.State == archive.TakedownPending {
+		detail = fmt.Sprintf("sha256 %s; kept for undo until %s", m.SHA256, t.PurgeAt.Format(time.RFC3339))
+	}
+	x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditTakedown, Recording: id, Reason: reason, Detail: detail})
+	if serr := x.sync(ctx); err == nil {
+		err = serr
+	}
+	return m, t, err
 }
 
-// LiftTakedown lets the bytes of a taken-down recording (named by its
-// recording id or its file's hex sha256) be ingested again.
+// UndoTakedown restores a recording taken down within its grace period
+// (named by its id, a prefix of it, or its file's hex sha256): listed,
+// searchable and readable again, its bytes and identity no longer refused.
+func (x *Archive) UndoTakedown(ctx context.Context, by Actor, ref, reason string) (*archive.Manifest, *archive.Takedown, error) {
+	if x.opts.ReadOnly {
+		return nil, nil, ErrReadOnly
+	}
+	found, err := x.findTakedown(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, t, err := x.a.UndoTakedown(ctx, found.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditUndoTakedown, Recording: t.ID, Reason: reason,
+		Detail: "sha256 " + t.SHA256 + "; taken down by " + t.By + " at " + t.At.Format(time.RFC3339)})
+	return m, t, x.sync(ctx)
+}
+
+// PurgeTakedowns deletes the bytes of takedowns whose grace period is over,
+// or with refs (ids, prefixes or sha256s) of those takedowns at once: the
+// janitor's pass (serve, prune, takedowns purge). Each purge is audited.
+func (x *Archive) PurgeTakedowns(ctx context.Context, by Actor, refs ...string) ([]archive.Takedown, error) {
+	if x.opts.ReadOnly {
+		return nil, ErrReadOnly
+	}
+	var ids []uuid.UUID
+	for _, ref := range refs {
+		t, err := x.findTakedown(ref)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, t.ID)
+	}
+	purged, err := x.a.PurgeTakedowns(ctx, ids...)
+	for _, t := range purged {
+		x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditPurgeTakedown, Recording: t.ID,
+			Detail: "sha256 " + t.SHA256 + "; taken down by " + t.By + " at " + t.At.Format(time.RFC3339)})
+	}
+	return purged, err
+}
+
+// findTakedown returns the takedown that ref names: a file's hex sha256,
+// or a recording id or a unique prefix of one.
+func (x *Archive) findTakedown(ref string) (*archive.Takedown, error) {
+	want := strings.ToLower(strings.TrimSpace(ref))
+	ts, err := x.a.Takedowns()
+	if err != nil {
+		return nil, err
+	}
+	var found []archive.Takedown
+	for _, t := range ts {
+		if len(want) == 64 && t.SHA256 == want ||
+			len(want) < 64 && want != "" && (strings.HasPrefix(t.ID.String(), want) || strings.HasPrefix(strings.ReplaceAll(t.ID.String(), "-", ""), want)) {
+			found = append(found, t)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("no takedown of a recording or file %q: %w", ref, archive.ErrNotFound)
+	case 1:
+		return &found[0], nil
+	default:
+		return nil, fmt.Errorf("%q names %d taken-down recordings: give more of the id, or the sha256", ref, len(found))
+	}
+}
+
+// LiftTakedown lets the bytes and identity of a taken-down recording
+// (named by its recording id or its file's hex sha256) be ingested again,
+// once its bytes are purged: an admin's decision.
 func (x *Archive) LiftTakedown(ctx context.Context, by Actor, ref, reason string) (*archive.Takedown, error) {
 	if x.opts.ReadOnly {
 		return nil, ErrReadOnly
 	}
-	sha := strings.ToLower(strings.TrimSpace(ref))
-	if len(sha) != 64 {
-		// A recording id or prefix: find its takedown.
-		ts, err := x.a.Takedowns()
-		if err != nil {
-			return nil, err
-		}
-		var found []archive.Takedown
-		for _, t := range ts {
-			if strings.HasPrefix(t.ID.String(), sha) || strings.HasPrefix(strings.ReplaceAll(t.ID.String(), "-", ""), sha) {
-				found = append(found, t)
-			}
-		}
-		switch len(found) {
-		case 0:
-			return nil, fmt.Errorf("no takedown of a recording %q: %w", ref, archive.ErrNotFound)
-		case 1:
-			sha = found[0].SHA256
-		default:
-			return nil, fmt.Errorf("%q names %d taken-down recordings: give more of the id, or the sha256", ref, len(found))
-		}
+	found, err := x.findTakedown(ref)
+	if err != nil {
+		return nil, err
 	}
-	t, err := x.a.LiftTakedown(sha)
+	t, err := x.a.LiftTakedown(found.SHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +190,8 @@ func (x *Archive) LiftTakedown(ctx context.Context, by Actor, ref, reason string
 	return t, nil
 }
 
-// Takedowns lists the files refused at ingest because they were taken down.
+// Takedowns lists every takedown: the files and identities refused at
+// ingest, each pending purge (State, PurgeAt) or purged.
 func (x *Archive) Takedowns() ([]archive.Takedown, error) { return x.a.Takedowns() }
 
 // Policy returns the stored retention policy (nil when there is none).
@@ -191,6 +264,10 @@ func (x *Archive) Prune(ctx context.Context, by Actor, plan *archive.Plan) (*arc
 		if rep != nil && len(rep.Removed) > 0 {
 			return rep, fmt.Errorf("%w (%d recordings were already removed from the catalog; prune again to finish)", err, len(rep.Removed))
 		}
+		return rep, err
+	}
+	// The janitor's other half: takedowns past their grace period.
+	if _, err := x.PurgeTakedowns(ctx, by); err != nil {
 		return rep, err
 	}
 	return rep, x.sync(ctx)

@@ -81,7 +81,11 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	}); err != nil {
 		return nil, err
 	}
-	owned := ownedKeys(manifests)
+	kept, err := a.keptForPurge()
+	if err != nil {
+		return nil, err
+	}
+	owned := ownedKeys(append(kept, manifests...))
 	rep.Recordings = len(manifests)
 	for i, m := range manifests {
 		rep.Chunks += len(m.Chunks)
@@ -204,9 +208,11 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 type catalogEntry struct{ bucket, key []byte }
 
 // danglingEntries returns the heads, events, sources and sessions entries
-// of tx that belong to no recording of tx.
+// of tx that belong to no recording of tx (a recording taken down and kept
+// for its grace period keeps its heads and events).
 func danglingEntries(tx *bolt.Tx) ([]catalogEntry, error) {
 	recs := tx.Bucket(bucketRecordings)
+	kept := tx.Bucket(bucketTakenDown)
 	var dangling []catalogEntry
 	for _, bn := range [][]byte{bucketHeads, bucketEvents, bucketSources, bucketSessions} {
 		err := tx.Bucket(bn).ForEach(func(k, v []byte) error {
@@ -221,7 +227,7 @@ func danglingEntries(tx *bolt.Tx) ([]catalogEntry, error) {
 			case len(k) == 16:
 				id = uuid.UUID(k)
 			}
-			if recs.Get(id[:]) == nil {
+			if recs.Get(id[:]) == nil && (kept == nil || kept.Get(id[:]) == nil) {
 				dangling = append(dangling, catalogEntry{bn, bytes.Clone(k)})
 			}
 			return nil
@@ -342,7 +348,11 @@ func (a *Archive) removeOrphans(ctx context.Context, name string, orphans [][]by
 		}); err != nil {
 			return err
 		}
-		owned := ownedKeys(manifests)[name]
+		kept, err := a.keptForPurge()
+		if err != nil {
+			return err
+		}
+		owned := ownedKeys(append(kept, manifests...))[name]
 		chunks := chunksOf(tx)
 		for i, k := range orphans {
 			if !isOrphan(tx, k, owned, busy) {

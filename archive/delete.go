@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
@@ -62,15 +63,20 @@ func markRemoved(tx *bolt.Tx, m *Manifest) error {
 	if err := removeCatalogEntries(tx, m); err != nil {
 		return err
 	}
+	if err := putTombstone(tx, m); err != nil {
+		return err
+	}
+	return appendChange(tx, ChangeDelete, m.ID)
+}
+
+// putTombstone leaves the tombstone of m's chunks for Sweep inside tx.
+func putTombstone(tx *bolt.Tx, m *Manifest) error {
 	owner := m.owner()
 	v, err := json.Marshal(tombstone{Shard: m.Shard, Owner: owner, Stored: m.StoredBytes, ID: m.ID, Remote: m.Remote})
 	if err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketTombstones).Put(owner[:], v); err != nil {
-		return err
-	}
-	return appendChange(tx, ChangeDelete, m.ID)
+	return tx.Bucket(bucketTombstones).Put(owner[:], v)
 }
 
 // sweepBatch is how many recordings Sweep deletes per shard transaction.
@@ -156,8 +162,9 @@ func (a *Archive) Sweep(ctx context.Context) ([]string, error) {
 	return shards, nil
 }
 
-// Delete takes recording id down without saying who or why: TakeDown with
-// empty DeleteOptions. Its bytes are refused from then on.
+// Delete takes recording id down at once without saying who or why:
+// TakeDown with empty DeleteOptions. Its bytes and identity are refused
+// from then on.
 func (a *Archive) Delete(ctx context.Context, id uuid.UUID) (*Manifest, error) {
 	return a.TakeDown(ctx, id, DeleteOptions{})
 }
@@ -183,11 +190,19 @@ func (a *Archive) update(id uuid.UUID, fn func(*Manifest) error) (*Manifest, err
 	return m, err
 }
 
+// Errors of flags and holds that name what is not there, or cannot be.
+var (
+	ErrBadFlagName = errors.New("a flag name is one word of at most 64 printable characters")
+	ErrNotFlagged  = errors.New("recording has no such flag")
+	ErrFileFlag    = errors.New("the flag comes from the file itself and cannot be removed")
+	ErrNotHeld     = errors.New("recording is not held")
+)
+
 // SetFlag adds (or updates the note of) a moderator's flag.
 func (a *Archive) SetFlag(id uuid.UUID, name, note string) (*Manifest, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || strings.ContainsAny(name, " \t\n") {
-		return nil, fmt.Errorf("flag name %q: must be one word", name)
+	if name == "" || len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) {
+		return nil, fmt.Errorf("flag name %q: %w", name, ErrBadFlagName)
 	}
 	return a.update(id, func(m *Manifest) error {
 		for i := range m.Flags {
@@ -212,10 +227,10 @@ func (a *Archive) Unflag(id uuid.UUID, name string) (*Manifest, error) {
 		}
 		for _, f := range m.Meta.Flags {
 			if f == name {
-				return fmt.Errorf("flag %q comes from the file itself and cannot be removed", name)
+				return fmt.Errorf("flag %q: %w", name, ErrFileFlag)
 			}
 		}
-		return fmt.Errorf("recording has no flag %q", name)
+		return fmt.Errorf("flag %q: %w", name, ErrNotFlagged)
 	})
 }
 
@@ -234,7 +249,7 @@ func (a *Archive) SetHold(id uuid.UUID, reason string) (*Manifest, error) {
 func (a *Archive) Release(id uuid.UUID) (*Manifest, error) {
 	return a.update(id, func(m *Manifest) error {
 		if m.Hold == nil {
-			return errors.New("recording is not held")
+			return ErrNotHeld
 		}
 		m.Hold = nil
 		return nil

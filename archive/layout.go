@@ -67,6 +67,17 @@ var (
 	bucketTombstones = []byte("tombstones")
 	// bucketTakedowns: sha256 (32 B) → Takedown JSON (takedown.go).
 	bucketTakedowns = []byte("takedowns")
+	// bucketTakedownIdents: an identity a takedown refuses besides its
+	// bytes ‖ the takedown's sha256 (32 B) → nil: identIDPrefix(id) for
+	// the recording id and the id its file names, identSessionPrefix for
+	// its session. Open builds it for a catalog written before it.
+	bucketTakedownIdents = []byte("takedown_idents")
+	// bucketTakenDown: id (16 B) → the manifest (as in bucketRecordings)
+	// of a recording taken down and kept until its purge (Takedown.PurgeAt);
+	// its heads, events, live state and chunks stay under its id. Created
+	// by the first takedown with a grace period, so readers must allow it
+	// to be missing.
+	bucketTakenDown = []byte("taken_down")
 	// bucketAudit: seq (8 B, seqKey) → AuditEntry JSON (audit.go).
 	bucketAudit = []byte("audit")
 	// bucketAuditRec: recording id (16 B) ‖ seq (8 B) → nil (auditRecKey),
@@ -115,6 +126,19 @@ func sessionKey(session string, id uuid.UUID) []byte {
 func sessionPrefix(session string) []byte {
 	k := make([]byte, 0, len(session)+1+16)
 	return append(append(k, session...), 0)
+}
+
+// identIDPrefix is what the bucketTakedownIdents keys of recording id
+// start with.
+func identIDPrefix(id uuid.UUID) []byte {
+	return append([]byte{'i'}, id[:]...)
+}
+
+// identSessionPrefix is what the bucketTakedownIdents keys of session
+// start with.
+func identSessionPrefix(session string) []byte {
+	k := make([]byte, 0, 2+len(session)+32)
+	return append(append(append(k, 's'), session...), 0)
 }
 
 // auditRecKey is a bucketAuditRec key: the recording id first, so that a

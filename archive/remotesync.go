@@ -260,16 +260,24 @@ func (a *Archive) CatchUp(ctx context.Context) (*CatchUpReport, error) {
 }
 
 // putRemoteRecording adds a recording from its bucket manifest inside tx,
-// unless its bytes were taken down here, its id is being deleted here, or
-// its bytes are archived under another id. It reports whether it added it.
+// unless its bytes or identity (its id, the id its file names, its
+// session) were taken down here, its id is being deleted here, or its
+// bytes are archived under another id. It reports whether it added it.
 func putRemoteRecording(tx *bolt.Tx, rm *remoteManifest) (bool, error) {
 	m := rm.Manifest
 	sum, err := hexSum(m.SHA256)
 	if err != nil {
 		return false, err
 	}
-	if t, err := takedownOf(tx, sum); err != nil || t != nil {
+	t, err := takedownRefusing(tx, sum, m.Meta.ID, m.Meta.Session)
+	if err == nil && t == nil {
+		t, err = takedownOfIdentity(tx, m.ID, "")
+	}
+	if err != nil {
 		return false, err
+	}
+	if t != nil {
+		return false, coverID(tx, t, m.ID)
 	}
 	owner := m.owner()
 	if tx.Bucket(bucketTombstones).Get(owner[:]) != nil || tx.Bucket(bucketSources).Get(sum) != nil {

@@ -572,7 +572,7 @@ func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error)
 				results[i] = Result{ID: id, Outcome: Duplicate}
 				continue
 			}
-			if t, err := takedownOf(tx, p.sum); err != nil {
+			if t, err := takedownRefusing(tx, p.sum, p.meta.ID, p.meta.Session); err != nil {
 				return err
 			} else if t != nil {
 				results[i] = Result{ID: t.ID, Outcome: TakenDown, Err: &TakenDownError{Takedown: *t}}

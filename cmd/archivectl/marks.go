@@ -4,13 +4,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/textsafe"
+	"github.com/replayarchive/replay/internal/units"
 )
 
 // flagOptions are the flags of archivectl flag.
@@ -151,60 +154,116 @@ func printMark(e *env, m *archive.Manifest, err error, done, what string) error 
 // deleteOptions are the flags of archivectl delete.
 type deleteOptions struct {
 	reason string
+	grace  string
+	now    bool
+	yes    bool
 	json   bool
 }
 
 // AddFlags declares the flags on fs.
 func (o *deleteOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.reason, "reason", "", "why it is taken down (required)")
+	fs.StringVar(&o.grace, "grace", units.FormatDuration(archive.DefaultGrace), "keep its bytes this long for 'takedowns undo' (e.g. 7d, 12h)")
+	fs.BoolVar(&o.now, "now", false, "purge its bytes at once (a legal order): no undo")
+	fs.BoolVar(&o.yes, "yes", false, "do not ask for confirmation (required when stdin is not a terminal)")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 }
 
 func cmdDelete() *command {
 	o := new(deleteOptions)
 	return &command{
-		name: "delete", args: "ID --reason TEXT [--json]",
-		summary: "take a recording down now; its bytes are refused at ingest from then on",
-		help: `Removes the recording from the catalog and the search index in one step,
-then deletes its chunks, and remembers the file's sha256: ingesting the same
-bytes again is refused, saying who took it down, when and why, until an
-admin lifts it ('archivectl takedowns lift SHA256'). Killed in between,
-'check --repair' or the next prune finishes the job. A held recording is
-refused: release it first.`,
+		name: "delete", args: "ID --reason TEXT [--grace DUR | --now] [--yes] [--json]",
+		summary: "take a recording down: hidden at once, its bytes and identity refused at ingest",
+		help: `Takes the recording down: it is gone at once from every list, search, show,
+frames, file and export, and the search index drops it. Its file's bytes
+and its identity (the recording id, the id the file names, its session)
+are refused at ingest from then on, saying who took it down, when and why.
+Its bytes are kept for --grace (default 7d): 'archivectl takedowns undo ID'
+restores it until then, and the janitor (serve, prune, 'takedowns purge')
+deletes them after. --now deletes them at once (a legal order), as
+'takedowns purge ID' does later. On a terminal it asks first, naming the
+recording; elsewhere pass --yes. A held recording is refused: release it
+first. After the purge, only an admin's 'takedowns lift' lets the bytes in
+again.`,
 		access: writeAccess,
 		flags:  o.AddFlags,
-		run: func(ctx context.Context, e *env, args []string) error {
-			if len(args) != 1 {
-				return usagef("delete takes one recording ID")
-			}
-			if o.reason == "" {
-				return usagef("--reason is required: a takedown says why")
-			}
-			x, err := e.lib()
-			if err != nil {
-				return err
-			}
-			m, err := x.Takedown(ctx, e.who, args[0], o.reason)
-			var sweep *archive.SweepError
-			if err != nil && !errors.As(err, &sweep) {
-				return err
-			}
-			if o.json {
-				out := map[string]any{"deleted": m.ID.String(), "stored_bytes": m.StoredBytes, "sha256": m.SHA256}
-				if sweep != nil {
-					out["warning"] = sweep.Error()
-				}
-				if jerr := writeJSON(e, out); jerr != nil {
-					return jerr
-				}
-			} else {
-				fmt.Fprintf(e.stdout, "deleted %s (%s stored); its bytes are refused from now on\n", m.ID, humanBytes(m.StoredBytes))
-			}
-			if sweep != nil {
-				fmt.Fprintf(e.stderr, "warning: %v\n", sweep)
-				return errSilent
-			}
-			return nil
-		},
+		run:    func(ctx context.Context, e *env, args []string) error { return runDelete(ctx, e, o, args) },
 	}
+}
+
+func runDelete(ctx context.Context, e *env, o *deleteOptions, args []string) error {
+	if len(args) != 1 {
+		return usagef("delete takes one recording ID")
+	}
+	if o.reason == "" {
+		return usagef("--reason is required: a takedown says why")
+	}
+	grace, err := parseDuration(o.grace)
+	if err != nil || grace <= 0 {
+		return usagef("--grace %q: want a positive duration such as 7d or 12h (or --now)", o.grace)
+	}
+	if o.now {
+		grace = 0
+	}
+	if !o.yes && !isTerminal(e.stdin) {
+		return usagef("delete asks before taking a recording down, and stdin is not a terminal: pass --yes to take %s down", args[0])
+	}
+	x, err := e.lib()
+	if err != nil {
+		return err
+	}
+	if !o.yes {
+		m, err := x.Manifest(args[0])
+		if err != nil {
+			return err
+		}
+		if !confirmTakedown(e, m) {
+			fmt.Fprintln(e.stderr, "not taken down")
+			return errSilent
+		}
+	}
+	m, t, err := x.Takedown(ctx, e.who, args[0], o.reason, grace)
+	var sweep *archive.SweepError
+	if err != nil && !errors.As(err, &sweep) {
+		return err
+	}
+	if o.json {
+		out := map[string]any{"deleted": m.ID.String(), "stored_bytes": m.StoredBytes, "sha256": m.SHA256, "takedown": t}
+		if sweep != nil {
+			out["warning"] = sweep.Error()
+		}
+		if jerr := writeJSON(e, out); jerr != nil {
+			return jerr
+		}
+	} else if t != nil && t.State == archive.TakedownPending {
+		fmt.Fprintf(e.stdout, "took down %s (%s stored): hidden now, its bytes and identity refused; kept until %s ('archivectl takedowns undo %s' restores it)\n",
+			m.ID, humanBytes(m.StoredBytes), fmtTime(t.PurgeAt), m.ID.String()[:8])
+	} else {
+		fmt.Fprintf(e.stdout, "took down and purged %s (%s stored); its bytes and identity are refused from now on\n", m.ID, humanBytes(m.StoredBytes))
+	}
+	if sweep != nil {
+		fmt.Fprintf(e.stderr, "warning: %v\n", sweep)
+		return errSilent
+	}
+	return nil
+}
+
+// confirmTakedown asks on the terminal whether to take m down; only "y" or
+// "yes" says so.
+func confirmTakedown(e *env, m *archive.Manifest) bool {
+	players := make([]string, 0, len(m.Meta.Players))
+	for _, p := range m.Meta.Players {
+		players = append(players, p.Name)
+	}
+	who := "no players"
+	if len(players) > 0 {
+		who = trunc(strings.Join(players, ", "), 60)
+	}
+	fmt.Fprintf(e.stderr, "take down %s (%s, %s, %s)? [y/N] ", m.ID, m.Format, textsafe.Line(who), fmtTime(m.Meta.Start))
+	answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return true
+	}
+	return false
 }
