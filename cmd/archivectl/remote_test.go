@@ -70,7 +70,7 @@ func TestRemoteTwoNodes(t *testing.T) {
 		t.Errorf("a read-only node's upload: exit %d", code)
 	}
 
-	one.ok("delete", "7199", "--reason", "DMCA 118")
+	one.ok("delete", "7199", "--reason", "DMCA 118", "--now", "--yes")
 	if out := two.ok("remote", "sync"); !strings.Contains(out, "1 removed") {
 		t.Fatalf("remote sync after the takedown: %q", out)
 	}
@@ -149,7 +149,7 @@ func TestServeRemote(t *testing.T) {
 		t.Errorf("search through the second node's server: %q", out)
 	}
 	exportSame(t, two, want, "second node's server")
-	one.ok("delete", "7199", "--reason", "DMCA 118")
+	one.ok("delete", "7199", "--reason", "DMCA 118", "--now", "--yes")
 	waitLog("removed=1")
 	if _, _, code := two.run("show", "7199"); code != exitNotFound {
 		t.Errorf("the second node's server still shows a deleted recording: exit %d", code)

@@ -100,7 +100,7 @@ func TestTakedownsThroughCLI(t *testing.T) {
 	c := newCLI(t)
 	tut := filepath.Join(corpus, "Tutorial.teehistorian")
 	c.ok("ingest", tut)
-	c.ok("delete", "7199", "--reason", "DMCA 118")
+	c.ok("delete", "7199", "--reason", "DMCA 118", "--now", "--yes")
 	out, errs, code := c.run("ingest", tut)
 	if code != exitPartial || !strings.Contains(out, "taken down") || !strings.Contains(out, "DMCA 118") {
 		t.Fatalf("re-ingest of taken-down bytes: exit %d\n%s%s", code, out, errs)

@@ -1517,7 +1517,7 @@
 
   $('do-delete').addEventListener('click', () => confirmAction({
     title: 'Take this recording down',
-    text: 'The recording is deleted now and its file is refused if it is ingested again. This cannot be undone from this page.',
+    text: 'The recording is hidden now, and its file and its game are refused if they are ingested again. Its bytes are kept for 7 days: until then a moderator can undo the takedown (archivectl takedowns undo, or the API).',
     noteLabel: 'Reason (required)', required: true, ok: 'Take down', danger: true,
     run: async (_, reason) => {
       await api(recURL(state.rec.id), { method: 'DELETE', json: { reason } });
