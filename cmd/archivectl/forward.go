@@ -41,43 +41,70 @@ type forwardRequest struct {
 	Stdin bool     `json:"stdin"`
 }
 
-// forward runs args on the server holding e's archive, if one is running,
-// and returns the command's exit status; ok is false when there is no
-// server to forward to. The server must first prove that it holds the
-// archive's secret (server.OwnerAuthorization), which is never sent: a
-// process on the port of a server that died learns nothing, and the stale
-// serve.json and serve.secret it was found through are removed.
-func forward(ctx context.Context, e *env, c *command, args []string) (code int, ok bool) {
+// runningServer is the server that holds an archive, found through its
+// serve.json, which proved that it holds the archive's serve.secret.
+type runningServer struct {
+	endpoint server.Endpoint
+	secret   string
+	// auth makes one request the owner's (server.OwnerAuthorization).
+	auth string
+}
+
+// errSecretUnreadable is findServer's error when serve.json names a server
+// but the secret is not the caller's to read: another user's server.
+var errSecretUnreadable = errors.New("its owner secret is not readable")
+
+// findServer returns the server holding e's archive, or nil when none
+// runs. The server must prove that it holds the archive's secret, which is
+// never sent: a process on the port of a server that died learns nothing,
+// and the stale serve.json and serve.secret it was found through are
+// removed.
+func findServer(ctx context.Context, e *env) (*runningServer, error) {
 	endpointPath := filepath.Join(e.archiveDir, server.EndpointFile)
 	b, err := os.ReadFile(endpointPath)
 	if err != nil {
-		return 0, false
+		return nil, nil
 	}
 	var ep server.Endpoint
 	if json.Unmarshal(b, &ep) != nil || ep.URL == "" {
-		return 0, false
+		return nil, nil
 	}
 	secretPath := filepath.Join(e.archiveDir, server.SecretFile)
 	secret, err := os.ReadFile(secretPath)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "archivectl: a server (pid %d) holds this archive, but its owner secret is not readable: %v\n", ep.PID, err)
-		return exitLocked, true
+		return nil, fmt.Errorf("a server (pid %d) holds this archive, but %w: %v", ep.PID, errSecretUnreadable, err)
 	}
-	auth, err := server.OwnerAuthorization(ctx, http.DefaultClient, ep.URL, strings.TrimSpace(string(secret)))
+	rs := &runningServer{endpoint: ep, secret: strings.TrimSpace(string(secret))}
+	rs.auth, err = server.OwnerAuthorization(ctx, http.DefaultClient, ep.URL, rs.secret)
 	switch {
 	case errors.Is(err, server.ErrNotTheServer) || errors.Is(err, syscall.ECONNREFUSED):
 		// The server died without cleaning up; whatever holds its port now
-		// is not it. Open the archive here (its lock says if a server
-		// still holds it).
+		// is not it. The archive's lock says if a server still holds it.
 		removeIfUnchanged(endpointPath, b)
 		removeIfUnchanged(secretPath, secret)
 		if errors.Is(err, server.ErrNotTheServer) {
 			fmt.Fprintf(e.stderr, "archivectl: ignoring %s: %v; removed the stale %s and %s\n", server.EndpointFile, err, server.EndpointFile, server.SecretFile)
 		}
-		return 0, false
+		return nil, nil
 	case err != nil:
+		return nil, nil
+	}
+	return rs, nil
+}
+
+// forward runs args on the server holding e's archive, if one is running,
+// and returns the command's exit status; ok is false when there is no
+// server to forward to.
+func forward(ctx context.Context, e *env, c *command, args []string) (code int, ok bool) {
+	rs, err := findServer(ctx, e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "archivectl: %v\n", err)
+		return exitLocked, true
+	}
+	if rs == nil {
 		return 0, false
 	}
+	ep := rs.endpoint
 	cwd, _ := os.Getwd()
 	req := forwardRequest{Args: args, Cwd: cwd, Stdin: c.name == "ingest" && slices.Contains(args, "-")}
 	head, _ := json.Marshal(req)
@@ -89,7 +116,7 @@ func forward(ctx context.Context, e *env, c *command, args []string) (code int, 
 	if err != nil {
 		return 0, false
 	}
-	hr.Header.Set("Authorization", auth)
+	hr.Header.Set("Authorization", rs.auth)
 	hr.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {

@@ -103,7 +103,7 @@ func commands() []*command {
 	cmds := []*command{
 		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdSearch(), cmdReindex(),
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(), cmdTakedowns(),
-		cmdRetention(), cmdPrune(), cmdRecompress(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(),
+		cmdRetention(), cmdPrune(), cmdRecompress(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(), cmdLogin(),
 		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),
 	}
 	return cmds

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -80,5 +81,33 @@ func TestStaleServeFiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoginLink: 'archivectl login' prints the running server's login
+// link, the one serve printed; with no server it fails and says so.
+func TestLoginLink(t *testing.T) {
+	c := newCLI(t)
+	c.ok("init")
+	if _, errs, code := c.run("login"); code == 0 || !strings.Contains(errs, "no server is running") {
+		t.Errorf("login without a server: exit %d, %s", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	serveOut, serveErr := new(syncBuffer), new(syncBuffer)
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--archive", c.dir, "serve", "--listen", "127.0.0.1:0"}, strings.NewReader(""), serveOut, serveErr)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	printed := serveURL(t, serveOut, serveErr)
+	if got := strings.TrimSpace(c.ok("login")); got != printed {
+		t.Errorf("login printed %q; serve printed %q", got, printed)
+	}
+	var j map[string]string
+	if err := json.Unmarshal([]byte(c.ok("login", "--json")), &j); err != nil || j["login_url"] != printed || !strings.HasPrefix(printed, j["url"]+"/#login=rpa_") {
+		t.Errorf("login --json: %v %v", j, err)
 	}
 }
