@@ -71,8 +71,8 @@ prunes. The command line proves it is the owner with a secret written to
 serve.secret in the archive directory (mode 0600).
 
 Signing in: serve prints a login link (the web page's URL with the owner's
-secret after #login=); opening it signs that browser tab in as the owner
-(admin). Nobody else is anybody for calling from this machine: every other
+secret after #login=; 'archivectl login' prints it again); opening it signs
+that browser tab in as the owner (admin). Nobody else is anybody for calling from this machine: every other
 request needs "Authorization: Bearer TOKEN" from 'archivectl token create':
 viewers search, show, read frames and download redacted clips; moderators
 also flag, hold and take down; admins also download whole original files,
