@@ -106,13 +106,13 @@ func BenchmarkLiveAppendLatency(b *testing.B) {
 			watchDone <- watch.Run(ctx, watch.Options{
 				Dirs:   []string{live},
 				Settle: time.Hour,
-				Grew: func(ctx context.Context, f watch.File) (bool, bool) {
+				Grew: func(ctx context.Context, f watch.File) (bool, bool, error) {
 					g, err := x.Grow(ctx, f.Path, false, replay.Actor{Name: "bench"}, nil)
 					now := time.Now()
 					if err != nil {
 						b.Errorf("grow %s: %v", f.Path, err)
 						growErrs++
-						return false, false
+						return false, false, err
 					}
 					grows++
 					s := byPath[f.Path]
@@ -127,9 +127,9 @@ func BenchmarkLiveAppendLatency(b *testing.B) {
 						s.next++
 					}
 					mu.Unlock()
-					return true, g.Action == "sealed"
+					return true, g.Action == "sealed", nil
 				},
-				Ready: func(context.Context, watch.File) {},
+				Ready: func(context.Context, watch.File) error { return nil },
 			})
 		}()
 		// The first grows take the minute already written.

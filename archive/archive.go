@@ -81,6 +81,12 @@ type Options struct {
 	// such a chunk needs its format's transform. Without one a format's
 	// chunks are stored whole. replay.Open sets it from the codecs.
 	Columns map[string]formats.Columnar
+	// WriteFault, if set, is asked before each write of a live grow
+	// (CommitGrow) with the file it is about to write (a shard, the
+	// catalog); an error it returns fails that write as the file system
+	// would. Tests use it for a full disk (syscall.ENOSPC) without
+	// filling one.
+	WriteFault func(file string) error
 }
 
 // fileMode is the mode archive files are created with.

@@ -422,6 +422,9 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 	}
 	a.writing.add(m.owner())
 	defer a.writing.done(m.owner()) // once the manifest is committed
+	if err := a.writeFault(a.shardPath(m.Shard)); err != nil {
+		return nil, fmt.Errorf("archive: write chunks to shard %s: %w", m.Shard, err)
+	}
 	if err := a.writeBlobs(m.Shard, m.owner(), ticks, g.blobs); err != nil {
 		return nil, err
 	}
@@ -434,6 +437,9 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 		return nil, err
 	}
 	err = a.catalog.Update(func(tx *bolt.Tx) error {
+		if err := a.writeFault(filepath.Join(a.dir, "catalog.db")); err != nil {
+			return err
+		}
 		return a.putGrown(tx, old, m, pieces, g, sum, state)
 	})
 	if err != nil {
@@ -444,6 +450,14 @@ func (a *Archive) CommitGrow(ctx context.Context, g *Growth, res *formats.TailRe
 		added -= old.NativeBytes
 	}
 	return &GrowResult{Manifest: m, Created: old == nil, Sealed: seal, Added: added}, nil
+}
+
+// writeFault is Options.WriteFault's answer for file (nil without one).
+func (a *Archive) writeFault(file string) error {
+	if a.opts.WriteFault == nil {
+		return nil
+	}
+	return a.opts.WriteFault(file)
 }
 
 // canGrow refuses to extend m with a file of another format or session,

@@ -41,6 +41,9 @@ type follower struct {
 	// every is how often a status is reported while a file is being
 	// ingested and the watcher, busy with it, reports none (default 10 s).
 	every time.Duration
+	// rescan and retryMax are the watcher's watch.Options.Rescan and
+	// RetryMax (zero: its defaults); tests shorten them.
+	rescan, retryMax time.Duration
 
 	start time.Time
 	// mu guards what follows: the watcher's goroutine changes it, the
@@ -52,20 +55,27 @@ type follower struct {
 	lastAt             time.Time
 	current            string // the file being ingested or grown
 	scanned            bool   // the watcher has reported once
+	// failing holds the files whose last grow or seal failed (the
+	// archive could not be written); the watcher retries them.
+	failing map[string]bool
 }
 
 // followStatus is one periodic status report: restic's "status" messages
 // are the model for its JSON.
 type followStatus struct {
-	MessageType string  `json:"message_type"` // "status"
-	Dirs        int     `json:"dirs"`
-	Files       int     `json:"files"`
-	Waiting     int     `json:"waiting"`
-	Bytes       int64   `json:"bytes"`
-	Ingested    int     `json:"ingested"`
-	Duplicates  int64   `json:"already_archived"`
-	Failed      int     `json:"failed"`
-	Elapsed     float64 `json:"seconds_elapsed"`
+	MessageType string `json:"message_type"` // "status"
+	Dirs        int    `json:"dirs"`
+	Files       int    `json:"files"`
+	Waiting     int    `json:"waiting"`
+	Bytes       int64  `json:"bytes"`
+	Ingested    int    `json:"ingested"`
+	Duplicates  int64  `json:"already_archived"`
+	Failed      int    `json:"failed"`
+	// Retrying counts the failed files whose grow or seal the watcher
+	// retries (the archive could not be written); they are in Failed
+	// until the archive takes them.
+	Retrying int     `json:"retrying,omitempty"`
+	Elapsed  float64 `json:"seconds_elapsed"`
 	// CurrentFiles is the file being ingested, in a status reported while
 	// the watcher is busy with it.
 	CurrentFiles []string `json:"current_files,omitempty"`
@@ -86,16 +96,19 @@ func (f *follower) run(ctx context.Context) error {
 	f.lastAt = f.start
 	f.last = watch.Status{Dirs: len(f.dirs)}
 	f.scanned = false
+	f.failing = map[string]bool{}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go f.busyStatus(stop, stopped)
 	defer func() { close(stop); <-stopped }()
 	return watch.Run(ctx, watch.Options{
 		Dirs:     f.dirs,
 		Settle:   f.settle,
+		Rescan:   f.rescan,
+		RetryMax: f.retryMax,
 		Complete: watch.CodecComplete(codecsOf(f.x)),
 		Warn:     f.warn,
 		Grew:     f.grew,
-		Ready: func(ctx context.Context, file watch.File) {
+		Ready: func(ctx context.Context, file watch.File) error {
 			f.working(file.Path)
 			defer f.working("")
 			// A live recording is sealed; any other file is ingested whole.
@@ -113,10 +126,13 @@ func (f *follower) run(ctx context.Context) error {
 				}
 				f.result(r)
 			})
-			if err != nil && ctx.Err() == nil {
-				f.warn(file.Path, err.Error())
+			if err != nil {
+				f.fail(ctx, file.Path, err)
+				return err
 			}
+			f.retried(file.Path)
 			f.grown(g)
+			return nil
 		},
 		Status: func(s watch.Status) {
 			f.mu.Lock()
@@ -132,7 +148,27 @@ func (f *follower) run(ctx context.Context) error {
 func (f *follower) statusLocked() followStatus {
 	s := f.last
 	return followStatus{MessageType: "status", Dirs: s.Dirs, Files: s.Files, Waiting: s.Waiting, Bytes: s.Bytes,
-		Ingested: f.ingested, Duplicates: f.dups, Failed: f.failed, Elapsed: time.Since(f.start).Seconds(), FirstScan: !f.scanned}
+		Ingested: f.ingested, Duplicates: f.dups, Failed: f.failed + len(f.failing), Retrying: len(f.failing),
+		Elapsed: time.Since(f.start).Seconds(), FirstScan: !f.scanned}
+}
+
+// fail reports a grow or seal of path that failed; the watcher retries
+// it, and it counts as failed until one succeeds.
+func (f *follower) fail(ctx context.Context, path string, err error) {
+	if ctx.Err() != nil {
+		return // stopping: not the file's failure
+	}
+	f.mu.Lock()
+	f.failing[path] = true
+	f.mu.Unlock()
+	f.warn(path, err.Error()+" (retried; the recording catches up once the archive can be written)")
+}
+
+// retried notes that a grow or seal of path succeeded.
+func (f *follower) retried(path string) {
+	f.mu.Lock()
+	delete(f.failing, path)
+	f.mu.Unlock()
 }
 
 // working records the file the watcher's goroutine is busy with ("" when
@@ -176,24 +212,23 @@ func (f *follower) busyStatus(stop <-chan struct{}, stopped chan<- struct{}) {
 }
 
 // grew extends the live recording of a file that grew (watch.Options.Grew).
-func (f *follower) grew(ctx context.Context, file watch.File) (live, done bool) {
+func (f *follower) grew(ctx context.Context, file watch.File) (live, done bool, err error) {
 	f.working(file.Path)
 	g, err := f.x.Grow(ctx, file.Path, false, f.who, nil)
 	f.working("")
 	if err != nil {
-		if ctx.Err() == nil {
-			f.warn(file.Path, err.Error()+" (not followed as a live recording; ingested once ready)")
-		}
-		return false, false
+		f.fail(ctx, file.Path, err)
+		return false, false, err
 	}
+	f.retried(file.Path)
 	f.grown(g)
 	switch g.Action {
 	case ingest.GrowNotLive:
-		return false, false
+		return false, false, nil
 	case ingest.GrowSealed, ingest.GrowDone:
-		return true, true
+		return true, true, nil
 	}
-	return true, false
+	return true, false, nil
 }
 
 // grown reports a live recording that started or was sealed (as an
@@ -246,8 +281,12 @@ func (s followStatus) line() string {
 	if s.FirstScan {
 		files = "first scan"
 	}
-	l := fmt.Sprintf("following %d %s: %s; %d ingested, %d already archived, %d failed; up %v",
-		s.Dirs, dirs, files, s.Ingested, s.Duplicates, s.Failed, time.Duration(s.Elapsed*float64(time.Second)).Round(time.Second))
+	failed := fmt.Sprintf("%d failed", s.Failed)
+	if s.Retrying > 0 {
+		failed += fmt.Sprintf(" (%d retrying)", s.Retrying)
+	}
+	l := fmt.Sprintf("following %d %s: %s; %d ingested, %d already archived, %s; up %v",
+		s.Dirs, dirs, files, s.Ingested, s.Duplicates, failed, time.Duration(s.Elapsed*float64(time.Second)).Round(time.Second))
 	if len(s.CurrentFiles) > 0 {
 		l += "; ingesting " + strings.Join(s.CurrentFiles, ", ")
 	}
@@ -350,7 +389,7 @@ func runFollow(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.failed > 0 {
+	if f.failed > 0 || len(f.failing) > 0 {
 		return errPartial
 	}
 	return nil
@@ -414,7 +453,7 @@ func startWatch(ctx context.Context, x *replay.Archive, dirs []string, settle ti
 	f.warn = func(path, msg string) { log.Warn("watch", "path", path, "msg", msg) }
 	f.status = func(s followStatus) {
 		log.Info("watch: status", "dirs", s.Dirs, "files", s.Files, "waiting", s.Waiting, "bytes", s.Bytes,
-			"ingested", s.Ingested, "already_archived", s.Duplicates, "failed", s.Failed, "current_files", s.CurrentFiles)
+			"ingested", s.Ingested, "already_archived", s.Duplicates, "failed", s.Failed, "retrying", s.Retrying, "current_files", s.CurrentFiles)
 	}
 	done := make(chan struct{})
 	go func() {

@@ -20,6 +20,13 @@
 // A file that grows is also offered to Options.Grew, at most once per
 // Options.GrowEvery: the archive extends a live recording in place as its
 // file grows (docs/live.md), and seals it when the file is ready.
+//
+// A grow or a hand-over that fails (the archive cannot be written: a full
+// disk) changes nothing the watcher knows of the file: it is offered
+// again after a backoff that doubles from Options.GrowEvery up to
+// Options.RetryMax, whether or not it changed, until the archive takes
+// it, so that a recording catches up with its file by itself once the
+// cause is gone.
 package watch
 
 import (
@@ -55,6 +62,10 @@ const (
 	// Options.Grew: a command a server writes is archived within about a
 	// second, and a server writing all the time costs one grow a second.
 	DefaultGrowEvery = time.Second
+	// DefaultRetryMax bounds the backoff before a file whose grow or
+	// hand-over failed is offered again: a recording catches up at most
+	// this long after the archive can be written again.
+	DefaultRetryMax = 30 * time.Second
 	// sampleBytes is how much of a handed-over file's start and of the
 	// end of what was handed over is kept (as a sha256) to notice a
 	// changed prefix.
@@ -77,25 +88,30 @@ type Options struct {
 	// Dirs are watched recursively. Entries whose names start with "."
 	// are ignored (editors' and rsync's temporary files).
 	Dirs []string
-	// Settle, Rescan, Check and GrowEvery default to DefaultSettle,
-	// DefaultRescan, DefaultCheck and DefaultGrowEvery.
-	Settle, Rescan, Check, GrowEvery time.Duration
+	// Settle, Rescan, Check, GrowEvery and RetryMax default to
+	// DefaultSettle, DefaultRescan, DefaultCheck, DefaultGrowEvery and
+	// DefaultRetryMax.
+	Settle, Rescan, Check, GrowEvery, RetryMax time.Duration
 	// Complete, if set, reports whether the file at path is a complete
 	// recording (ready now). It is asked only when the file has changed
 	// since it was last asked. An error is reported through Warn and
 	// counts as not complete.
 	Complete func(ctx context.Context, path string) (bool, error)
 	// Ready is given each ready file, one at a time; the file is not
-	// offered again unless it changes.
-	Ready func(ctx context.Context, f File)
+	// offered again unless it changes, or Ready fails: an error says the
+	// file was not archived (the archive cannot be written), and it is
+	// offered again after a backoff.
+	Ready func(ctx context.Context, f File) error
 	// Grew, if set, is given files that grew and are not ready yet, at
 	// most once per GrowEvery each, in the watcher's goroutine. It says
 	// whether the file is live (offer it again as it grows; Complete is
 	// not asked for it, its grows see its end) and whether it is done
 	// (sealed: it is not given to Ready). A file that is not live waits
 	// to be ready as before; it is offered again only once it shrinks or
-	// its prefix changes.
-	Grew func(ctx context.Context, f File) (live, done bool)
+	// its prefix changes. An error says the grow failed (the archive
+	// cannot be written) and nothing changed: the file is offered again
+	// after a backoff, as live or not as it was before.
+	Grew func(ctx context.Context, f File) (live, done bool, err error)
 	// Warn, if set, is told what the watcher cannot do or finds odd (a
 	// file that shrank, an unreadable directory, lost events).
 	Warn func(path, msg string)
@@ -107,7 +123,10 @@ type Options struct {
 // Status is the watcher's state after a rescan.
 type Status struct {
 	Dirs, Files, Waiting, Handed int
-	Bytes                        int64
+	// Failing counts the files whose last grow or hand-over failed and
+	// that are offered again after a backoff.
+	Failing int
+	Bytes   int64
 }
 
 // state is what the watcher knows of one file.
@@ -123,6 +142,10 @@ type state struct {
 	live     int8
 	grewSize int64
 	grewAt   time.Time
+	// retry is the backoff after the last grow or hand-over failed (0:
+	// it did not), retryAt when the file is offered again.
+	retry   time.Duration
+	retryAt time.Time
 	// Samples of the handed-over bytes: the first sampleBytes and the
 	// sampleBytes before the handed size.
 	head, tail [sha256.Size]byte
@@ -156,6 +179,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.GrowEvery <= 0 {
 		o.GrowEvery = DefaultGrowEvery
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -293,6 +319,9 @@ func (w *watcher) rescan(ctx context.Context) {
 			} else {
 				s.Waiting++
 			}
+			if f.retry > 0 {
+				s.Failing++
+			}
 		}
 		w.o.Status(s)
 	}
@@ -317,8 +346,8 @@ func (w *watcher) step(ctx context.Context) {
 			return
 		}
 		f := w.files[path]
-		if f == nil {
-			continue
+		if f == nil || f.retry > 0 && now.Before(f.retryAt) {
+			continue // gone, or failed and waiting for its retry
 		}
 		// An idle file is ready whatever it holds: the codec is not asked
 		// (a history of a thousand finished games is not parsed twice).
@@ -376,20 +405,27 @@ func (w *watcher) look(path string, now time.Time) {
 	*f = state{size: st.Size(), mod: st.ModTime(), changed: now, asked: -1}
 	if same {
 		f.live, f.grewSize, f.grewAt = old.live, old.grewSize, old.grewAt
+		f.retry, f.retryAt = old.retry, old.retryAt
 	}
 }
 
 // grow offers a file that grew to Grew, at most once per GrowEvery. It
 // reports whether the file is live or done, so that Complete is not asked.
+// A grow that failed is tried again once its backoff is over (step waits
+// for it), even if the file did not change.
 func (w *watcher) grow(ctx context.Context, path string, f *state, now time.Time) bool {
-	if f.live > 0 && (f.size == f.grewSize || now.Sub(f.grewAt) < w.o.GrowEvery) {
-		return true // live: its next grow comes
+	due := f.retry > 0 || f.size != f.grewSize && now.Sub(f.grewAt) >= w.o.GrowEvery
+	if !due {
+		return f.live > 0 // live: its next grow comes
 	}
-	if f.size == f.grewSize || now.Sub(f.grewAt) < w.o.GrowEvery {
-		return false
+	live, done, err := w.o.Grew(ctx, File{Path: path, Size: f.size, ModTime: f.mod})
+	if err != nil {
+		// Nothing changed: the file keeps what it was (live or not yet
+		// asked), and Complete is not asked before the retry.
+		w.failed(f, now)
+		return true
 	}
-	f.grewSize, f.grewAt = f.size, now
-	live, done := w.o.Grew(ctx, File{Path: path, Size: f.size, ModTime: f.mod})
+	f.retry, f.grewSize, f.grewAt = 0, f.size, now
 	f.live = -1
 	if live {
 		f.live = 1
@@ -403,10 +439,22 @@ func (w *watcher) grow(ctx context.Context, path string, f *state, now time.Time
 }
 
 // hand gives a ready file to Ready and remembers samples of its bytes.
+// A file Ready fails is handed over again after a backoff.
 func (w *watcher) hand(ctx context.Context, path string, f *state, complete bool) {
-	f.handed = true
-	f.head, f.tail = sample(path, f.size)
-	w.o.Ready(ctx, File{Path: path, Size: f.size, ModTime: f.mod, Complete: complete})
+	head, tail := sample(path, f.size)
+	if err := w.o.Ready(ctx, File{Path: path, Size: f.size, ModTime: f.mod, Complete: complete}); err != nil {
+		f.asked = -1 // the retry asks Complete again
+		w.failed(f, time.Now())
+		return
+	}
+	f.retry, f.handed, f.head, f.tail = 0, true, head, tail
+}
+
+// failed notes that f's grow or hand-over failed at now: it is offered
+// again after a backoff that doubles from GrowEvery up to RetryMax.
+func (w *watcher) failed(f *state, now time.Time) {
+	f.retry = min(max(2*f.retry, w.o.GrowEvery), w.o.RetryMax)
+	f.retryAt = now.Add(f.retry)
 }
 
 // samePrefix reports whether the handed-over bytes of path look unchanged

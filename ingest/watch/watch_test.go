@@ -3,6 +3,7 @@ package watch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -92,11 +93,11 @@ func watchDir(t *testing.T, dir string, settle time.Duration) *harness {
 		done <- Run(ctx, Options{
 			Dirs: []string{dir}, Settle: settle, Rescan: 300 * time.Millisecond, Check: 20 * time.Millisecond,
 			Complete: CodecComplete(codecs),
-			Ready: func(ctx context.Context, f File) {
+			Ready: func(ctx context.Context, f File) error {
 				h.mu.Lock()
 				h.ready = append(h.ready, f)
 				h.mu.Unlock()
-				p.Run(ctx, []string{f.Path}, func(r ingest.FileResult) {
+				return p.Run(ctx, []string{f.Path}, func(r ingest.FileResult) {
 					h.mu.Lock()
 					h.results = append(h.results, r)
 					h.mu.Unlock()
@@ -269,7 +270,7 @@ func TestShrunkAndRewrittenFilesWarn(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	ctx := context.Background()
-	ready := func(context.Context, File) {}
+	ready := func(context.Context, File) error { return nil }
 	if Run(ctx, Options{Ready: ready}) == nil {
 		t.Error("no directories accepted")
 	}
@@ -295,7 +296,7 @@ func TestOldFilesReadyAtOnceAndRescan(t *testing.T) {
 	var ready []File
 	w := &watcher{o: Options{Dirs: []string{dir}, Settle: time.Minute, Rescan: time.Hour,
 		Complete: func(_ context.Context, path string) (bool, error) { asked = append(asked, path); return false, nil },
-		Ready:    func(_ context.Context, f File) { ready = append(ready, f) }},
+		Ready:    func(_ context.Context, f File) error { ready = append(ready, f); return nil }},
 		files: map[string]*state{}, dirs: map[string]bool{}, dirty: map[string]bool{}}
 	var err error
 	if w.fsw, err = fsnotify.NewWatcher(); err != nil {
@@ -312,5 +313,87 @@ func TestOldFilesReadyAtOnceAndRescan(t *testing.T) {
 	w.rescan(context.Background())
 	if len(asked) != 1 || asked[0] != fresh || len(ready) != 1 {
 		t.Fatalf("after rescan: asked %q, ready %+v; want fresh.teehistorian asked, not ready", asked, ready)
+	}
+}
+
+// A grow that keeps failing is retried though the file does not change,
+// after a backoff that doubles from GrowEvery and stays within RetryMax;
+// the status counts the file as failing until a grow succeeds, and the
+// file is then grown again as it changes.
+func TestFailedGrowRetried(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "live.teehistorian")
+	var mu sync.Mutex
+	var calls []time.Time
+	var sizes []int64
+	var statuses []Status
+	failUntil := 6
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Dirs: []string{dir}, Settle: time.Hour, Rescan: 50 * time.Millisecond, Check: 10 * time.Millisecond,
+			GrowEvery: 40 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+			Grew: func(_ context.Context, f File) (bool, bool, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls, sizes = append(calls, time.Now()), append(sizes, f.Size)
+				if len(calls) <= failUntil {
+					return false, false, errors.New("no space left on device")
+				}
+				return true, false, nil
+			},
+			Ready:  func(context.Context, File) error { t.Error("Ready called for a live file"); return nil },
+			Status: func(s Status) { mu.Lock(); statuses = append(statuses, s); mu.Unlock() },
+		})
+	}()
+	// A new file is offered at once; it does not change again.
+	if err := os.WriteFile(path, []byte("first bytes, then more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(calls) }
+	deadline := time.Now().Add(10 * time.Second)
+	for count() < failUntil+1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	failing := 0
+	for _, s := range statuses {
+		failing = max(failing, s.Failing)
+	}
+	mu.Unlock()
+	// It grows once more: offered at once, with no backoff left.
+	if err := os.WriteFile(path, []byte("first bytes, then more, and more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for count() < failUntil+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(150 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != failUntil+2 {
+		t.Fatalf("Grew called %d times, want %d: %d failures, the success and the next grow", len(calls), failUntil+2, failUntil)
+	}
+	for i, s := range sizes[:failUntil+1] {
+		if s != 22 {
+			t.Errorf("offer %d has size %d, want the file's 22 bytes", i, s)
+		}
+	}
+	// Waits after each failure: 40, 80, 160, then 200 ms (RetryMax).
+	for i := 1; i <= failUntil; i++ {
+		want := min(40*time.Millisecond<<(i-1), 200*time.Millisecond)
+		if got := calls[i].Sub(calls[i-1]); got < want || got > want+150*time.Millisecond {
+			t.Errorf("retry %d came %v after the failure, want %v", i, got, want)
+		}
+	}
+	if failing != 1 {
+		t.Errorf("statuses while failing count %d failing files, want 1", failing)
+	}
+	if last := statuses[len(statuses)-1]; last.Failing != 0 {
+		t.Errorf("status after the grow succeeded: %+v, want none failing", last)
 	}
 }
