@@ -67,7 +67,10 @@ files are looked through. One line per file as above, and a status line
 on stderr at the start and every 30 s even when it is not a terminal
 (and every --status-every while a file is being ingested, naming it);
 with --json, JSON lines with "message_type" "ingest", "warning" and
-"status" on stdout. See docs/live.md.`,
+"status" on stdout. A grow or seal that fails (the archive cannot be
+written: a full disk) is retried after a backoff of up to 30 s, and the
+file counts as failed ("1 failed (1 retrying)") until the archive takes
+it. See docs/live.md.`,
 		access: createAccess,
 		flags:  o.AddFlags,
 		run:    func(ctx context.Context, e *env, args []string) error { return runIngest(ctx, e, o, args) },
