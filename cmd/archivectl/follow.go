@@ -55,9 +55,6 @@ type follower struct {
 	lastAt             time.Time
 	current            string // the file being ingested or grown
 	scanned            bool   // the watcher has reported once
-	// failing holds the files whose last grow or seal failed (the
-	// archive could not be written); the watcher retries them.
-	failing map[string]bool
 }
 
 // followStatus is one periodic status report: restic's "status" messages
@@ -72,8 +69,8 @@ type followStatus struct {
 	Duplicates  int64  `json:"already_archived"`
 	Failed      int    `json:"failed"`
 	// Retrying counts the failed files whose grow or seal the watcher
-	// retries (the archive could not be written); they are in Failed
-	// until the archive takes them.
+	// retries (the archive could not be written: watch.Status.Failing);
+	// they are in Failed until the archive takes them.
 	Retrying int     `json:"retrying,omitempty"`
 	Elapsed  float64 `json:"seconds_elapsed"`
 	// CurrentFiles is the file being ingested, in a status reported while
@@ -96,7 +93,6 @@ func (f *follower) run(ctx context.Context) error {
 	f.lastAt = f.start
 	f.last = watch.Status{Dirs: len(f.dirs)}
 	f.scanned = false
-	f.failing = map[string]bool{}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go f.busyStatus(stop, stopped)
 	defer func() { close(stop); <-stopped }()
@@ -130,7 +126,6 @@ func (f *follower) run(ctx context.Context) error {
 				f.fail(ctx, file.Path, err)
 				return err
 			}
-			f.retried(file.Path)
 			f.grown(g)
 			return nil
 		},
@@ -148,27 +143,16 @@ func (f *follower) run(ctx context.Context) error {
 func (f *follower) statusLocked() followStatus {
 	s := f.last
 	return followStatus{MessageType: "status", Dirs: s.Dirs, Files: s.Files, Waiting: s.Waiting, Bytes: s.Bytes,
-		Ingested: f.ingested, Duplicates: f.dups, Failed: f.failed + len(f.failing), Retrying: len(f.failing),
+		Ingested: f.ingested, Duplicates: f.dups, Failed: f.failed + s.Failing, Retrying: s.Failing,
 		Elapsed: time.Since(f.start).Seconds(), FirstScan: !f.scanned}
 }
 
-// fail reports a grow or seal of path that failed; the watcher retries
-// it, and it counts as failed until one succeeds.
+// fail warns of a grow or seal of path that failed. The watcher retries
+// it and counts it as failing (watch.Status.Failing) until one succeeds.
 func (f *follower) fail(ctx context.Context, path string, err error) {
-	if ctx.Err() != nil {
-		return // stopping: not the file's failure
+	if ctx.Err() == nil { // else stopping: not the file's failure
+		f.warn(path, err.Error()+" (retried; the recording catches up once the archive can be written)")
 	}
-	f.mu.Lock()
-	f.failing[path] = true
-	f.mu.Unlock()
-	f.warn(path, err.Error()+" (retried; the recording catches up once the archive can be written)")
-}
-
-// retried notes that a grow or seal of path succeeded.
-func (f *follower) retried(path string) {
-	f.mu.Lock()
-	delete(f.failing, path)
-	f.mu.Unlock()
 }
 
 // working records the file the watcher's goroutine is busy with ("" when
@@ -220,7 +204,6 @@ func (f *follower) grew(ctx context.Context, file watch.File) (live, done bool, 
 		f.fail(ctx, file.Path, err)
 		return false, false, err
 	}
-	f.retried(file.Path)
 	f.grown(g)
 	switch g.Action {
 	case ingest.GrowNotLive:
@@ -389,7 +372,7 @@ func runFollow(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.failed > 0 || len(f.failing) > 0 {
+	if f.failed > 0 || f.last.Failing > 0 {
 		return errPartial
 	}
 	return nil
