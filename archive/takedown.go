@@ -480,8 +480,9 @@ func (a *Archive) UndoTakedown(ctx context.Context, id uuid.UUID) (*Manifest, *T
 }
 
 // keptTakenDown returns the manifest kept for recording id in its grace
-// period and its takedown: ErrTakedownPurged once purged, ErrNoTakedown
-// for a recording never taken down.
+// period and its takedown: ErrTakedownPurged (with the *TakenDownError)
+// once purged, ErrNoTakedown (and ErrNotFound) for a recording never taken
+// down.
 func keptTakenDown(tx *bolt.Tx, id uuid.UUID) (*Manifest, *Takedown, error) {
 	var v []byte
 	if kept := tx.Bucket(bucketTakenDown); kept != nil {
@@ -491,9 +492,9 @@ func keptTakenDown(tx *bolt.Tx, id uuid.UUID) (*Manifest, *Takedown, error) {
 		if t, err := takedownOfIdentity(tx, id, ""); err != nil {
 			return nil, nil, err
 		} else if t != nil && t.ID == id {
-			return nil, nil, fmt.Errorf("recording %s: %w", id, ErrTakedownPurged)
+			return nil, nil, fmt.Errorf("recording %s: %w: %w", id, ErrTakedownPurged, &TakenDownError{Takedown: *t})
 		}
-		return nil, nil, fmt.Errorf("recording %s: %w", id, ErrNoTakedown)
+		return nil, nil, fmt.Errorf("recording %s: %w: %w", id, ErrNoTakedown, ErrNotFound)
 	}
 	m, err := decodeManifest(v)
 	if err != nil {

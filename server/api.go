@@ -127,6 +127,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, archive.ErrHeld):
 		writeError(w, http.StatusConflict, "held", err.Error())
+	case errors.Is(err, archive.ErrTakedownPending):
+		writeError(w, http.StatusConflict, "takedown_pending", err.Error())
 	case errors.Is(err, formats.ErrClipUnsupported):
 		writeError(w, http.StatusUnprocessableEntity, "clip_unsupported", err.Error())
 	case errors.Is(err, replay.ErrPastEnd):

@@ -259,7 +259,7 @@ func TestAPIContract(t *testing.T) {
 	ts.want(http.StatusConflict, "DELETE", "/api/v1/recordings/"+otherID, mod, strings.NewReader(`{"reason":"spam"}`), nil)
 	ts.want(http.StatusBadRequest, "DELETE", "/api/v1/recordings/"+tutID, mod, nil, nil)
 	ts.want(http.StatusOK, "DELETE", "/api/v1/recordings/"+tutID, mod, strings.NewReader(`{"reason":"ticket 4711"}`), nil)
-	ts.want(http.StatusNotFound, "GET", "/api/v1/recordings/"+tutID, viewer, nil, nil)
+	ts.want(http.StatusGone, "GET", "/api/v1/recordings/"+tutID, viewer, nil, nil) // taken down: gone, not unknown
 
 	// The taken-down bytes are refused with who, when and why.
 	admin, err := ts.x.CreateToken(replay.LocalActor(), "ada", replay.RoleAdmin)
