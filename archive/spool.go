@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 )
 
@@ -86,7 +85,7 @@ func (a *Archive) leftoverSpools(remove bool) (Spools, error) {
 		return found, fmt.Errorf("archive: upload spools: %w", err)
 	}
 	for _, dir := range dirs {
-		if a.spools.busy[dir] || !strings.HasPrefix(filepath.Base(dir), spoolPrefix) {
+		if a.spools.busy[dir] {
 			continue
 		}
 		n, err := DiskUsage(dir)
