@@ -18,6 +18,13 @@ import (
 // last tick.
 var ErrPastEnd = errors.New("the range starts after the recording ends")
 
+// ErrEmptyRange is returned for a tick range that ends before it starts.
+var ErrEmptyRange = errors.New("the range ends before it starts")
+
+// ErrNoConversion is returned for a conversion to a format the recording's
+// codec does not write (its own format among them: export that whole).
+var ErrNoConversion = errors.New("cannot convert to that format")
+
 // Recording is an archived recording opened for reading, with the codec of
 // its format: frames, whole exports, clips and conversions.
 type Recording struct {
@@ -69,7 +76,7 @@ func (r *Recording) checkRange(from, to int64) (formats.Range, error) {
 	}
 	span := formats.Ticks(from, to).Clamp(last)
 	if span.Empty() {
-		return formats.Range{}, fmt.Errorf("the range ends (tick %d) before it starts (tick %d)", to, from)
+		return formats.Range{}, fmt.Errorf("tick %d to %d: %w", from, to, ErrEmptyRange)
 	}
 	return span, nil
 }
@@ -131,7 +138,7 @@ func (r *Recording) Convert(ctx context.Context, format string, from, to int64, 
 	ex, ok := r.codec.(formats.Exporter)
 	if !ok || !slices.Contains(ex.ExportFormats(), format) {
 		can := append([]string{r.Format()}, r.ConvertFormats()...)
-		return fmt.Errorf("cannot convert %s to %q (can write: %s)", r.Format(), format, strings.Join(can, ", "))
+		return fmt.Errorf("%s to %q: %w (can write: %s)", r.Format(), format, ErrNoConversion, strings.Join(can, ", "))
 	}
 	span, err := r.checkRange(from, to)
 	if err != nil {

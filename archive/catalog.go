@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -131,10 +132,42 @@ func (a *Archive) Manifest(id uuid.UUID) (*Manifest, error) {
 	return m, err
 }
 
+// ErrBadID is returned for a reference that is not a recording id or a
+// prefix of one (not hex, or longer than an id).
+var ErrBadID = errors.New("not a recording id or id prefix")
+
+// AmbiguousError is returned for an id prefix that names more than one
+// recording.
+type AmbiguousError struct {
+	Ref string
+	// Matches are recordings the prefix names, at most maxAmbiguous.
+	Matches []uuid.UUID
+	// More says there are further matches beyond Matches.
+	More bool
+}
+
+// maxAmbiguous bounds the matches an AmbiguousError lists.
+const maxAmbiguous = 10
+
+// Error names the prefix and the recordings it matches.
+func (e *AmbiguousError) Error() string {
+	ids := make([]string, len(e.Matches))
+	for i, id := range e.Matches {
+		ids[i] = id.String()
+	}
+	more := ""
+	if e.More {
+		more = ", and more"
+	}
+	return fmt.Sprintf("%q: prefix is ambiguous: it matches %s%s; give more of the id", e.Ref, strings.Join(ids, ", "), more)
+}
+
 // Resolve turns a full id or a unique prefix of its hex form (dashes
 // optional) into a recording id. A full id is only looked up, not
 // decoded: the caller opens the recording next (the manifest of a long
-// recording is most of the cost of opening it).
+// recording is most of the cost of opening it). A reference that names
+// nothing wraps ErrNotFound, one that cannot be an id ErrBadID, and a
+// prefix of several ids is an *AmbiguousError.
 func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
 	if id, err := uuid.Parse(ref); err == nil {
 		err := a.catalog.View(func(tx *bolt.Tx) error {
@@ -158,10 +191,10 @@ func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
 	}
 	hexRef := strings.ToLower(strings.ReplaceAll(ref, "-", ""))
 	if hexRef == "" || len(hexRef) > 32 {
-		return uuid.Nil, fmt.Errorf("%q: not a recording id or id prefix", ref)
+		return uuid.Nil, fmt.Errorf("%q: %w (want 1 to 32 hex digits)", ref, ErrBadID)
 	}
 	if _, err := hex.DecodeString(hexRef + strings.Repeat("0", len(hexRef)%2)); err != nil {
-		return uuid.Nil, fmt.Errorf("%q: not a recording id or id prefix", ref)
+		return uuid.Nil, fmt.Errorf("%q: %w (want hex digits)", ref, ErrBadID)
 	}
 	prefix, _ := hex.DecodeString(hexRef[:len(hexRef)&^1])
 	var found []uuid.UUID
@@ -170,7 +203,7 @@ func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			if strings.HasPrefix(hex.EncodeToString(k), hexRef) {
 				found = append(found, uuid.UUID(k))
-				if len(found) > 1 {
+				if len(found) > maxAmbiguous {
 					break
 				}
 			}
@@ -186,7 +219,7 @@ func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
 	case 1:
 		return found[0], nil
 	default:
-		return uuid.Nil, fmt.Errorf("%q: prefix is ambiguous (matches %s and %s, at least)", ref, found[0], found[1])
+		return uuid.Nil, &AmbiguousError{Ref: ref, Matches: found[:min(len(found), maxAmbiguous)], More: len(found) > maxAmbiguous}
 	}
 }
 

@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -305,6 +306,33 @@ type Event struct {
 	PlayerID string `json:"player_id,omitempty"`
 	// Text is what was typed or what happened (redacted where secret).
 	Text string `json:"text,omitempty"`
+}
+
+// Redacted is what replaces, in what viewers are shown, a value only
+// moderators may see.
+const Redacted = "[redacted]"
+
+// WithoutAccount returns e with the account its player signed in with
+// replaced by Redacted in a login event's text (teehistorian: "rcon login
+// as NAME"); PlayerID keeps it, for moderators. A login event that names
+// no account in PlayerID keeps only its kind as text.
+func (e Event) WithoutAccount() Event {
+	if e.Kind != EventLogin {
+		return e
+	}
+	if e.PlayerID == "" {
+		e.Text = e.Kind
+	} else {
+		e.Text = strings.ReplaceAll(e.Text, e.PlayerID, Redacted)
+	}
+	return e
+}
+
+// ForViewers is implemented by frame data that names accounts (Frame.Data
+// of teehistorian's rcon logins): ForViewers returns the data with them
+// replaced by Redacted, which the server sends to viewers.
+type ForViewers interface {
+	ForViewers() any
 }
 
 // Event kinds shared by the formats.

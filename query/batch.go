@@ -138,6 +138,10 @@ func (bt *batcher) putFrom(r *RecordingDoc, start int, lt *liveText, events func
 		if err := bt.ctx.Err(); err != nil {
 			return err
 		}
+		// An account a login names is for moderators: they find it by
+		// player-id:, which viewers may not use; text searches do not.
+		ev := e.WithoutAccount()
+		e = &ev
 		if n >= noted {
 			t.note(e)
 		}

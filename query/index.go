@@ -63,8 +63,9 @@ type RecordingDoc struct {
 	// looks secret (see secretKey): they are dropped.
 	Attrs map[string]string
 	// Events: console commands, chat, logins, votes, finishes, flags,
-	// joins/drops, team changes. Their Text is indexed as given: codecs
-	// redact secrets before they get here.
+	// joins/drops, team changes. Their Text is indexed as given (codecs
+	// redact secrets before they get here), but for the account a login
+	// names (formats.Event.WithoutAccount).
 	Events []formats.Event
 }
 
@@ -159,7 +160,7 @@ type Index struct {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-25.4"
+const layoutVersion = "2026-11-28.1"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"sync"
 
 	"github.com/google/uuid"
@@ -302,6 +303,17 @@ func frameData(it *Item, st *State) any {
 		return exFrame(it)
 	}
 	return nil
+}
+
+// ForViewers implements formats.ForViewers: the account of an rcon login
+// (auth_name) is for moderators.
+func (e ExFrame) ForViewers() any {
+	if _, ok := e.Fields["auth_name"]; !ok {
+		return e
+	}
+	e.Fields = maps.Clone(e.Fields)
+	e.Fields["auth_name"] = Redacted
+	return e
 }
 
 func exFrame(it *Item) ExFrame {

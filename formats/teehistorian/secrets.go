@@ -10,12 +10,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/replayarchive/replay/formats"
 )
 
 // Redacted is what replaces a secret in metadata, frames and redacted
 // files. It is a fixed string, so a redacted file does not even reveal a
 // secret's length.
-const Redacted = "[redacted]"
+const Redacted = formats.Redacted
 
 // SecretCommand is a console command whose arguments carry secrets.
 type SecretCommand struct {
