@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -10,7 +11,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,6 +94,8 @@ type Error struct {
 	Takedown *archive.Takedown `json:"takedown,omitempty"`
 	// ID is the recording an upload duplicates (409).
 	ID string `json:"id,omitempty"`
+	// IDs are recordings an ambiguous id prefix matches (409, at most 10).
+	IDs []string `json:"ids,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
@@ -109,15 +111,39 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-// fail answers err with the status its kind calls for.
+// fail answers err with the status its kind calls for: a caller's mistake
+// is a 4xx with its own code and is not logged; what is left is the
+// server's failure, 500, logged as an error.
 func (s *Server) fail(w http.ResponseWriter, err error) {
 	var pe *query.ParseError
 	var td *archive.TakenDownError
 	var sweep *archive.SweepError
+	var amb *archive.AmbiguousError
 	switch {
 	case errors.As(err, &pe):
 		pos := pe.Pos
 		writeJSON(w, http.StatusBadRequest, Error{Error: err.Error(), Code: "bad_query", Pos: &pos, Term: pe.Term})
+	case errors.Is(err, errSearchBudget):
+		writeError(w, http.StatusBadRequest, "bad_query", err.Error())
+	case errors.As(err, &amb):
+		ids := make([]string, len(amb.Matches))
+		for i, id := range amb.Matches {
+			ids[i] = id.String()
+		}
+		writeJSON(w, http.StatusConflict, Error{Error: err.Error(), Code: "ambiguous", IDs: ids})
+	case errors.Is(err, archive.ErrBadID), errors.Is(err, archive.ErrBadFlagName), errors.Is(err, replay.ErrEmptyRange),
+		errors.Is(err, replay.ErrNoConversion), errors.Is(err, query.ErrOffset):
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+	case errors.Is(err, archive.ErrNotFlagged):
+		writeError(w, http.StatusNotFound, "not_flagged", err.Error())
+	case errors.Is(err, archive.ErrNotHeld):
+		writeError(w, http.StatusNotFound, "not_held", err.Error())
+	case errors.Is(err, archive.ErrFileFlag):
+		writeError(w, http.StatusConflict, "file_flag", err.Error())
+	case errors.Is(err, archive.ErrNoTakedown):
+		writeError(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, errSpoolFull):
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
 	case errors.As(err, &td):
 		t := td.Takedown
 		writeJSON(w, http.StatusGone, Error{Error: err.Error(), Code: "taken_down", Takedown: &t})
@@ -150,8 +176,9 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 }
 
 var (
-	errBadRequest = errors.New("bad request")
-	errClientGone = errors.New("client gone")
+	errBadRequest   = errors.New("bad request")
+	errClientGone   = errors.New("client gone")
+	errSearchBudget = errors.New("the search ran past its time budget")
 )
 
 func badRequest(format string, args ...any) error {
@@ -230,13 +257,31 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.x.Search(r.Context(), q, from, limit)
+	pq, err := query.Parse(q)
+	if err == nil && !seesModeration(r) {
+		err = viewerQuery(pq)
+	}
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
+	// The search gets a time budget, and stops when the client leaves.
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
+	defer cancel()
+	res, err := s.x.SearchQuery(ctx, pq, from, limit)
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
+		return
+	case errors.Is(err, context.DeadlineExceeded):
+		s.fail(w, fmt.Errorf("%w of %v: narrow it (fewer or longer prefixes, a player:, map: or after: term)", errSearchBudget, s.cfg.SearchTimeout))
+		return
+	case err != nil:
+		s.fail(w, err)
+		return
+	}
 	next := ""
-	if n := from + len(res.Hits); n < res.Total && len(res.Hits) > 0 {
+	if n := from + len(res.Hits); n < res.Total && len(res.Hits) > 0 && n <= query.MaxOffset {
 		next = encodeCursor(n)
 	}
 	writeJSON(w, http.StatusOK, SearchJSONOf(s.x, q, res, next))
@@ -297,7 +342,7 @@ func decodeCursor(c string) (int, error) {
 		return 0, badRequest("cursor %q: not a cursor this server gave", c)
 	}
 	n, err := strconv.Atoi(string(b[1:]))
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n > query.MaxOffset {
 		return 0, badRequest("cursor %q: not a cursor this server gave", c)
 	}
 	return n, nil
@@ -463,7 +508,7 @@ func (s *Server) openRange(w http.ResponseWriter, r *http.Request) (*replay.Reco
 }
 
 func (s *Server) show(w http.ResponseWriter, r *http.Request) {
-	s.writeRecording(w, r.PathValue("id"))
+	s.writeRecording(w, r, r.PathValue("id"))
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -481,8 +526,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	// with it (its sha256 and ingest time), so the answer is named by
 	// those and the query: the page reopening a recording is answered 304
 	// without reading the events again.
+	// Viewers get the events without accounts: the role names the answer
+	// too.
 	q := sha256.Sum256([]byte(r.URL.RawQuery))
-	tag := fmt.Sprintf(`"ev-%s-%x-%x"`, m.SHA256, m.Ingested.UnixNano(), q[:8])
+	tag := fmt.Sprintf(`"ev-%s-%x-%x-%t"`, m.SHA256, m.Ingested.UnixNano(), q[:8], seesModeration(r))
 	w.Header().Set("ETag", tag)
 	w.Header().Set("Cache-Control", "private, no-cache")
 	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, tag) {
@@ -493,6 +540,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, err)
 		return
+	}
+	if !seesModeration(r) {
+		evs = viewerEvents(evs)
 	}
 	if r.URL.Query().Get("compact") != "" {
 		writeJSON(w, http.StatusOK, compactEvents(evs, span, limit))
@@ -623,14 +673,20 @@ func (s *Server) frames(w http.ResponseWriter, r *http.Request) {
 			types[strings.TrimSpace(t)] = true
 		}
 	}
+	viewer := !seesModeration(r)
 	w.Header().Set("Content-Type", "application/x-ndjson")
-	bw := bufio.NewWriterSize(w, 64<<10)
+	gw, done := s.guardWrites(w)
+	defer done()
+	bw := bufio.NewWriterSize(gw, 64<<10)
 	enc := json.NewEncoder(bw)
 	started := false
 	err := rec.Frames(r.Context(), span.From, span.To, func(f formats.Frame) error {
 		started = true
 		if types != nil && !types[f.Type] {
 			return nil
+		}
+		if v, ok := f.Data.(formats.ForViewers); ok && viewer {
+			f.Data = v.ForViewers()
 		}
 		return enc.Encode(f)
 	})
@@ -656,26 +712,17 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "forbidden", "whole original files are for admins; ask for a redacted copy with ?redact=1")
 		return
 	}
-	name := downloadName(m, rec.Extension(), "")
 	if redact {
-		release, err := s.acquireHeavy(r.Context())
-		if err != nil {
-			s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
-			return
-		}
-		defer release()
-		name = downloadName(m, rec.Extension(), "redacted")
-		setDownload(w, name)
-		if err := rec.Export(r.Context(), w, true); err != nil {
-			s.fail(w, err)
-		}
+		s.serveBuilt(w, r, func(tmp io.Writer) (string, error) {
+			return downloadName(m, rec.Extension(), "redacted"), rec.Export(r.Context(), tmp, true)
+		})
 		return
 	}
-	setDownload(w, name)
+	setDownload(w, downloadName(m, rec.Extension(), ""))
 	w.Header().Set("ETag", `"`+m.SHA256+`"`)
-	// ServeContent answers Range and If-None-Match requests; the reader
-	// decodes only the chunks a range touches.
-	http.ServeContent(w, r, "", m.Ingested, newRecordingReader(r.Context(), rec))
+	// Range and If-None-Match are answered; the reader decodes only the
+	// chunks a range touches.
+	s.serveContent(w, r, m.Ingested, newRecordingReader(r.Context(), rec))
 }
 
 func (s *Server) clip(w http.ResponseWriter, r *http.Request) {
@@ -697,34 +744,6 @@ func (s *Server) clip(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Clip-To", strconv.FormatInt(t, 10))
 		return downloadName(rec.Manifest(), rec.Extension(), suffix), nil
 	})
-}
-
-// serveBuilt serves a file that build writes (a clip, a conversion): into
-// a private temporary file first, so that a failure halfway is an error
-// response and not a truncated download, then with Range support, under
-// the name build returns. Building takes one of the slots for decoding
-// work.
-func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, build func(io.Writer) (string, error)) {
-	release, err := s.acquireHeavy(r.Context())
-	if err != nil {
-		s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
-		return
-	}
-	defer release()
-	tmp, err := os.CreateTemp("", "replay-build-*")
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	name, err := build(tmp)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	setDownload(w, name)
-	http.ServeContent(w, r, "", time.Time{}, tmp)
 }
 
 // convert writes the recording converted to another format.
@@ -802,12 +821,13 @@ func (s *Server) mark(do func(r *http.Request, b noteBody) (*archive.Manifest, e
 			s.fail(w, err)
 			return
 		}
-		s.writeRecording(w, m.ID.String())
+		s.writeRecording(w, r, m.ID.String())
 	}
 }
 
-// writeRecording answers with everything about recording ref.
-func (s *Server) writeRecording(w http.ResponseWriter, ref string) {
+// writeRecording answers with everything about recording ref, as the
+// caller's role may see it.
+func (s *Server) writeRecording(w http.ResponseWriter, r *http.Request, ref string) {
 	rec, err := s.x.Recording(ref)
 	if err != nil {
 		s.fail(w, err)
@@ -818,7 +838,11 @@ func (s *Server) writeRecording(w http.ResponseWriter, ref string) {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, RecordingJSONOf(rec, audit))
+	out := RecordingJSONOf(rec, audit)
+	if !seesModeration(r) {
+		out = out.forViewer()
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) flag(r *http.Request, b noteBody) (*archive.Manifest, error) {
@@ -869,6 +893,9 @@ func (s *Server) writeAudit(w http.ResponseWriter, r *http.Request, ref string) 
 	}
 	if es == nil {
 		es = []archive.AuditEntry{}
+	}
+	if !seesModeration(r) {
+		es = viewerAudit(es)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"entries": es})
 }

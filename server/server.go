@@ -64,6 +64,17 @@ type Config struct {
 	CLI http.Handler
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// WriteStall is how long one write of a response may wait for a
+	// client that does not read (default 30 s): a download sends 64 KiB
+	// at least every WriteStall or its connection is closed.
+	WriteStall time.Duration
+	// MaxSpool bounds a clip, conversion or redacted file, which is built
+	// into a file in the archive's tmp directory before it is sent
+	// (default 4 GiB): past it the request is 413 too_large.
+	MaxSpool int64
+	// SearchTimeout bounds one search (default 5 s): past it the search
+	// stops and the caller gets 400 bad_query.
+	SearchTimeout time.Duration
 }
 
 // Server serves one archive over HTTP.
@@ -96,6 +107,15 @@ func New(x *replay.Archive, cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.WriteStall <= 0 {
+		cfg.WriteStall = 30 * time.Second
+	}
+	if cfg.MaxSpool <= 0 {
+		cfg.MaxSpool = 4 << 30
+	}
+	if cfg.SearchTimeout <= 0 {
+		cfg.SearchTimeout = 5 * time.Second
 	}
 	s := &Server{x: x, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newMetrics(), limiter: newFailLimiter(cfg.Now),
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}

@@ -1,0 +1,132 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	"github.com/replayarchive/replay/server"
+)
+
+// errorLog counts the records logged at ERROR.
+type errorLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *errorLog) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelError }
+func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool { msg += " " + a.String(); return true })
+	l.msgs = append(l.msgs, msg)
+	return nil
+}
+func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *errorLog) WithGroup(string) slog.Handler      { return l }
+
+// TestClientMistakesAre4xx: every endpoint that takes a recording id
+// answers odd ids with the 4xx that fits and its code (an ambiguous prefix
+// names the ids it matches), and so do a bad flag name, removing what is
+// not there, a conversion to the recording's own format, a range that ends
+// before it starts and lifting an unknown takedown. None is logged as an
+// error.
+func TestClientMistakesAre4xx(t *testing.T) {
+	var errs errorLog
+	ts := start(t, server.Config{Logger: slog.New(&errs)})
+	// 17 recordings: two of them share their first hex digit.
+	byDigit := map[byte][]string{}
+	var amb string
+	for seed := uint64(1); seed <= 17; seed++ {
+		id, _ := ts.ingestGame(teehistoriangen.Options{Duration: 5 * time.Second, Players: 2, Seed: 100 + seed})
+		byDigit[id[0]] = append(byDigit[id[0]], id)
+		if len(byDigit[id[0]]) == 2 {
+			amb = id[:1]
+		}
+	}
+	one := byDigit[amb[0]][0]
+	mod := ts.token("mia", replay.RoleModerator)
+
+	ids := []struct{ ref, status, code string }{
+		{"zz", "400", "bad_request"},
+		{"..%2Fx", "400", "bad_request"},
+		{strings.Repeat("a", 300), "400", "bad_request"},
+		{"0123456789abcdef0123456789abcdef", "404", "not_found"},
+		{amb, "409", "ambiguous"},
+	}
+	endpoints := []struct{ method, path, body string }{
+		{"GET", "/api/v1/recordings/ID", ""},
+		{"GET", "/api/v1/recordings/ID/events", ""},
+		{"GET", "/api/v1/recordings/ID/frames", ""},
+		{"GET", "/api/v1/recordings/ID/file?redact=1", ""},
+		{"GET", "/api/v1/recordings/ID/clip?from=0&to=50", ""},
+		{"GET", "/api/v1/recordings/ID/export?format=butter", ""},
+		{"GET", "/api/v1/recordings/ID/audit", ""},
+		{"PUT", "/api/v1/recordings/ID/flags/grief", `{"note":"n"}`},
+		{"DELETE", "/api/v1/recordings/ID/flags/grief", ""},
+		{"PUT", "/api/v1/recordings/ID/hold", `{"reason":"r"}`},
+		{"DELETE", "/api/v1/recordings/ID/hold", ""},
+		{"DELETE", "/api/v1/recordings/ID", `{"reason":"r"}`},
+	}
+	check := func(method, path, body, status, code string) Error {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		got, b, _ := ts.do(method, path, mod, rd)
+		var e Error
+		json.Unmarshal(b, &e)
+		if strconv.Itoa(got) != status || e.Code != code {
+			t.Errorf("%s %s: %d %.200s, want %s %s", method, path, got, b, status, code)
+		}
+		return e
+	}
+	for _, ep := range endpoints {
+		for _, id := range ids {
+			e := check(ep.method, strings.Replace(ep.path, "ID", id.ref, 1), ep.body, id.status, id.code)
+			if id.code == "ambiguous" && !sameSet(e.IDs, byDigit[amb[0]]) {
+				t.Errorf("%s %s: ambiguous prefix lists %v, want %v", ep.method, ep.path, e.IDs, byDigit[amb[0]])
+			}
+		}
+	}
+
+	check("PUT", "/api/v1/recordings/"+one+"/flags/two%20words", `{"note":"n"}`, "400", "bad_request")
+	check("PUT", "/api/v1/recordings/"+one+"/flags/"+strings.Repeat("x", 65), `{"note":"n"}`, "400", "bad_request")
+	check("DELETE", "/api/v1/recordings/"+one+"/flags/never-set", "", "404", "not_flagged")
+	check("DELETE", "/api/v1/recordings/"+one+"/hold", "", "404", "not_held")
+	check("GET", "/api/v1/recordings/"+one+"/export?format=teehistorian", "", "400", "bad_request")
+	long, _ := ts.ingestGame(teehistoriangen.Options{Duration: time.Minute, Seed: 99})
+	check("GET", "/api/v1/recordings/"+long+"/clip?from=200&to=100", "", "400", "bad_request")
+	code, b, _ := ts.do("DELETE", "/api/v1/takedowns/"+strings.Repeat("0", 64), ts.owner, nil)
+	if code != http.StatusNotFound || !strings.Contains(string(b), `"not_found"`) {
+		t.Errorf("lifting an unknown takedown: %d %s", code, b)
+	}
+
+	errs.mu.Lock()
+	defer errs.mu.Unlock()
+	if len(errs.msgs) > 0 {
+		t.Errorf("client mistakes logged as errors: %q", errs.msgs)
+	}
+}
+
+// Error is the API's error body as the tests read it.
+type Error = server.Error
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}

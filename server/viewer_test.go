@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	"github.com/replayarchive/replay/server"
+)
+
+// TestViewersSeeNoModeratorData: a viewer's answers (show, events, the
+// compact events, frames, the recording's audit, search hits) carry none
+// of the accounts players signed in with, the moderators' names, flag
+// notes, hold reasons, or the file's timeout codes and passwords; a viewer
+// cannot find an account by searching. A moderator sees the accounts, the
+// note and the reason.
+func TestViewersSeeNoModeratorData(t *testing.T) {
+	ts := start(t, server.Config{})
+	id, file := ts.ingestGame(teehistoriangen.Options{Duration: 8 * time.Minute, Seed: 75})
+	mod := ts.token("moderator-mia", replay.RoleModerator)
+	viewer := ts.token("vera", replay.RoleViewer)
+	const note, reason = "ticket-4711-note", "appeal-pending-reason"
+	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+id+"/flags/griefing", mod, strings.NewReader(`{"note":"`+note+`"}`), nil)
+	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+id+"/hold", mod, strings.NewReader(`{"reason":"`+reason+`"}`), nil)
+
+	var secrets []string // what the file holds that nobody sees
+	for _, re := range []string{`timeout\x00.([A-Za-z0-9]{16})\x00`, `(pw-[A-Za-z0-9]{10})`} {
+		for _, m := range regexp.MustCompile(re).FindAllSubmatch(file, -1) {
+			secrets = append(secrets, string(m[1]))
+		}
+	}
+	accounts := map[string]bool{}
+	for _, m := range regexp.MustCompile(`mod_[A-Za-z0-9]{4}`).FindAll(file, -1) {
+		accounts[string(m)] = true
+	}
+	if len(secrets) < 10 || len(accounts) < 2 {
+		t.Fatalf("the generated game has %d secrets and %d accounts; want a game with both", len(secrets), len(accounts))
+	}
+	modOnly := []string{note, reason, "moderator-mia"}
+	for a := range accounts {
+		modOnly = append(modOnly, a)
+	}
+
+	var account string
+	for a := range accounts {
+		account = a
+		break
+	}
+	paths := []string{
+		"/api/v1/recordings/" + id,
+		"/api/v1/recordings/" + id + "/events",
+		"/api/v1/recordings/" + id + "/events?compact=1",
+		"/api/v1/recordings/" + id + "/frames",
+		"/api/v1/recordings/" + id + "/audit",
+		"/api/v1/recordings?q=" + url.QueryEscape("rcon login"),
+		"/api/v1/recordings?q=" + url.QueryEscape("kind:login"),
+		"/api/v1/recordings?q=timeout",
+	}
+	for _, p := range paths {
+		code, body, _ := ts.do("GET", p, viewer, nil)
+		if code != http.StatusOK {
+			t.Fatalf("viewer GET %s: %d %.200s", p, code, body)
+		}
+		for _, s := range append(modOnly, secrets...) {
+			if bytes.Contains(body, []byte(s)) {
+				t.Errorf("viewer GET %s shows %q", p, s)
+			}
+		}
+		_, modBody, _ := ts.do("GET", p, mod, nil)
+		for _, s := range secrets {
+			if bytes.Contains(modBody, []byte(s)) {
+				t.Errorf("moderator GET %s shows the file's secret %q", p, s)
+			}
+		}
+	}
+	_, show, _ := ts.do("GET", "/api/v1/recordings/"+id, mod, nil)
+	for _, s := range []string{note, reason, "moderator-mia", account} {
+		if !bytes.Contains(show, []byte(s)) {
+			t.Errorf("a moderator's show lacks %q", s)
+		}
+	}
+
+	// Searching: an account's name finds nothing for a viewer, and
+	// player-id: is refused, pointing at the term; a moderator finds it.
+	var res server.SearchJSON
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q="+url.QueryEscape(account), viewer, nil, &res)
+	if res.Total != 0 {
+		t.Errorf("a viewer's search for account %s found %d recordings", account, res.Total)
+	}
+	code, body, _ := ts.do("GET", "/api/v1/recordings?q="+url.QueryEscape("map:x player-id:"+account), viewer, nil)
+	var e server.Error
+	json.Unmarshal(body, &e)
+	if code != http.StatusBadRequest || e.Code != "bad_query" || e.Pos == nil || *e.Pos != 6 {
+		t.Errorf("a viewer's player-id: search: %d %s", code, body)
+	}
+	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q="+url.QueryEscape("player-id:"+account), mod, nil, &res)
+	if res.Total != 1 {
+		t.Errorf("a moderator's player-id:%s found %d recordings, want 1", account, res.Total)
+	}
+}
