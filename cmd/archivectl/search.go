@@ -37,7 +37,7 @@ func cmdSearch() *command {
 		summary: "find recordings and events (player:, map:, flag:, cmd:, after:, ...)",
 		help: `Terms AND together:
   player:NAME        a player, case-insensitive exact; player:kit* for a prefix
-  player-id:ID       a player's id (account, userid, toon handle)
+  player-id:ID       a player's id (account, userid, toon handle); moderators only
   map:NAME  server:NAME  format:NAME  session:ID  flag:NAME
   cmd:WORDS          console command text, e.g. cmd:kick or cmd:"ban 3"
   chat:WORDS         chat text
@@ -52,6 +52,7 @@ func cmdSearch() *command {
   free words and "quoted phrases" match names, map, server, commands, chat
   -term              exclude
 OR, AND, NOT and parentheses are refused: terms always AND together.
+A query has at most 2048 bytes, 32 terms and 8 prefix terms.
 Each hit is a recording with the events that matched under it (tick, offset,
 wall-clock time in UTC where the start is known, who, what) and a ready-to-run export command for a clip around each event.`,
 		flags: o.AddFlags,
