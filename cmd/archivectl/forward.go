@@ -19,6 +19,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -94,8 +95,10 @@ func findServer(ctx context.Context, e *env) (*runningServer, error) {
 
 // forward runs args on the server holding e's archive, if one is running,
 // and returns the command's exit status; ok is false when there is no
-// server to forward to.
-func forward(ctx context.Context, e *env, c *command, args []string) (code int, ok bool) {
+// server to forward to. pos are the command's positional arguments and fs
+// its parsed flags. A takedown that would ask on the terminal asks here,
+// where the terminal is, before it is sent.
+func forward(ctx context.Context, e *env, c *command, fs *flag.FlagSet, pos, args []string) (code int, ok bool) {
 	rs, err := findServer(ctx, e)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "archivectl: %v\n", err)
@@ -104,57 +107,111 @@ func forward(ctx context.Context, e *env, c *command, args []string) (code int, 
 	if rs == nil {
 		return 0, false
 	}
+	if c.name == "delete" && fs.Lookup("yes").Value.String() != "true" && len(pos) == 1 && isTerminal(e.stdin) {
+		if code, yes := rs.confirmTakedown(ctx, e, pos[0]); !yes {
+			return code, true
+		}
+		args = append(args, "--yes")
+	}
+	stdin := io.Reader(nil)
+	if c.name == "ingest" && slices.Contains(args, "-") {
+		stdin = e.stdin
+	}
+	return rs.run(ctx, e, args, stdin, e.stdout, e.stderr), true
+}
+
+// confirmTakedown asks on e's terminal whether to take down the recording
+// id names, as delete does locally, after reading the recording from the
+// server; yes is false, with the exit status, when it is not to be done.
+func (rs *runningServer) confirmTakedown(ctx context.Context, e *env, id string) (code int, yes bool) {
+	var out bytes.Buffer
+	if code := rs.run(ctx, e, []string{"show", id, "--json"}, nil, &out, e.stderr); code != exitOK {
+		return code, false
+	}
+	var rec struct {
+		ID, Format, Start string
+		Players           []struct{ Name string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &rec); err != nil {
+		fmt.Fprintf(e.stderr, "archivectl: the server's answer to show %s: %v\n", id, err)
+		return exitFailure, false
+	}
+	players := make([]string, len(rec.Players))
+	for i, p := range rec.Players {
+		players[i] = p.Name
+	}
+	if !confirmTakedown(e, rec.ID, rec.Format, players, rec.Start) {
+		fmt.Fprintln(e.stderr, "not taken down")
+		return exitFailure, false
+	}
+	return exitOK, true
+}
+
+// run runs args on the server, as the owner, with stdin (nil: none) sent
+// after them, and copies the command's output to stdout and stderr; it
+// returns the command's exit status.
+func (rs *runningServer) run(ctx context.Context, e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ep := rs.endpoint
+	auth := rs.auth
+	rs.auth = "" // each answered challenge is good once
+	if auth == "" {
+		var err error
+		if auth, err = server.OwnerAuthorization(ctx, http.DefaultClient, ep.URL, rs.secret); err != nil {
+			fmt.Fprintf(stderr, "archivectl: the server at %s: %v\n", ep.URL, err)
+			return exitFailure
+		}
+	}
 	cwd, _ := os.Getwd()
-	req := forwardRequest{Args: args, Cwd: cwd, Stdin: c.name == "ingest" && slices.Contains(args, "-")}
+	req := forwardRequest{Args: args, Cwd: cwd, Stdin: stdin != nil}
 	head, _ := json.Marshal(req)
 	body := io.Reader(bytes.NewReader(append(head, '\n')))
-	if req.Stdin {
-		body = io.MultiReader(body, e.stdin)
+	if stdin != nil {
+		body = io.MultiReader(body, stdin)
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL+"/api/v1/cli", body)
 	if err != nil {
-		return 0, false
+		fmt.Fprintf(stderr, "archivectl: %v\n", err)
+		return exitFailure
 	}
-	hr.Header.Set("Authorization", rs.auth)
+	hr.Header.Set("Authorization", auth)
 	hr.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "archivectl: the server at %s did not take the command: %v\n", ep.URL, err)
-		return exitFailure, true
+		fmt.Fprintf(stderr, "archivectl: the server at %s did not take the command: %v\n", ep.URL, err)
+		return exitFailure
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		fmt.Fprintf(e.stderr, "archivectl: the server at %s refused the command: %s %s\n", ep.URL, resp.Status, bytes.TrimSpace(msg))
-		return exitFailure, true
+		fmt.Fprintf(stderr, "archivectl: the server at %s refused the command: %s %s\n", ep.URL, resp.Status, bytes.TrimSpace(msg))
+		return exitFailure
 	}
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	var hdr [5]byte
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			fmt.Fprintf(e.stderr, "archivectl: the server at %s went away mid-command: %v\n", ep.URL, err)
-			return exitFailure, true
+			fmt.Fprintf(stderr, "archivectl: the server at %s went away mid-command: %v\n", ep.URL, err)
+			return exitFailure
 		}
 		n := int64(binary.BigEndian.Uint32(hdr[1:]))
 		switch hdr[0] {
 		case 'o':
-			_, err = io.CopyN(e.stdout, br, n)
+			_, err = io.CopyN(stdout, br, n)
 		case 'e':
-			_, err = io.CopyN(e.stderr, br, n)
+			_, err = io.CopyN(stderr, br, n)
 		case 'x':
 			v, err := io.ReadAll(io.LimitReader(br, n))
 			code, cerr := strconv.Atoi(string(v))
 			if err != nil || cerr != nil {
-				return exitFailure, true
+				return exitFailure
 			}
-			return code, true
+			return code
 		default:
-			fmt.Fprintf(e.stderr, "archivectl: the server at %s sent a frame this build does not know\n", ep.URL)
-			return exitFailure, true
+			fmt.Fprintf(stderr, "archivectl: the server at %s sent a frame this build does not know\n", ep.URL)
+			return exitFailure
 		}
 		if err != nil {
-			return exitFailure, true
+			return exitFailure
 		}
 	}
 }

@@ -201,7 +201,7 @@ func runCommand(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	if c.access != noAccess && e.x == nil {
-		if code, ok := forward(ctx, e, c, append([]string{name}, args...)); ok {
+		if code, ok := forward(ctx, e, c, fs, pos, append([]string{name}, args...)); ok {
 			return code
 		}
 	}

@@ -217,7 +217,11 @@ func runDelete(ctx context.Context, e *env, o *deleteOptions, args []string) err
 		if err != nil {
 			return err
 		}
-		if !confirmTakedown(e, m) {
+		players := make([]string, len(m.Meta.Players))
+		for i, p := range m.Meta.Players {
+			players[i] = p.Name
+		}
+		if !confirmTakedown(e, m.ID.String(), m.Format, players, fmtTime(m.Meta.Start)) {
 			fmt.Fprintln(e.stderr, "not taken down")
 			return errSilent
 		}
@@ -248,18 +252,14 @@ func runDelete(ctx context.Context, e *env, o *deleteOptions, args []string) err
 	return nil
 }
 
-// confirmTakedown asks on the terminal whether to take m down; only "y" or
-// "yes" says so.
-func confirmTakedown(e *env, m *archive.Manifest) bool {
-	players := make([]string, 0, len(m.Meta.Players))
-	for _, p := range m.Meta.Players {
-		players = append(players, p.Name)
-	}
+// confirmTakedown asks on the terminal whether to take down recording id
+// (of format, with players, started at start); only "y" or "yes" says so.
+func confirmTakedown(e *env, id, format string, players []string, start string) bool {
 	who := "no players"
 	if len(players) > 0 {
 		who = trunc(strings.Join(players, ", "), 60)
 	}
-	fmt.Fprintf(e.stderr, "take down %s (%s, %s, %s)? [y/N] ", m.ID, m.Format, textsafe.Line(who), fmtTime(m.Meta.Start))
+	fmt.Fprintf(e.stderr, "take down %s (%s, %s, %s)? [y/N] ", id, format, textsafe.Line(who), start)
 	answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/archive"
-	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
@@ -101,13 +100,10 @@ func TestTakedownRefusesClipAndRedactedCopy(t *testing.T) {
 
 // confirmTakedown names the recording and takes only y or yes.
 func TestConfirmTakedown(t *testing.T) {
-	m := &archive.Manifest{Format: "teehistorian"}
-	m.Meta.Players = []formats.Player{{Name: "nameless tee"}}
-	m.Meta.Start = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	for answer, want := range map[string]bool{"y\n": true, "YES\n": true, "n\n": false, "\n": false, "": false, "yep\n": false} {
 		var errb bytes.Buffer
 		e := &env{stdin: strings.NewReader(answer), stderr: &errb}
-		if got := confirmTakedown(e, m); got != want {
+		if got := confirmTakedown(e, "7cee836b", "teehistorian", []string{"nameless tee"}, "2026-05-01 12:00"); got != want {
 			t.Errorf("answer %q: %v, want %v", answer, got, want)
 		}
 		if p := errb.String(); !strings.Contains(p, "take down") || !strings.Contains(p, "teehistorian") || !strings.Contains(p, "nameless tee") || !strings.Contains(p, "[y/N]") {
