@@ -45,13 +45,14 @@ func (ts *testServer) token(name string, role replay.Role) string {
 	return tok
 }
 
-// dialSlowReader connects with a receive buffer of 4 KiB, so that a client
-// that stops reading stops the server's writes soon.
+// dialSlowReader connects with a receive buffer of 4 KiB, set before the
+// connection is made (setRecvBuffer), so that a client that stops reading
+// stops the server's writes soon.
 func dialSlowReader(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
-		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		err := c.Control(func(fd uintptr) { serr = setRecvBuffer(fd, 4096) })
 		return errors.Join(err, serr)
 	}}
 	conn, err := d.Dial("tcp", addr)
