@@ -166,7 +166,15 @@ func (x *Archive) findTakedown(ref string) (*archive.Takedown, error) {
 	case 1:
 		return &found[0], nil
 	default:
-		return nil, fmt.Errorf("%q names %d taken-down recordings: give more of the id, or the sha256", ref, len(found))
+		amb := &archive.AmbiguousError{Ref: ref}
+		for _, t := range found {
+			if len(amb.Matches) == archive.MaxAmbiguous {
+				amb.More = true
+				break
+			}
+			amb.Matches = append(amb.Matches, t.ID)
+		}
+		return nil, fmt.Errorf("takedowns: %w (give more of the id, or the sha256)", amb)
 	}
 }
 

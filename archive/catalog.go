@@ -140,14 +140,14 @@ var ErrBadID = errors.New("not a recording id or id prefix")
 // recording.
 type AmbiguousError struct {
 	Ref string
-	// Matches are recordings the prefix names, at most maxAmbiguous.
+	// Matches are recordings the prefix names, at most MaxAmbiguous.
 	Matches []uuid.UUID
 	// More says there are further matches beyond Matches.
 	More bool
 }
 
-// maxAmbiguous bounds the matches an AmbiguousError lists.
-const maxAmbiguous = 10
+// MaxAmbiguous bounds the matches an AmbiguousError lists.
+const MaxAmbiguous = 10
 
 // Error names the prefix and the recordings it matches.
 func (e *AmbiguousError) Error() string {
@@ -203,7 +203,7 @@ func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			if strings.HasPrefix(hex.EncodeToString(k), hexRef) {
 				found = append(found, uuid.UUID(k))
-				if len(found) > maxAmbiguous {
+				if len(found) > MaxAmbiguous {
 					break
 				}
 			}
@@ -219,7 +219,7 @@ func (a *Archive) Resolve(ref string) (uuid.UUID, error) {
 	case 1:
 		return found[0], nil
 	default:
-		return uuid.Nil, &AmbiguousError{Ref: ref, Matches: found[:min(len(found), maxAmbiguous)], More: len(found) > maxAmbiguous}
+		return uuid.Nil, &AmbiguousError{Ref: ref, Matches: found[:min(len(found), MaxAmbiguous)], More: len(found) > MaxAmbiguous}
 	}
 }
 

@@ -80,6 +80,10 @@ type Codec interface {
 	Clip(ctx context.Context, src Source, r Range, w io.Writer) error
 }
 
+// ErrBadOption is wrapped by Export's error for an option (opts) the
+// format does not take, or a value it cannot use: the caller's mistake.
+var ErrBadOption = errors.New("bad export option")
+
 // Exporter is implemented by codecs that can convert an archived recording
 // into another native format (for example an .echoreplay session to .butter).
 type Exporter interface {

@@ -132,7 +132,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		}
 		writeJSON(w, http.StatusConflict, Error{Error: err.Error(), Code: "ambiguous", IDs: ids})
 	case errors.Is(err, archive.ErrBadID), errors.Is(err, archive.ErrBadFlagName), errors.Is(err, replay.ErrEmptyRange),
-		errors.Is(err, replay.ErrNoConversion), errors.Is(err, query.ErrOffset):
+		errors.Is(err, replay.ErrNoConversion), errors.Is(err, query.ErrOffset), errors.Is(err, formats.ErrBadOption):
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, archive.ErrNotFlagged):
 		writeError(w, http.StatusNotFound, "not_flagged", err.Error())
@@ -153,6 +153,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, archive.ErrHeld):
 		writeError(w, http.StatusConflict, "held", err.Error())
+	case errors.Is(err, replay.ErrReadOnly):
+		writeError(w, http.StatusConflict, "read_only", err.Error())
 	case errors.Is(err, archive.ErrTakedownPending):
 		writeError(w, http.StatusConflict, "takedown_pending", err.Error())
 	case errors.Is(err, formats.ErrClipUnsupported):

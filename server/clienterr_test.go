@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,6 +116,17 @@ func TestClientMistakesAre4xx(t *testing.T) {
 		t.Errorf("lifting an unknown takedown: %d %s", code, b)
 	}
 
+	// A takedown prefix that names two taken-down recordings.
+	for _, id := range byDigit[amb[0]] {
+		check("DELETE", "/api/v1/recordings/"+id, `{"reason":"r","now":true}`, "200", "")
+	}
+	code, b, _ = ts.do("DELETE", "/api/v1/takedowns/"+amb, ts.owner, nil)
+	var e Error
+	json.Unmarshal(b, &e)
+	if code != http.StatusConflict || e.Code != "ambiguous" || !sameSet(e.IDs, byDigit[amb[0]]) {
+		t.Errorf("lifting an ambiguous takedown prefix: %d %s", code, b)
+	}
+
 	errs.mu.Lock()
 	defer errs.mu.Unlock()
 	if len(errs.msgs) > 0 {
@@ -129,4 +142,35 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// TestReadOnlyNodeRefusesChanges: a server over an archive opened
+// read-only answers a change with 409 read_only, not 500.
+func TestReadOnlyNodeRefusesChanges(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "archive")
+	w, err := replay.Open(dir, replay.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	x, err := replay.Open(dir, replay.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	secret := replay.NewSecret()
+	srv := httptest.NewServer(server.New(x, server.Config{LocalSecret: secret}).Handler())
+	defer srv.Close()
+	req, _ := http.NewRequest("PUT", srv.URL+"/api/v1/retention", strings.NewReader(`{"max_age":"30d"}`))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(b), `"read_only"`) {
+		t.Errorf("a change on a read-only node: %d %s", resp.StatusCode, b)
+	}
 }

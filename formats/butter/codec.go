@@ -491,7 +491,7 @@ func exportFrames(format string, opts map[string]string, w io.Writer, each func(
 	case EchoReplayName:
 		for k := range opts {
 			if k != "zip" && k != "entry" {
-				return fmt.Errorf("butter: unknown echoreplay export option %q (want zip, entry)", k)
+				return fmt.Errorf("butter: unknown echoreplay export option %q (want zip, entry): %w", k, formats.ErrBadOption)
 			}
 		}
 		entry := opts["entry"]
@@ -520,17 +520,17 @@ func WriterOptionsFrom(opts map[string]string) (WriterOptions, error) {
 		case "keyframe-interval":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > 65535 {
-				return wo, fmt.Errorf("butter: keyframe-interval %q: want 1..65535", v)
+				return wo, fmt.Errorf("butter: keyframe-interval %q: want 1..65535: %w", v, formats.ErrBadOption)
 			}
 			wo.KeyframeInterval = n
 		case "compression":
 			cmp, err := ParseCompression(v)
 			if err != nil {
-				return wo, err
+				return wo, fmt.Errorf("%w: %w", err, formats.ErrBadOption)
 			}
 			wo.Compression = cmp
 		default:
-			return wo, fmt.Errorf("butter: unknown butter export option %q (want keyframe-interval, compression)", k)
+			return wo, fmt.Errorf("butter: unknown butter export option %q (want keyframe-interval, compression): %w", k, formats.ErrBadOption)
 		}
 	}
 	return wo, nil
