@@ -146,7 +146,9 @@ func embedsSecret(arg []byte) bool {
 	for len(arg) > 0 {
 		stmt, rest, _ := bytes.Cut(arg, []byte{';'})
 		arg = rest
-		stmt = bytes.TrimLeft(stmt, " \t\"'")
+		// A statement may be quoted, or a chat command ("/timeout CODE"
+		// said through say, vote or a bind).
+		stmt = bytes.TrimLeft(stmt, " \t\"'/")
 		end := bytes.IndexAny(stmt, " \t\"'")
 		if end < 0 {
 			end = len(stmt)

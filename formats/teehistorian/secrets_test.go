@@ -295,6 +295,8 @@ func TestSecretNames(t *testing.T) {
 		{"sv_keyboard_layout", []string{"us"}, "sv_keyboard_layout us", false},
 		{"sv_hook_key", []string{"k"}, "sv_hook_key [redacted]", true},
 		{"say", []string{"my password is weak"}, "say my password is weak", false},
+		{"say", []string{"/timeout abcdef"}, "say [redacted]", true},
+		{"say", []string{"the rules: /rules"}, "say the rules: /rules", false},
 		{"add_vote", []string{"x", "  'sv_password' y"}, "add_vote x [redacted]", true},
 		{"shutdown", nil, "shutdown", false},
 	} {
