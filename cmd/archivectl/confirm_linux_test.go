@@ -64,17 +64,7 @@ func TestDeleteAsksThroughServer(t *testing.T) {
 	}
 	id := ls[0].ID
 
-	ctx, cancel := context.WithCancel(context.Background())
-	serveOut, serveErr := new(syncBuffer), new(syncBuffer)
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"--archive", c.dir, "serve", "--listen", "127.0.0.1:0"}, strings.NewReader(""), serveOut, serveErr)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	serveURL(t, serveOut, serveErr)
+	serveArchive(t, c)
 
 	for _, answer := range []string{"n", "y"} {
 		master, tty := openPTY(t)

@@ -181,16 +181,24 @@ func TestLiveRecording(t *testing.T) {
 	}
 }
 
-// serveWatch runs archivectl serve --watch dir --settle settle on c's
-// archive until the test ends, and returns its URL and its log.
+// serveWatch runs serve --watch dir over c's archive until the test ends,
+// and returns its login link and its log.
 func serveWatch(t *testing.T, c cli, dir string, settle time.Duration) (string, *syncBuffer) {
+	t.Helper()
+	return serveArchive(t, c, "--watch", dir, "--settle", settle.String())
+}
+
+// serveArchive runs serve on 127.0.0.1:0 with extra arguments over c's
+// archive until the test ends, and returns its login link (serveURL) and
+// its log.
+func serveArchive(t *testing.T, c cli, extra ...string) (string, *syncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var serveOut syncBuffer
 	serveErr := new(syncBuffer)
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"--archive", c.dir, "serve", "--listen", "127.0.0.1:0", "--watch", dir, "--settle", settle.String()}, strings.NewReader(""), &serveOut, serveErr)
+		done <- run(ctx, append([]string{"--archive", c.dir, "serve", "--listen", "127.0.0.1:0"}, extra...), strings.NewReader(""), &serveOut, serveErr)
 	}()
 	t.Cleanup(func() {
 		cancel()

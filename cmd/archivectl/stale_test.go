@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -92,17 +91,7 @@ func TestLoginLink(t *testing.T) {
 	if _, errs, code := c.run("login"); code == 0 || !strings.Contains(errs, "no server is running") {
 		t.Errorf("login without a server: exit %d, %s", code, errs)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	serveOut, serveErr := new(syncBuffer), new(syncBuffer)
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"--archive", c.dir, "serve", "--listen", "127.0.0.1:0"}, strings.NewReader(""), serveOut, serveErr)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	printed := serveURL(t, serveOut, serveErr)
+	printed, _ := serveArchive(t, c)
 	if got := strings.TrimSpace(c.ok("login")); got != printed {
 		t.Errorf("login printed %q; serve printed %q", got, printed)
 	}
