@@ -561,6 +561,33 @@ func (a *Archive) decodeBlobCRC(blob []byte, e ChunkEntry, format string, dst []
 	return native, resume, nil
 }
 
+// decodeChunk is decodeBounded with room to spare in the output buffer:
+// zstd's fast decoding loops write up to 16 bytes past what they decode,
+// and on a buffer without that room it falls back to a careful loop that
+// took twice the time of a whole export.
+func (a *Archive) decodeChunk(blob []byte, want int64, dst []byte) ([]byte, error) {
+	if want < 0 || want > MaxChunkBytes {
+		return nil, fmt.Errorf("recorded size %d is out of range (corrupt manifest?)", want)
+	}
+	// Pre-size for the recorded length, but not beyond 16 MiB: a corrupt
+	// length must not buy a large allocation with a tiny blob.
+	if int64(cap(dst)) < min(want, 16<<20)+decodeSlack {
+		dst = make([]byte, 0, min(want, 16<<20)+decodeSlack)
+	}
+	out, err := a.dec.DecodeAll(blob, dst[:0])
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) != want {
+		return nil, fmt.Errorf("decoded %d bytes, want %d", len(out), want)
+	}
+	return out, nil
+}
+
+// decodeSlack is the spare capacity zstd's fast decoding loops need
+// (compressedBlockOverAlloc in klauspost/compress), with a margin.
+const decodeSlack = 64
+
 // The chunk table is stored in binary, not as a JSON list: decoding 15,843
 // JSON entries was 56% of the CPU time of opening a 1 GB recording; the
 // binary table decodes in well under a millisecond.

@@ -1,0 +1,426 @@
+// The write path's first half: a Pending recording collects the pieces a
+// codec splits a native file into and compresses chunks on a goroutine of
+// its own as they arrive, spilling them to the shard ahead of the commit
+// when they pile up. Commit (commit.go) then commits one or more of them.
+
+package archive
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/formats"
+	bolt "go.etcd.io/bbolt"
+)
+
+// defaultSpillBytes is Options.SpillBytes when unset. 4 MiB of blobs is
+// about 13 MiB of native teehistorian: a one-hour file still commits in one
+// piece, and a 1 GB one holds 4 MiB at a time instead of 16.
+const defaultSpillBytes = 4 << 20
+
+// Pending is a recording being ingested. It implements formats.Writer.
+// Every Pending must end with Finish (then Commit) or Discard, which stop
+// its compressor goroutine.
+type Pending struct {
+	a      *Archive
+	format string
+	source string
+
+	sha     hash.Hash
+	size    int64
+	header  []byte
+	trailer []byte
+	chunks  []ChunkEntry
+
+	// The compressor goroutine owns the fields below until wait returns:
+	// it compresses chunks in order while the codec parses the next ones.
+	jobs     chan compressJob
+	free     chan []byte   // native copies handed back for reuse
+	freeCols chan [][]byte // column sets handed back for reuse
+	done     chan struct{}
+	errMu    sync.Mutex
+	err      error     // first compressor error
+	blobs    [][]byte  // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
+	stored   []int64   // stored size of every chunk so far
+	ticks    []int64   // start tick of every blob in blobs
+	pending  int64     // bytes in blobs
+	scratch  []byte    // compression buffer reused between chunks
+	id       uuid.UUID // set once decided (first spill or commit)
+	shard    string
+	spilled  bool // some chunks are already in the shard (or being written)
+	// spilling is the spill under way, if any (spillAsync).
+	spilling chan error
+	inflight bool // id is in Archive.writing until the commit or Discard
+
+	// col is the format's column transform, if it has one
+	// (Options.Columns): Chunk splits each chunk into its streams, and
+	// the compressor encodes them. enc and colEnc are the compressor's
+	// encoders of whole chunks and of streams while it runs, taken from
+	// Archive.encoders (encoders.go); choose picks between colEnc and a
+	// literals frame for each stream.
+	col    formats.Columnar
+	enc    *zstd.Encoder
+	colEnc *zstd.Encoder
+	choose streamChooser
+
+	meta *formats.Metadata
+	sum  []byte
+
+	// events takes the events a codec sends as it splits (Event, in
+	// events.go); Finish adds Metadata.Events and closes it into evBlob,
+	// the catalog's value, holding evCount events.
+	events  eventStream
+	evBlob  []byte
+	evCount int
+
+	// chunkSums, kept once MayReplace is called, holds the sha256 of each
+	// chunk's native bytes: Commit compares them with the archived chunks
+	// before a grown recording may replace its earlier copy.
+	keepSums  bool
+	chunkSums [][sha256.Size]byte
+}
+
+// compressJob is one chunk for the compressor goroutine: its streams
+// when the format has a column transform, else its native bytes.
+type compressJob struct {
+	tick          int64
+	resume        []byte
+	native        []byte
+	cols          [][]byte
+	precompressed bool
+}
+
+// NewPending starts a recording of the given format. source is the base name
+// of the file it comes from, for show and ls.
+func (a *Archive) NewPending(format, source string) *Pending {
+	return &Pending{a: a, format: format, source: filepath.Base(source), sha: sha256.New(), col: a.opts.Columns[format],
+		events: eventStream{pool: &a.encoders.event}}
+}
+
+// MayReplace marks a recording that may replace an archived copy of itself
+// (a live recording ingested again as it grows, Metadata.Growing): it keeps
+// a sha256 of every chunk, so that Commit can check that the archived
+// chunks are the first chunks of the new copy. Call it before the split.
+// Without it a growing recording never replaces anything.
+func (p *Pending) MayReplace() { p.keepSums = true }
+
+// Header implements formats.Writer.
+func (p *Pending) Header(b []byte) error {
+	if p.size != 0 || p.header != nil {
+		return errors.New("archive: header must come first, once")
+	}
+	p.header = bytes.Clone(b)
+	if p.header == nil {
+		p.header = []byte{}
+	}
+	p.sha.Write(b)
+	p.size += int64(len(b))
+	return nil
+}
+
+// Chunk implements formats.Writer.
+func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
+	if p.trailer != nil {
+		return errors.New("archive: chunk after trailer")
+	}
+	var prev *formats.Chunk
+	if n := len(p.chunks); n > 0 {
+		prev = &formats.Chunk{StartTick: p.chunks[n-1].StartTick}
+	}
+	if err := formats.CheckChunk(prev, c, len(native)); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	if err := p.compressErr(); err != nil {
+		return err
+	}
+	p.chunks = append(p.chunks, ChunkEntry{
+		StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
+		Offset: p.size, Length: int64(len(native)),
+		CRC: crc32.Checksum(native, crcTable), Precompressed: c.Precompressed,
+	})
+	p.sha.Write(native)
+	p.size += int64(len(native))
+	if p.keepSums {
+		p.chunkSums = append(p.chunkSums, sha256.Sum256(native))
+	}
+	if p.jobs == nil {
+		p.jobs, p.done = make(chan compressJob, 4), make(chan struct{})
+		p.free, p.freeCols = make(chan []byte, 6), make(chan [][]byte, 6)
+		go p.compressor()
+	}
+	j := compressJob{tick: c.StartTick, resume: bytes.Clone(c.Resume), precompressed: c.Precompressed}
+	if p.split(j) {
+		// The split copies the chunk as the copy below would, here
+		// beside the codec's parse rather than in the compressor,
+		// which is the slower of the two.
+		select {
+		case j.cols = <-p.freeCols:
+		default:
+		}
+		j.cols = p.col.SplitColumns(native, j.cols)
+	} else {
+		select {
+		case j.native = <-p.free:
+		default:
+		}
+		j.native = append(j.native[:0], native...)
+	}
+	p.jobs <- j
+	runtime.Gosched() // as the compressor does: see there
+	return nil
+}
+
+// compressor compresses chunks in order and spills to the shard when
+// enough has piled up. It exits when jobs is closed. Its encoders come
+// from their pools when first needed: a format with a column transform
+// needs the chunk encoder only for precompressed chunks.
+func (p *Pending) compressor() {
+	defer close(p.done)
+	defer func() {
+		if p.enc != nil {
+			p.a.encoders.chunk.put(p.enc)
+		}
+		if p.colEnc != nil {
+			p.a.encoders.column.put(p.colEnc)
+		}
+		p.enc, p.colEnc = nil, nil
+	}()
+	for j := range p.jobs {
+		if p.compressErr() != nil {
+			continue // drain; the error is reported by Chunk or wait
+		}
+		blob, err := p.compress(j)
+		if p.split(j) {
+			select {
+			case p.freeCols <- j.cols:
+			default:
+			}
+		} else {
+			select {
+			case p.free <- j.native:
+			default:
+			}
+		}
+		if err != nil {
+			p.setErr(fmt.Errorf("archive: chunk at tick %d: %w", j.tick, err))
+			continue
+		}
+		// Ingest runs beside interactive requests in a server: yielding
+		// once per chunk (about a millisecond of work) lets a waiting
+		// search run now instead of after a 10 ms scheduler slice.
+		runtime.Gosched()
+		p.blobs = append(p.blobs, blob)
+		p.ticks = append(p.ticks, j.tick)
+		p.stored = append(p.stored, int64(len(blob)))
+		p.pending += int64(len(blob))
+		if p.pending >= p.a.opts.SpillBytes {
+			if err := p.spillAsync(); err != nil {
+				p.setErr(err)
+			}
+		}
+	}
+	if err := p.spillDone(); err != nil {
+		p.setErr(err)
+	}
+}
+
+// split says whether Chunk split j into its streams.
+func (p *Pending) split(j compressJob) bool { return p.col != nil && !j.precompressed }
+
+// compress encodes one chunk's blob: as streams when Chunk split it.
+func (p *Pending) compress(j compressJob) ([]byte, error) {
+	var err error
+	if p.split(j) {
+		if p.colEnc == nil {
+			if p.colEnc, err = p.a.encoders.column.get(); err != nil {
+				return nil, err
+			}
+		}
+		return encodeStreams(p.colEnc, &p.choose, j.cols, &p.scratch, j.resume), nil
+	}
+	if p.enc == nil {
+		if p.enc, err = p.a.encoders.chunk.get(); err != nil {
+			return nil, err
+		}
+	}
+	return encodeBlobWith(p.enc, &p.scratch, j.resume, j.native, j.precompressed), nil
+}
+
+// setErr records the compressor's first error.
+func (p *Pending) setErr(err error) {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *Pending) compressErr() error {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	return p.err
+}
+
+// wait stops the compressor once it has handled every chunk, and fills in
+// the chunks' stored sizes. It returns the compressor's error.
+func (p *Pending) wait() error {
+	if p.jobs != nil {
+		close(p.jobs)
+		<-p.done
+		// The buffers kept for reuse would stay alive with p until its
+		// commit group is committed: drop them now.
+		p.jobs, p.free, p.freeCols, p.scratch = nil, nil, nil, nil
+		p.choose = streamChooser{} // its Huffman buffers too
+	}
+	for i := range p.chunks {
+		if i < len(p.stored) {
+			p.chunks[i].Stored = p.stored[i]
+		}
+	}
+	return p.compressErr()
+}
+
+// Trailer implements formats.Writer.
+func (p *Pending) Trailer(b []byte) error {
+	if p.trailer != nil {
+		return errors.New("archive: trailer given twice")
+	}
+	p.trailer = bytes.Clone(b)
+	if p.trailer == nil {
+		p.trailer = []byte{}
+	}
+	p.sha.Write(b)
+	p.size += int64(len(b))
+	return nil
+}
+
+// Size returns the native bytes received so far.
+func (p *Pending) Size() int64 { return p.size }
+
+// spillAsync writes the buffered blobs to the shard ahead of the commit,
+// in a goroutine of its own once the spill before it is done, so that the
+// compressor goes on with the next chunks while the shard's transaction
+// is written and synced (the 1 GB file's compressor, the ingest's slower
+// side, spent 0.6–0.7 s of its 10 s in its 50 spills). The recording's id
+// and start are not known yet, so its chunks are keyed by a provisional
+// random id, which the manifest records as ChunkOwner, in the shard of
+// the current month.
+func (p *Pending) spillAsync() error {
+	if err := p.spillDone(); err != nil {
+		return err
+	}
+	if p.id == uuid.Nil {
+		p.id = uuid.New()
+		p.shard = p.a.opts.ShardPeriod(p.a.opts.Now())
+		p.a.writing.add(p.id)
+		p.inflight = true
+	}
+	shard, id, ticks, blobs := p.shard, p.id, p.ticks, p.blobs
+	p.spilled = true // Discard removes whatever the spill wrote
+	p.blobs, p.ticks, p.pending = nil, nil, 0
+	done := make(chan error, 1)
+	p.spilling = done
+	go func() { done <- p.a.writeBlobs(shard, id, ticks, blobs) }()
+	return nil
+}
+
+// spillDone waits for the spill under way, if any, and returns its error.
+func (p *Pending) spillDone() error {
+	if p.spilling == nil {
+		return nil
+	}
+	err := <-p.spilling
+	p.spilling = nil
+	return err
+}
+
+// Finish records the codec's metadata once Split has returned, and decides
+// the recording id. It returns the sha256 of the native bytes.
+func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
+	if meta == nil {
+		return nil, errors.New("archive: no metadata")
+	}
+	if err := p.wait(); err != nil {
+		return nil, err
+	}
+	for i := range meta.Events {
+		if err := p.events.add(&meta.Events[i]); err != nil {
+			return nil, err
+		}
+	}
+	blob, n, err := p.events.close()
+	if err != nil {
+		return nil, err
+	}
+	p.evBlob, p.evCount = blob, n
+	p.meta = meta
+	p.sum = p.sha.Sum(nil)
+	if p.header == nil {
+		p.header = []byte{}
+	}
+	if p.trailer == nil {
+		p.trailer = []byte{}
+	}
+	return p.sum, nil
+}
+
+// Discard drops a pending recording that will not be committed, removing any
+// chunks it spilled.
+func (p *Pending) Discard() error {
+	p.wait()
+	p.events.drop()
+	p.evBlob = nil
+	defer p.landed()
+	if !p.spilled {
+		return nil
+	}
+	return p.a.deleteChunks(p.shard, p.id)
+}
+
+// landed takes a spilled recording out of Archive.writing: its manifest
+// is committed, or it was dropped and what it left is Check's to remove.
+func (p *Pending) landed() {
+	if p.inflight {
+		p.a.writing.done(p.id)
+		p.inflight = false
+	}
+}
+
+// writeBlobs puts blobs, whose chunks start at ticks, into shard under id
+// in one transaction.
+func (a *Archive) writeBlobs(shard string, id uuid.UUID, ticks []int64, blobs [][]byte) error {
+	err := a.updateShard(shard, true, func(tx *bolt.Tx) error {
+		s := chunksOf(tx)
+		s.chunks.FillPercent = 1.0 // keys arrive in order within a recording
+		for i, blob := range blobs {
+			if err := s.put(chunkKey(id, ticks[i]), blob); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("archive: write chunks to shard %s: %w", shard, err)
+	}
+	return nil
+}
+
+// deleteChunks removes every chunk of id from shard.
+func (a *Archive) deleteChunks(shard string, id uuid.UUID) error {
+	err := a.updateShard(shard, false, func(tx *bolt.Tx) error {
+		return chunksOf(tx).deleteOwner(id)
+	})
+	if errors.Is(err, errNoShard) {
+		return nil // no shard, no chunks
+	}
+	return err
+}
