@@ -1,5 +1,6 @@
-// Catalog access: manifests, id lookup by prefix, sessions, heads, events and
-// the change log that keeps the derived search index in step.
+// Catalog access: the catalog's handle (catalogDB), manifests, id lookup
+// by prefix, sessions, heads, events and the change log that keeps the
+// derived search index in step.
 
 package archive
 
@@ -12,11 +13,45 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
+
+// catalogDB is the catalog's bbolt handle behind a lock, so that a catalog
+// compaction can swap the handle while other goroutines use the archive
+// (Archive is safe for concurrent use, and a server prunes online). Every
+// transaction read-holds the lock; the compaction holds it exclusively from
+// the copy to the swap, so no commit lands in the file being replaced.
+// Transactions must not nest: a second read-hold behind a waiting
+// compaction would deadlock.
+type catalogDB struct {
+	mu sync.RWMutex
+	db *bolt.DB
+}
+
+// View runs fn in a read transaction, as bolt.DB.View.
+func (c *catalogDB) View(fn func(*bolt.Tx) error) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.db.View(fn)
+}
+
+// Update runs fn in a write transaction, as bolt.DB.Update.
+func (c *catalogDB) Update(fn func(*bolt.Tx) error) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return update(c.db, fn)
+}
+
+// close closes the handle.
+func (c *catalogDB) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.db.Close()
+}
 
 // Change is one entry of the change log: a recording was put (ingested or
 // its flags, hold or metadata changed) or deleted.

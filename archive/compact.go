@@ -17,7 +17,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -237,39 +236,6 @@ func (a *Archive) copyBolt(src *bolt.DB, path string) error {
 		err = dst.Sync()
 	}
 	return errors.Join(err, dst.Close())
-}
-
-// catalogDB is the catalog's bbolt handle behind a lock, so that a catalog
-// compaction can swap the handle while other goroutines use the archive
-// (Archive is safe for concurrent use, and a server prunes online). Every
-// transaction read-holds the lock; the compaction holds it exclusively from
-// the copy to the swap, so no commit lands in the file being replaced.
-// Transactions must not nest: a second read-hold behind a waiting
-// compaction would deadlock.
-type catalogDB struct {
-	mu sync.RWMutex
-	db *bolt.DB
-}
-
-// View runs fn in a read transaction, as bolt.DB.View.
-func (c *catalogDB) View(fn func(*bolt.Tx) error) error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.db.View(fn)
-}
-
-// Update runs fn in a write transaction, as bolt.DB.Update.
-func (c *catalogDB) Update(fn func(*bolt.Tx) error) error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return update(c.db, fn)
-}
-
-// close closes the handle.
-func (c *catalogDB) close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.db.Close()
 }
 
 // compactCatalog rewrites catalog.db when its live pages take less than
