@@ -22,3 +22,18 @@ func (Codec) OpenDir(dir string) (io.ReadCloser, error) { return OpenSegmentSet(
 func (c Codec) SplitDir(ctx context.Context, dir string, w formats.Writer) (*formats.Metadata, error) {
 	return c.SplitSegmentSet(ctx, dir, w)
 }
+
+// The HCRP codec is a formats.DirCompleter: a segment set's writer marks
+// it complete.
+var _ formats.DirCompleter = Codec{}
+
+// DirComplete implements formats.DirCompleter: the set has its "finished"
+// marker.
+func (Codec) DirComplete(dir string) (bool, error) {
+	s, err := OpenSegmentSet(dir)
+	if err != nil {
+		return false, err
+	}
+	defer s.Close()
+	return s.Finished(), nil
+}
