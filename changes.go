@@ -226,23 +226,25 @@ func (x *Archive) SetPolicy(by Actor, p *archive.Policy) error {
 	return nil
 }
 
-// DescribePolicy says in words what a policy removes.
+// DescribePolicy says in one line what a policy removes and what it
+// leaves: the command line, the API's policy text and the audit log all
+// say it in these words.
 func DescribePolicy(p *archive.Policy) string {
+	if p.IsZero() {
+		return "no retention policy"
+	}
 	var parts []string
 	if p.MaxAge > 0 {
-		parts = append(parts, "older than "+units.FormatDuration(p.MaxAge))
+		parts = append(parts, "remove recordings older than "+units.FormatDuration(p.MaxAge))
 	}
 	if p.MaxBytes > 0 {
-		parts = append(parts, "oldest beyond "+units.FormatBytes(p.MaxBytes))
+		parts = append(parts, fmt.Sprintf("keep at most %s stored (%d bytes), oldest removed first", units.FormatBytes(p.MaxBytes), p.MaxBytes))
 	}
-	if len(parts) == 0 {
-		return "keeps everything"
-	}
-	s := "removes recordings " + strings.Join(parts, ", or ")
+	scope := "all formats"
 	if len(p.Formats) > 0 {
-		s += " (formats " + strings.Join(p.Formats, ", ") + ")"
+		scope = "formats " + strings.Join(p.Formats, ", ")
 	}
-	return s
+	return strings.Join(parts, "; ") + " (" + scope + "; held recordings never, flagged ones only when the prune includes them)"
 }
 
 // Plan works out what policy p removes, changing nothing.

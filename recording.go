@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/units"
 )
 
 // ErrPastEnd is returned for a tick range that starts after the recording's
@@ -20,6 +22,10 @@ var ErrPastEnd = errors.New("the range starts after the recording ends")
 
 // ErrEmptyRange is returned for a tick range that ends before it starts.
 var ErrEmptyRange = errors.New("the range ends before it starts")
+
+// ErrBadTick is returned by ParseTick for what is neither a tick nor an
+// offset from the recording's start: a caller's mistake.
+var ErrBadTick = errors.New("want a tick or an offset like 1m04s")
 
 // ErrNoConversion is returned for a conversion to a format the recording's
 // codec does not write (its own format among them: export that whole).
@@ -167,6 +173,24 @@ func (r *Recording) TickAt(d time.Duration) int64 {
 	tick := c.StartTick
 	tick += ticksIn(d-c.Time, r.Meta().TickRate)
 	return min(tick, r.LastTick())
+}
+
+// ParseTick reads what a user gives for a tick: a tick number ("1500") or
+// an offset from the recording's start ("1m04s", "90s", "2500ms"), which
+// TickAt turns into a tick. The command line's --from and --to and the
+// API's from and to parameters read it alike.
+func (r *Recording) ParseTick(v string) (int64, error) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return 0, fmt.Errorf("tick %d must not be negative: %w", n, ErrBadTick)
+		}
+		return n, nil
+	}
+	d, err := units.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %w", v, ErrBadTick)
+	}
+	return r.TickAt(d), nil
 }
 
 // ticksIn is how many whole ticks at rate per second fit in d. A whole

@@ -132,7 +132,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		}
 		writeJSON(w, http.StatusConflict, Error{Error: err.Error(), Code: "ambiguous", IDs: ids})
 	case errors.Is(err, archive.ErrBadID), errors.Is(err, archive.ErrBadFlagName), errors.Is(err, replay.ErrEmptyRange),
-		errors.Is(err, replay.ErrNoConversion), errors.Is(err, query.ErrOffset), errors.Is(err, formats.ErrBadOption):
+		errors.Is(err, replay.ErrNoConversion), errors.Is(err, replay.ErrBadTick), errors.Is(err, query.ErrOffset), errors.Is(err, formats.ErrBadOption):
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 	case errors.Is(err, archive.ErrNotFlagged):
 		writeError(w, http.StatusNotFound, "not_flagged", err.Error())
@@ -643,22 +643,7 @@ func tickParam(r *http.Request, name string, rec *replay.Recording, def int64) (
 	if v == "" {
 		return def, nil
 	}
-	return ParseTick(v, rec)
-}
-
-// ParseTick reads a tick number or an offset from the recording's start.
-func ParseTick(v string, rec *replay.Recording) (int64, error) {
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n < 0 {
-			return 0, badRequest("tick %d: must not be negative", n)
-		}
-		return n, nil
-	}
-	d, err := units.ParseDuration(v)
-	if err != nil {
-		return 0, badRequest("%q: want a tick or an offset like 1m04s", v)
-	}
-	return rec.TickAt(d), nil
+	return rec.ParseTick(v)
 }
 
 func (s *Server) frames(w http.ResponseWriter, r *http.Request) {

@@ -111,6 +111,8 @@ func TestClientMistakesAre4xx(t *testing.T) {
 	check("GET", "/api/v1/recordings/"+one+"/export?format=teehistorian", "", "400", "bad_request")
 	long, _ := ts.ingestGame(teehistoriangen.Options{Duration: time.Minute, Seed: 99})
 	check("GET", "/api/v1/recordings/"+long+"/clip?from=200&to=100", "", "400", "bad_request")
+	check("GET", "/api/v1/recordings/"+long+"/clip?from=-1", "", "400", "bad_request")
+	check("GET", "/api/v1/recordings/"+long+"/frames?to=soon", "", "400", "bad_request")
 	code, b, _ := ts.do("DELETE", "/api/v1/takedowns/"+strings.Repeat("0", 64), ts.owner, nil)
 	if code != http.StatusNotFound || !strings.Contains(string(b), `"not_found"`) {
 		t.Errorf("lifting an unknown takedown: %d %s", code, b)

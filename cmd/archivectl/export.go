@@ -19,7 +19,6 @@ import (
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/internal/units"
-	"github.com/replayarchive/replay/server"
 )
 
 // exportOptions are the flags of archivectl export.
@@ -173,13 +172,13 @@ func clipRange(rec *replay.Recording, o *exportOptions) (from, to int64, clip bo
 		return rec.TickAt(max(off-around, 0)), rec.TickAt(off + around), true, nil
 	}
 	if o.from != "" {
-		if from, err = server.ParseTick(o.from, rec); err != nil {
+		if from, err = rec.ParseTick(o.from); err != nil {
 			return 0, 0, false, usagef("--from: %v", err)
 		}
 		clip = true
 	}
 	if o.to != "" {
-		if to, err = server.ParseTick(o.to, rec); err != nil {
+		if to, err = rec.ParseTick(o.to); err != nil {
 			return 0, 0, false, usagef("--to: %v", err)
 		}
 		clip = true

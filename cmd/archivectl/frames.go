@@ -10,7 +10,6 @@ import (
 	"fmt"
 
 	"github.com/replayarchive/replay/formats"
-	"github.com/replayarchive/replay/server"
 )
 
 // framesOptions are the flags of archivectl frames.
@@ -53,12 +52,12 @@ func runFrames(ctx context.Context, e *env, o *framesOptions, args []string) err
 	}
 	from, to := int64(0), int64(-1)
 	if o.from != "" {
-		if from, err = server.ParseTick(o.from, rec); err != nil {
+		if from, err = rec.ParseTick(o.from); err != nil {
 			return usagef("--from: %v", err)
 		}
 	}
 	if o.to != "" {
-		if to, err = server.ParseTick(o.to, rec); err != nil {
+		if to, err = rec.ParseTick(o.to); err != nil {
 			return usagef("--to: %v", err)
 		}
 		if to < from {

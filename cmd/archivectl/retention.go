@@ -127,23 +127,13 @@ func policyToJSON(p *archive.Policy) policyJSON {
 	return out
 }
 
-// describePolicy says what a policy does, in one line.
+// describePolicy is replay.DescribePolicy, pointing at how to set a
+// policy where there is none.
 func describePolicy(p *archive.Policy) string {
 	if p.IsZero() {
-		return "no retention policy (set one with 'archivectl retention set')"
+		return replay.DescribePolicy(p) + " (set one with 'archivectl retention set')"
 	}
-	var parts []string
-	if p.MaxAge > 0 {
-		parts = append(parts, "remove recordings older than "+fmtAge(p.MaxAge))
-	}
-	if p.MaxBytes > 0 {
-		parts = append(parts, fmt.Sprintf("keep at most %s stored (%d bytes), oldest removed first", humanBytes(p.MaxBytes), p.MaxBytes))
-	}
-	scope := "all formats"
-	if len(p.Formats) > 0 {
-		scope = "formats " + strings.Join(p.Formats, ", ")
-	}
-	return strings.Join(parts, "; ") + " (" + scope + "; held recordings never, flagged ones only with --include-flagged)"
+	return replay.DescribePolicy(p)
 }
 
 // fmtAge prints a duration in the largest whole unit.
