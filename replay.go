@@ -38,7 +38,12 @@ import (
 
 // ErrNoArchive is returned by Open for a directory that holds no archive
 // and Options.Create is not set: read commands never create one.
-var ErrNoArchive = errors.New("no archive there (create one with 'archivectl init' or the first ingest)")
+var ErrNoArchive = errors.New("no archive there")
+
+// ErrIndexSync is returned by a change whose catalog commit succeeded but
+// whose search index could not be brought up to date: the change is made,
+// searches miss it until Reindex rebuilds the index.
+var ErrIndexSync = errors.New("search index: not brought up to date with the catalog")
 
 // ErrLocked is returned by Open when another process has the archive open
 // for writing; the error names that process when it said who it is.
@@ -232,8 +237,8 @@ func (x *Archive) index(ctx context.Context) (*query.Index, error) {
 	if x.opts.ReadOnly {
 		ix, err := query.OpenWith(dir, query.Options{ReadOnly: true, MaxEvents: x.opts.Index.MaxEvents})
 		if errors.Is(err, query.ErrStale) || errors.Is(err, query.ErrOldLayout) {
-			// Only a writer rebuilds it: say how, not just that.
-			return nil, fmt.Errorf("search index: %w (run 'archivectl reindex', or any command that writes, to rebuild it)", err)
+			// Only a writer rebuilds it (Reindex, or a writer's Open).
+			return nil, fmt.Errorf("search index: %w", err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("search index: %w", err)
@@ -268,7 +273,7 @@ func (x *Archive) sync(ctx context.Context) error {
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
 	if _, err := query.Sync(ctx, ix, x.a); err != nil {
-		return fmt.Errorf("search index: %w (run 'archivectl reindex')", err)
+		return fmt.Errorf("%w: %w", ErrIndexSync, err)
 	}
 	return nil
 }
@@ -335,6 +340,6 @@ func lockedError(dir string) error {
 	if cmd == "" {
 		cmd = "archivectl"
 	}
-	return fmt.Errorf("%s: %w: pid %d (%s) since %s; wait with --wait DURATION, or use the server it runs",
+	return fmt.Errorf("%s: %w: pid %d (%s) since %s",
 		dir, ErrLocked, li.PID, cmd, li.Since.Local().Format(time.DateTime))
 }

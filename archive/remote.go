@@ -40,7 +40,7 @@ import (
 
 // ErrNoRemote is returned by remote operations on an archive without a
 // remote store configured.
-var ErrNoRemote = errors.New("no remote store configured (archivectl remote set s3://BUCKET/PREFIX --endpoint URL)")
+var ErrNoRemote = errors.New("no remote store configured")
 
 // RemoteConfig says where an archive's sealed recordings go and when. It
 // is stored in the catalog and holds no secret: the S3 keys come from the
@@ -409,7 +409,7 @@ func (a *Archive) uploadOne(ctx context.Context, store blob.Store, id uuid.UUID,
 		return nil, fmt.Errorf("archive: upload %s: catalog: %w", id, err)
 	}
 	if err := a.deleteChunks(m.Shard, m.owner()); err != nil {
-		return nil, fmt.Errorf("archive: upload %s: drop local chunks (check --repair removes them): %w", id, err)
+		return nil, fmt.Errorf("archive: upload %s: drop local chunks (left for a repairing Check to remove): %w", id, err)
 	}
 	return m, nil
 }

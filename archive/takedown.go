@@ -209,7 +209,7 @@ type SweepError struct {
 
 // Error says the delete took effect and what finishes the sweep.
 func (e *SweepError) Error() string {
-	return fmt.Sprintf("archive: deleted %d recording(s) from the catalog, but removing their chunks failed (%v): the delete took effect; the next delete, prune or check --repair finishes it", len(e.IDs), e.Err)
+	return fmt.Sprintf("archive: deleted %d recording(s) from the catalog, but removing their chunks failed (%v): the delete took effect; the next delete, prune or repairing Check finishes it", len(e.IDs), e.Err)
 }
 
 // Unwrap returns the sweep's error.

@@ -51,7 +51,7 @@ func Sync(ctx context.Context, ix *Index, a *archive.Archive) (int, error) {
 		return 0, err
 	}
 	if seq > last {
-		return 0, fmt.Errorf("query: index has applied change %d but the catalog's log ends at %d: the index belongs to another archive; run reindex", seq, last)
+		return 0, fmt.Errorf("query: index has applied change %d but the catalog's log ends at %d: the index belongs to another archive and must be rebuilt", seq, last)
 	}
 	applied := 0
 	for seq < last {

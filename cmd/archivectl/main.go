@@ -243,7 +243,7 @@ func exitCode(stderr io.Writer, c *command, err error) int {
 	case errors.Is(err, errSilent):
 		return exitFailure
 	}
-	fmt.Fprintf(stderr, "archivectl %s: %s\n", c.name, textsafe.Line(err.Error()))
+	fmt.Fprintf(stderr, "archivectl %s: %s\n", c.name, textsafe.Line(err.Error()+advice(err)))
 	switch {
 	case errors.Is(err, replay.ErrNoArchive):
 		return exitNoRepo
