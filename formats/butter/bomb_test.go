@@ -17,10 +17,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/internal/bounded"
+	"github.com/replayarchive/replay/internal/memtest"
 )
-
-// allocDuring is the peak heap while f runs.
-func allocDuring(f func()) uint64 { return bounded.PeakHeap(f) }
 
 // rawZip returns a zip of one deflated member named name whose
 // directory declares size bytes, whatever the deflate stream holds.
@@ -53,12 +51,12 @@ func deflateNewlines(t testing.TB, n int) []byte {
 }
 
 // checkBomb splits native with the echoreplay codec and wants an error
-// containing every one of want, in under 5 s and 64 MiB of allocation.
+// containing every one of want, in under 5 s and 64 MiB of peak heap.
 func checkBomb(t *testing.T, native []byte, want ...string) {
 	t.Helper()
 	var err error
 	start := time.Now()
-	alloc := allocDuring(func() { _, err = formatstest.TrySplit(NewEchoReplay(), native) })
+	peak := memtest.Peak(func() { _, err = formatstest.TrySplit(NewEchoReplay(), native) })
 	took := time.Since(start)
 	if err == nil {
 		t.Fatal("bomb accepted")
@@ -68,10 +66,10 @@ func checkBomb(t *testing.T, native []byte, want ...string) {
 			t.Errorf("error %q does not say %q", err, w)
 		}
 	}
-	if took > 5*time.Second || alloc > 64<<20 {
-		t.Errorf("bomb took %v and allocated %d MiB", took, alloc>>20)
+	if took > 5*time.Second || peak > 64<<20 {
+		t.Errorf("bomb took %v and held %d MiB", took, peak>>20)
 	}
-	t.Logf("%v, %.1f MiB allocated: %v", took.Round(time.Millisecond), float64(alloc)/(1<<20), err)
+	t.Logf("%v, %.1f MiB peak heap: %v", took.Round(time.Millisecond), float64(peak)/(1<<20), err)
 }
 
 func TestZipBombDeclared(t *testing.T) {
@@ -132,9 +130,9 @@ func TestButterLyingChunkSize(t *testing.T) {
 	b := butterWithChunk(t, CompressNone, bounded.FileBudget, bytes.Repeat([]byte{0xFC}, 100))
 	var err error
 	var rec *formatstest.Recording
-	alloc := allocDuring(func() { rec, err = formatstest.TrySplit(New(), b) })
-	if alloc > 8<<20 {
-		t.Fatalf("a lying chunk size allocated %d MiB", alloc>>20)
+	peak := memtest.Peak(func() { rec, err = formatstest.TrySplit(New(), b) })
+	if peak > 8<<20 {
+		t.Fatalf("a lying chunk size held %d MiB", peak>>20)
 	}
 	if err == nil && (rec == nil || len(rec.Metadata.Warnings) == 0) {
 		t.Fatal("a chunk cut short left no warning")
@@ -166,16 +164,16 @@ func TestButterDecompressionBombs(t *testing.T) {
 	}{{CompressGzip, gz.Bytes()}, {CompressZstd3, zb}} {
 		b := butterWithChunk(t, c.comp, uint32(len(c.chunk)), c.chunk)
 		var err error
-		alloc := allocDuring(func() { _, err = formatstest.TrySplit(codec, b) })
+		peak := memtest.Peak(func() { _, err = formatstest.TrySplit(codec, b) })
 		if err == nil || !strings.Contains(err.Error(), "limit of 8388608") {
 			t.Errorf("%v bomb: %v", c.comp, err)
 		}
 		// the payload read up to the limit (1.5 times it while the buffer
 		// grows) plus zstd's window (at most the limit)
-		if alloc > 3*limit+4<<20 {
-			t.Errorf("%v bomb allocated %d MiB", c.comp, alloc>>20)
+		if peak > 3*limit+4<<20 {
+			t.Errorf("%v bomb held %d MiB", c.comp, peak>>20)
 		}
-		t.Logf("%v bomb (%d bytes): %.1f MiB allocated: %v", c.comp, len(c.chunk), float64(alloc)/(1<<20), err)
+		t.Logf("%v bomb (%d bytes): %.1f MiB peak heap: %v", c.comp, len(c.chunk), float64(peak)/(1<<20), err)
 	}
 }
 
@@ -195,12 +193,12 @@ func TestZstdLyingWindow(t *testing.T) {
 		t.Fatalf("hand-made frame: %v, window %d", err, h.WindowSize)
 	}
 	var err error
-	alloc := allocDuring(func() { _, err = decompressChunk(frame, CompressZstd3, maxChunkPayload) })
+	peak := memtest.Peak(func() { _, err = decompressChunk(frame, CompressZstd3, maxChunkPayload) })
 	if err == nil {
 		t.Fatal("lying window accepted")
 	}
-	if alloc > 4<<20 {
-		t.Fatalf("a %d-byte frame declaring a 64 MiB window held %d MiB", len(frame), alloc>>20)
+	if peak > 4<<20 {
+		t.Fatalf("a %d-byte frame declaring a 64 MiB window held %d MiB", len(frame), peak>>20)
 	}
 	t.Log(err)
 }

@@ -10,14 +10,14 @@ import (
 
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/hcrp"
-	"github.com/replayarchive/replay/internal/bounded"
 	"github.com/replayarchive/replay/internal/gen/hcrpgen"
+	"github.com/replayarchive/replay/internal/memtest"
 )
 
 // splitPeak splits b and returns the peak heap and the error.
 func splitPeak(b []byte) (uint64, error) {
 	var err error
-	peak := bounded.PeakHeap(func() { _, err = formatstest.TrySplit(hcrp.Codec{}, b) })
+	peak := memtest.Peak(func() { _, err = formatstest.TrySplit(hcrp.Codec{}, b) })
 	return peak, err
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/replayarchive/replay/formats/formatstest"
-	"github.com/replayarchive/replay/internal/bounded"
+	"github.com/replayarchive/replay/internal/memtest"
 )
 
 // TestZstdLyingContentSize: a frame of a few bytes declaring 200 MiB,
@@ -20,7 +20,7 @@ func TestZstdLyingContentSize(t *testing.T) {
 	defer d.Close()
 	frame := zstdFrame(200<<20, []byte("tiny"))
 	var err error
-	peak := bounded.PeakHeap(func() { _, err = d.Unpack(frame) })
+	peak := memtest.Peak(func() { _, err = d.Unpack(frame) })
 	if err == nil || !strings.Contains(err.Error(), "zstd can hold") {
 		t.Fatalf("err = %v", err)
 	}
@@ -39,7 +39,7 @@ func TestLyingChunkSize(t *testing.T) {
 		file = binary.LittleEndian.AppendUint32(file, 200<<20)
 		file = append(file, make([]byte, 100)...)
 		var err error
-		peak := bounded.PeakHeap(func() { _, err = formatstest.TrySplit(Codec{}, file) })
+		peak := memtest.Peak(func() { _, err = formatstest.TrySplit(Codec{}, file) })
 		if err == nil || !strings.Contains(err.Error(), "declares 209715200 bytes but the file ends after 100") {
 			t.Errorf("%v: err = %v", b, err)
 		}

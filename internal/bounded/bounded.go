@@ -13,9 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"sync/atomic"
-	"time"
 )
 
 // FileBudget is the memory budget for decoding one file: no single piece
@@ -202,43 +199,4 @@ func ZstdMaxOutput(n int64) int64 {
 	}
 	blocks := (n-zstdMinFrameHead)/zstdMinBlockBytes + 1
 	return blocks * zstdBlockMax
-}
-
-// PeakHeap runs f and returns the most heap it held at once above what
-// was live before, sampled every millisecond (and at the end). The bomb
-// tests of every codec measure with it: what matters is the peak heap,
-// not the total allocated, which counts every buffer freed on the way.
-func PeakHeap(f func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak atomic.Uint64
-	sample := func() {
-		var s runtime.MemStats
-		runtime.ReadMemStats(&s)
-		if s.HeapAlloc > base && s.HeapAlloc-base > peak.Load() {
-			peak.Store(s.HeapAlloc - base)
-		}
-	}
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				sample()
-			}
-		}
-	}()
-	f()
-	sample()
-	close(done)
-	<-stopped
-	return peak.Load()
 }
