@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -56,26 +55,6 @@ func slicesIndex(fs []mpqtest.File, name string) int {
 		}
 	}
 	return -1
-}
-
-// heapPeak tracks the peak of HeapInuse above a baseline, sampled by
-// sample (Frames streams, so what it allocates in total is garbage
-// collected as it goes: the live heap is what must stay bounded).
-type heapPeak struct{ base, peak uint64 }
-
-func newHeapPeak() *heapPeak {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return &heapPeak{base: m.HeapInuse}
-}
-
-func (h *heapPeak) sample() {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	if m.HeapInuse > h.base {
-		h.peak = max(h.peak, m.HeapInuse-h.base)
-	}
 }
 
 // TestBombs splits each hostile replay and reads its frames: every bomb
@@ -138,23 +117,21 @@ func TestBombs(t *testing.T) {
 				t.Errorf("metadata lost: %d players, map %q", len(rec.Metadata.Players), rec.Metadata.Map)
 			}
 			frames := 0
-			hp := newHeapPeak()
-			err = New().Frames(context.Background(), rec.Source(), formats.All(), func(formats.Frame) error {
-				if frames++; frames%4096 == 0 {
-					hp.sample()
-				}
-				return nil
+			peak := memtest.Peak(func() {
+				err = New().Frames(context.Background(), rec.Source(), formats.All(), func(formats.Frame) error {
+					frames++
+					return nil
+				})
 			})
-			hp.sample()
 			var fe *formats.Error
 			if tc.frame == "" && err != nil || tc.frame != "" && (!errors.As(err, &fe) || !strings.Contains(err.Error(), tc.frame)) {
 				t.Errorf("Frames: got %v after %d frames, want a *formats.Error mentioning %q", err, frames, tc.frame)
 			}
-			if hp.peak > memtest.Bound(uint64(mpq.DefaultBudget)) {
-				t.Errorf("Frames peaked at %d bytes of heap, more than the %d-byte budget", hp.peak, memtest.Bound(uint64(mpq.DefaultBudget)))
+			if peak > memtest.Bound(uint64(mpq.DefaultBudget)) {
+				t.Errorf("Frames peaked at %d bytes of heap, more than the %d-byte budget", peak, memtest.Bound(uint64(mpq.DefaultBudget)))
 			}
 			t.Logf("Split allocated %.1f MiB; warnings %q; Frames: %d frames, heap peak %.1f MiB, then %v",
-				float64(grew)/(1<<20), rec.Metadata.Warnings, frames, float64(hp.peak)/(1<<20), err)
+				float64(grew)/(1<<20), rec.Metadata.Warnings, frames, float64(peak)/(1<<20), err)
 		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/internal/memtest"
 )
 
 // heapBudget is the per-file memory budget of the hostile-input issue.
@@ -85,23 +85,23 @@ func TestBombs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &bombReader{head: tc.head, body: tc.body, size: twoGiB}
-			runtime.GC()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			stop := samplePeakHeap()
-			start := time.Now()
-			_, err := New().Split(t.Context(), r, formatstest.Discard{})
-			elapsed := time.Since(start)
-			peak := stop()
-			runtime.ReadMemStats(&after)
+			var err error
+			var peak uint64
+			var elapsed time.Duration
+			alloc := memtest.Allocated(func() {
+				peak = memtest.Peak(func() {
+					start := time.Now()
+					_, err = New().Split(t.Context(), r, formatstest.Discard{})
+					elapsed = time.Since(start)
+				})
+			})
 			var fe *formats.Error
 			if !errors.As(err, &fe) || !strings.Contains(fe.What, tc.what) {
 				t.Fatalf("got %v, want a *formats.Error about %q", err, tc.what)
 			}
-			alloc := after.TotalAlloc - before.TotalAlloc
-			t.Logf("%v after reading %d bytes in %v, %d bytes allocated in all, peak heap %d bytes (%d before)", err, r.off, elapsed, alloc, peak, before.HeapAlloc)
-			if peak > before.HeapAlloc+heapBudget {
-				t.Errorf("peak heap %d bytes, budget %d above the %d before", peak, heapBudget, before.HeapAlloc)
+			t.Logf("%v after reading %d bytes in %v, %d bytes allocated in all, peak heap %d bytes", err, r.off, elapsed, alloc, peak)
+			if peak > heapBudget {
+				t.Errorf("peak heap %d bytes, budget %d", peak, heapBudget)
 			}
 			if r.off > tc.maxRead {
 				t.Errorf("read %d bytes of the 2 GiB stream, want at most %d", r.off, tc.maxRead)
@@ -117,33 +117,6 @@ func TestBombs(t *testing.T) {
 				t.Errorf("took %v", elapsed)
 			}
 		})
-	}
-}
-
-// samplePeakHeap samples runtime.MemStats.HeapAlloc every 10 ms until
-// the returned function is called, which returns the largest value seen.
-func samplePeakHeap() (stop func() uint64) {
-	done := make(chan struct{})
-	result := make(chan uint64)
-	go func() {
-		var peak uint64
-		var ms runtime.MemStats
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-done:
-				result <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		return <-result
 	}
 }
 
