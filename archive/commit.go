@@ -27,10 +27,14 @@ var idNamespace = uuid.MustParse("6f1e8a52-3c1b-4d8e-9a57-0b7c1d2e3f40")
 // idempotent.
 func IDFromSHA256(sum []byte) uuid.UUID { return uuid.NewSHA1(idNamespace, sum) }
 
-// Outcome says what committing a pending recording did.
+// Outcome says what happened to one input: what committing it did, or
+// (Failed, Skipped: ingest's own) why it never reached a commit. Its words
+// (String) are what archivectl prints and what ingest's JSON holds; they
+// are stable.
 type Outcome int
 
-// Outcomes of a commit. Only Ingested and Replaced write anything.
+// Outcomes of a commit and of ingest. Only Ingested and Replaced write
+// anything; Commit gives neither Failed nor Skipped.
 const (
 	// Ingested: a new recording was added.
 	Ingested Outcome = iota
@@ -48,25 +52,51 @@ const (
 	// policy's MaxAge, so a prune would remove it at once (a re-scan of a
 	// server directory must not bring pruned games back).
 	Expired
+	// Failed: ingest could not read, detect or split the input.
+	Failed
+	// Skipped: a file of no known format met while walking a directory (a
+	// named file of no known format fails instead), or an entry the walk
+	// does not follow (a link loop, a link out of the tree, a named pipe
+	// inside a directory).
+	Skipped
 )
 
-// String returns the outcome as ingest reports it.
+var outcomeWords = [...]string{
+	Ingested:  "ingested",
+	Duplicate: "already archived",
+	Replaced:  "replaced",
+	TakenDown: "taken down",
+	Refused:   "refused",
+	Expired:   "expired",
+	Failed:    "failed",
+	Skipped:   "skipped",
+}
+
+// String returns the outcome's word.
 func (o Outcome) String() string {
-	switch o {
-	case Ingested:
-		return "ingested"
-	case Duplicate:
-		return "already archived"
-	case Replaced:
-		return "replaced"
-	case TakenDown:
-		return "taken down"
-	case Refused:
-		return "refused"
-	case Expired:
-		return "expired"
+	if o >= 0 && int(o) < len(outcomeWords) {
+		return outcomeWords[o]
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// MarshalText writes the outcome's word, so JSON output holds the words.
+func (o Outcome) MarshalText() ([]byte, error) {
+	if o < 0 || int(o) >= len(outcomeWords) {
+		return nil, fmt.Errorf("archive: unknown outcome %d", int(o))
+	}
+	return []byte(outcomeWords[o]), nil
+}
+
+// UnmarshalText reads an outcome's word, for clients of the JSON output.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for k, w := range outcomeWords {
+		if w == string(b) {
+			*o = Outcome(k)
+			return nil
+		}
+	}
+	return fmt.Errorf("archive: unknown outcome %q", b)
 }
 
 // writes reports whether the outcome adds a recording to the archive.

@@ -432,7 +432,9 @@ func TestStdin(t *testing.T) {
 
 // Outcomes keep their words in JSON, both ways.
 func TestOutcomeJSON(t *testing.T) {
-	for o, w := range outcomeWords {
+	words := map[Outcome]string{OutcomeIngested: "ingested", OutcomeDup: "already archived", OutcomeReplaced: "replaced",
+		OutcomeFailed: "failed", OutcomeSkipped: "skipped", OutcomeTakenDown: "taken down", OutcomeRefused: "refused", OutcomeExpired: "expired"}
+	for o, w := range words {
 		b, err := json.Marshal(FileResult{Outcome: o})
 		if err != nil || !strings.Contains(string(b), `"outcome":"`+w+`"`) {
 			t.Errorf("%v: %s %v", o, b, err)

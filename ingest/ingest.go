@@ -26,91 +26,21 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
-// Outcome says what happened to one input.
-type Outcome int
+// Outcome says what happened to one input: archive's, where the words
+// live.
+type Outcome = archive.Outcome
 
-// Outcomes reported per input. Their words (String) are what archivectl
-// prints and what FileResult's JSON holds; they are stable.
+// Outcomes reported per input, under the names ingest's callers use.
 const (
-	OutcomeIngested Outcome = iota + 1
-	OutcomeDup
-	OutcomeReplaced
-	OutcomeFailed
-	// OutcomeSkipped: a file of no known format met while walking a
-	// directory (a named file of no known format fails instead), or an
-	// entry the walk does not follow (a link loop, a link out of the
-	// tree, a named pipe inside a directory).
-	OutcomeSkipped
-	// OutcomeTakenDown: the bytes were taken down (FileResult.Cause is an
-	// *archive.TakenDownError: who, when, why).
-	OutcomeTakenDown
-	// OutcomeRefused: the input names an archived recording it may not
-	// replace (FileResult.Cause is an *archive.ReplaceError).
-	OutcomeRefused
-	// OutcomeExpired: older than the stored retention policy's max age;
-	// not archived, as a prune would remove it.
-	OutcomeExpired
+	OutcomeIngested  = archive.Ingested
+	OutcomeDup       = archive.Duplicate
+	OutcomeReplaced  = archive.Replaced
+	OutcomeFailed    = archive.Failed
+	OutcomeSkipped   = archive.Skipped
+	OutcomeTakenDown = archive.TakenDown // FileResult.Cause is an *archive.TakenDownError
+	OutcomeRefused   = archive.Refused   // FileResult.Cause is an *archive.ReplaceError
+	OutcomeExpired   = archive.Expired
 )
-
-var outcomeWords = map[Outcome]string{
-	OutcomeIngested:  "ingested",
-	OutcomeDup:       "already archived",
-	OutcomeReplaced:  "replaced",
-	OutcomeFailed:    "failed",
-	OutcomeSkipped:   "skipped",
-	OutcomeTakenDown: "taken down",
-	OutcomeRefused:   "refused",
-	OutcomeExpired:   "expired",
-}
-
-// String returns the outcome's word ("" for the zero Outcome).
-func (o Outcome) String() string {
-	if w, ok := outcomeWords[o]; ok {
-		return w
-	}
-	if o == 0 {
-		return ""
-	}
-	return fmt.Sprintf("Outcome(%d)", int(o))
-}
-
-// MarshalText writes the outcome's word, so JSON output keeps the words.
-func (o Outcome) MarshalText() ([]byte, error) {
-	if _, ok := outcomeWords[o]; !ok && o != 0 {
-		return nil, fmt.Errorf("ingest: unknown outcome %d", int(o))
-	}
-	return []byte(o.String()), nil
-}
-
-// UnmarshalText reads an outcome's word, for clients of the JSON output.
-func (o *Outcome) UnmarshalText(b []byte) error {
-	for k, w := range outcomeWords {
-		if w == string(b) {
-			*o = k
-			return nil
-		}
-	}
-	return fmt.Errorf("ingest: unknown outcome %q", b)
-}
-
-// fromArchive maps a commit's outcome to the input's.
-func fromArchive(o archive.Outcome) Outcome {
-	switch o {
-	case archive.Ingested:
-		return OutcomeIngested
-	case archive.Duplicate:
-		return OutcomeDup
-	case archive.Replaced:
-		return OutcomeReplaced
-	case archive.TakenDown:
-		return OutcomeTakenDown
-	case archive.Refused:
-		return OutcomeRefused
-	case archive.Expired:
-		return OutcomeExpired
-	}
-	return OutcomeFailed
-}
 
 // FileResult is what happened to one input path: the path and, once
 // known, the id of the recording it is (or was, or names).
@@ -270,7 +200,7 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 				k++
 				r.ID = res.ID
 				r.Note = res.Note
-				r.Outcome = fromArchive(res.Outcome)
+				r.Outcome = res.Outcome
 				if res.Err != nil {
 					r.Err, r.Cause = fmt.Sprintf("%s: %v", r.Path, res.Err), res.Err
 				}
