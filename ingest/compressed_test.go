@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -122,27 +121,27 @@ func TestCompressedBombs(t *testing.T) {
 			if len(b) > 16<<20 {
 				t.Fatalf("bomb is %d bytes", len(b))
 			}
-			var before runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			start := time.Now()
-			d, err := Decompress(bytes.NewReader(b), c.kind)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := io.Copy(io.Discard, d)
-			d.Close()
-			var after runtime.MemStats
-			runtime.ReadMemStats(&after)
-			took := time.Since(start)
-			t.Logf("%s: %d compressed bytes, stopped after %d: %v (%v, %d MiB allocated)", c.kind, len(b), n, err, took, (after.TotalAlloc-before.TotalAlloc)>>20)
+			var n int64
+			var err error
+			var took time.Duration
+			alloc := memtest.Allocated(func() {
+				start := time.Now()
+				var d io.ReadCloser
+				if d, err = Decompress(bytes.NewReader(b), c.kind); err != nil {
+					t.Fatal(err)
+				}
+				n, err = io.Copy(io.Discard, d)
+				d.Close()
+				took = time.Since(start)
+			})
+			t.Logf("%s: %d compressed bytes, stopped after %d: %v (%v, %d MiB allocated)", c.kind, len(b), n, err, took, alloc>>20)
 			if !errors.Is(err, ErrExpansion) {
 				t.Fatalf("err %v, want ErrExpansion", err)
 			}
 			if n > ExpansionSlack+int64(len(b))*MaxExpansion+1<<20 {
 				t.Errorf("read %d bytes before stopping", n)
 			}
-			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 128<<20 {
+			if alloc > 128<<20 {
 				t.Errorf("allocated %d MiB", alloc>>20)
 			}
 			bound := 10 * time.Second

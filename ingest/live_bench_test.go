@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats/all"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	"github.com/replayarchive/replay/internal/memtest"
 	"github.com/replayarchive/replay/query"
 )
 
@@ -21,8 +21,8 @@ import (
 // LIVE_GROW_STEPS equal steps (default 40),
 // each grow followed by the search index update, as serve --watch does,
 // and logs each step's archived events, and the time and bytes allocated
-// (the process's TotalAlloc, which counts the index's background merges
-// too) of the grow and of the index update. Run once:
+// (memtest.Allocated, which counts the index's background merges too) of
+// the grow and of the index update. Run once:
 //
 //	go test ./ingest -run '^$' -bench LiveGrowSteps -benchtime=1x -v
 //
@@ -66,32 +66,35 @@ func BenchmarkLiveGrowSteps(b *testing.B) {
 		}
 		p := &Pipeline{Archive: a, Codecs: all.Codecs()}
 		grown := filepath.Join(dir, "game.teehistorian")
-		var m0, m1, m2 runtime.MemStats
 		for i := 1; i <= steps; i++ {
 			if err := os.WriteFile(grown, file[:len(file)*i/steps], 0o644); err != nil {
 				b.Fatal(err)
 			}
-			runtime.ReadMemStats(&m0)
-			t0 := time.Now()
-			g, err := p.Grow(ctx, grown, false)
+			var g *Grown
+			var d0, d1 time.Duration
+			grew := memtest.Allocated(func() {
+				t0 := time.Now()
+				g, err = p.Grow(ctx, grown, false)
+				d0 = time.Since(t0)
+			})
 			if err != nil {
 				b.Fatal(err)
 			}
-			d0 := time.Since(t0)
-			runtime.ReadMemStats(&m1)
-			t1 := time.Now()
-			if _, err := query.Sync(ctx, ix, a); err != nil {
+			indexed := memtest.Allocated(func() {
+				t1 := time.Now()
+				_, err = query.Sync(ctx, ix, a)
+				d1 = time.Since(t1)
+			})
+			if err != nil {
 				b.Fatal(err)
 			}
-			d1 := time.Since(t1)
-			runtime.ReadMemStats(&m2)
 			events := 0
 			if g.Manifest != nil {
 				events = g.Manifest.EventCount
 			}
-			mib := func(a, b *runtime.MemStats) float64 { return float64(b.TotalAlloc-a.TotalAlloc) / (1 << 20) }
+			mib := func(n uint64) float64 { return float64(n) / (1 << 20) }
 			b.Logf("step %2d: %-6s %7d events; grow %5.2f s %6.1f MiB; index %5.2f s %6.1f MiB",
-				i, g.Action, events, d0.Seconds(), mib(&m0, &m1), d1.Seconds(), mib(&m1, &m2))
+				i, g.Action, events, d0.Seconds(), mib(grew), d1.Seconds(), mib(indexed))
 		}
 		ix.Close()
 		a.Close()

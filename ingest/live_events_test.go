@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	"github.com/replayarchive/replay/internal/memtest"
 	"github.com/replayarchive/replay/query"
 )
 
@@ -201,25 +201,21 @@ func TestLiveGrowCostBounded(t *testing.T) {
 		if err := os.WriteFile(path, file[:at+step], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var m0, m1, m2 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		g, err = p.Grow(ctx, path, false)
-		runtime.ReadMemStats(&m1)
+		grew := memtest.Allocated(func() { g, err = p.Grow(ctx, path, false) })
 		if err != nil || g.Action != GrowGrew {
 			t.Fatalf("second grow: %v %s %q", err, g.Action, g.Why)
 		}
-		if _, err := query.Sync(ctx, ix, a); err != nil {
+		synced := memtest.Allocated(func() { _, err = query.Sync(ctx, ix, a) })
+		if err != nil {
 			t.Fatal(err)
 		}
-		runtime.ReadMemStats(&m2)
 		n := g.Manifest.EventCount
 		// The new commands are found.
 		res, err := ix.Search(ctx, "cmd:rank", 0)
 		if err != nil || len(res.Hits) != 1 || res.Hits[0].EventTotal < n*9/10 {
 			t.Fatalf("after the grow: %v, %v events of %d found", err, eventTotals(res), n)
 		}
-		return cost{n, m1.TotalAlloc - m0.TotalAlloc, m2.TotalAlloc - m1.TotalAlloc}
+		return cost{n, grew, synced}
 	}
 	// Past 10,000 events the recording document's texts are at their
 	// bound (maxRecText), as they stay.

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	"github.com/replayarchive/replay/internal/memtest"
 )
 
 // hourFile generates (once per test binary) a one-hour, 16-player
@@ -252,30 +252,8 @@ func BenchmarkIngestPeakMemory(b *testing.B) {
 	st, _ := os.Stat(path)
 	var peak uint64
 	for b.Loop() {
-		runtime.GC()
-		var base runtime.MemStats
-		runtime.ReadMemStats(&base)
-		done := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var ms runtime.MemStats
-			for {
-				select {
-				case <-done:
-					return
-				case <-time.After(2 * time.Millisecond):
-				}
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > base.HeapInuse && ms.HeapInuse-base.HeapInuse > peak {
-					peak = ms.HeapInuse - base.HeapInuse
-				}
-			}
-		}()
-		a, _ := ingestFile(b, b.TempDir(), path, archive.Options{NoSync: true})
-		close(done)
-		wg.Wait()
+		var a *archive.Archive
+		peak = max(peak, memtest.Peak(func() { a, _ = ingestFile(b, b.TempDir(), path, archive.Options{NoSync: true}) }))
 		a.Close()
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
