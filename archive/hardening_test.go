@@ -178,7 +178,7 @@ func TestOutcomeString(t *testing.T) {
 }
 
 // A sweep that fails after the delete committed says the delete took
-// effect, and check --repair finishes it.
+// effect, and that a repairing Check finishes it.
 func TestTakeDownSweepFails(t *testing.T) {
 	dir := t.TempDir()
 	a, err := Open(dir, Options{NoSync: true})
@@ -202,7 +202,7 @@ func TestTakeDownSweepFails(t *testing.T) {
 	}
 	_, err = a.TakeDown(ctx, res.ID, DeleteOptions{By: "admin"})
 	var se *SweepError
-	if !errors.As(err, &se) || len(se.IDs) != 1 || se.IDs[0] != res.ID || !strings.Contains(err.Error(), "the delete took effect") || !strings.Contains(err.Error(), "check --repair") {
+	if !errors.As(err, &se) || len(se.IDs) != 1 || se.IDs[0] != res.ID || !strings.Contains(err.Error(), "the delete took effect") || !strings.Contains(err.Error(), "repairing Check") {
 		t.Fatalf("take down: %v", err)
 	}
 	if _, err := a.Manifest(res.ID); !errors.Is(err, ErrNotFound) {
