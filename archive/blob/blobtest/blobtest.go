@@ -19,14 +19,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/replayarchive/replay/archive/blob"
+	"github.com/replayarchive/replay/internal/memtest"
 )
 
 // Options tunes the suite for one store.
@@ -503,22 +502,21 @@ func testLarge(t *testing.T, s blob.Store, o Options) {
 		t.Skip("large object: not in -short")
 	}
 	ctx := t.Context()
-	stop := watchHeap()
-	want := sha256.New()
-	src := io.TeeReader(io.LimitReader(&patternReader{x: 99}, o.LargeSize), want)
-	if err := s.Put(ctx, "large/obj", src, -1); err != nil {
-		stop()
-		t.Fatalf("Put of %d bytes: %v", o.LargeSize, err)
-	}
-	rc, err := s.Get(ctx, "large/obj")
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	got := sha256.New()
-	n, err := io.Copy(got, rc)
-	rc.Close()
-	grown := stop()
+	want, got := sha256.New(), sha256.New()
+	var n int64
+	var err error
+	grown := memtest.Peak(func() {
+		src := io.TeeReader(io.LimitReader(&patternReader{x: 99}, o.LargeSize), want)
+		if err := s.Put(ctx, "large/obj", src, -1); err != nil {
+			t.Fatalf("Put of %d bytes: %v", o.LargeSize, err)
+		}
+		var rc io.ReadCloser
+		if rc, err = s.Get(ctx, "large/obj"); err != nil {
+			t.Fatal(err)
+		}
+		n, err = io.Copy(got, rc)
+		rc.Close()
+	})
 	if err != nil || n != o.LargeSize {
 		t.Fatalf("Get read %d bytes, %v; want %d", n, err, o.LargeSize)
 	}
@@ -526,57 +524,20 @@ func testLarge(t *testing.T, s blob.Store, o Options) {
 		t.Fatal("large object read back differs")
 	}
 	t.Logf("large object %d MiB: heap grew by at most %d MiB", o.LargeSize>>20, grown>>20)
-	if !o.ServerInProcess && grown > o.LargeSize/2 {
+	if !o.ServerInProcess && grown > uint64(o.LargeSize/2) {
 		t.Fatalf("heap grew by %d MiB for a %d MiB object: not streamed", grown>>20, o.LargeSize>>20)
 	}
 	if size, err := s.Stat(ctx, "large/obj"); err != nil || size != o.LargeSize {
 		t.Fatalf("Stat = %d, %v; want %d", size, err, o.LargeSize)
 	}
 	tail := int64(4096)
-	rc, err = s.GetRange(ctx, "large/obj", o.LargeSize-tail, 2*tail)
+	rc, err := s.GetRange(ctx, "large/obj", o.LargeSize-tail, 2*tail)
 	b := readAll(t, "GetRange of the tail", rc, err)
 	if int64(len(b)) != tail {
 		t.Fatalf("tail range = %d bytes, want %d", len(b), tail)
 	}
 	if err := s.Delete(ctx, "large/obj"); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// watchHeap samples the heap until stop, which returns the largest growth
-// over the starting heap seen.
-func watchHeap() (stop func() int64) {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	var max uint64
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > max {
-				max = ms.HeapInuse
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() int64 {
-		close(done)
-		<-finished
-		if max < base {
-			return 0
-		}
-		return int64(max - base)
 	}
 }
 
