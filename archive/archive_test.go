@@ -19,13 +19,20 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-func openTest(t *testing.T) *Archive {
-	t.Helper()
-	a, err := Open(t.TempDir(), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
+// openTest opens an archive in dir (a fresh temporary directory when
+// dir is "") with opts and NoSync, and closes it when the test ends: the
+// one opener of the package's tests.
+func openTest(tb testing.TB, dir string, opts Options) *Archive {
+	tb.Helper()
+	if dir == "" {
+		dir = tb.TempDir()
 	}
-	t.Cleanup(func() { a.Close() })
+	opts.NoSync = true
+	a, err := Open(dir, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { a.Close() })
 	return a
 }
 
@@ -79,7 +86,7 @@ func export(t *testing.T, a *Archive, id uuid.UUID) []byte {
 }
 
 func TestIngestExportRoundTrip(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	native := formatstest.LinesFile("s1", 103)
 	res := ingest(t, a, native, nil)
 	if res.Outcome != Ingested {
@@ -110,7 +117,7 @@ func TestIngestExportRoundTrip(t *testing.T) {
 }
 
 func TestSeekReadsOneChunk(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	res := ingest(t, a, formatstest.LinesFile("s", 400), nil)
 	r, err := a.Open(res.ID)
 	if err != nil {
@@ -130,7 +137,7 @@ func TestSeekReadsOneChunk(t *testing.T) {
 }
 
 func TestOwnIDConflictGetsDerivedID(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	own := uuid.MustParse("11111111-2222-3333-4444-555555555555")
 	first := ingest(t, a, formatstest.LinesFile("s", 20), func(m *formats.Metadata) { m.ID = own })
 	if first.ID != own {
@@ -149,7 +156,7 @@ func TestOwnIDConflictGetsDerivedID(t *testing.T) {
 // A growing recording replaces its archived copy when that copy's chunks
 // are its first chunks, unchanged; never a held one.
 func TestGrowingReplaces(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	own := uuid.MustParse("11111111-2222-3333-4444-555555555555")
 	grow := func(m *formats.Metadata) { m.ID, m.Growing = own, true }
 	ingestGrowing(t, a, formatstest.LinesFile("w", 28), grow)
@@ -184,7 +191,7 @@ func TestGrowingReplaces(t *testing.T) {
 }
 
 func TestDeleteAndCheck(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	keep := ingest(t, a, formatstest.LinesFile("a", 50), nil)
 	gone := ingest(t, a, formatstest.LinesFile("b", 50), nil)
 	if _, err := a.SetHold(gone.ID, "legal"); err != nil {
@@ -218,7 +225,7 @@ func TestDeleteAndCheck(t *testing.T) {
 // A crash after the chunks were written but before the manifest commit
 // leaves orphans that no reader sees and check --repair removes.
 func TestCrashBeforeManifestLeavesOnlyOrphans(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	p := a.NewPending("lines", "x")
 	meta, err := formatstest.Lines{}.Split(context.Background(), bytes.NewReader(formatstest.LinesFile("c", 40)), p)
 	if err != nil {
@@ -249,7 +256,7 @@ func TestCrashBeforeManifestLeavesOnlyOrphans(t *testing.T) {
 // An interrupted delete (mark committed, sweep not run) is finished by the
 // next Sweep, and Check reports it meanwhile.
 func TestInterruptedDeleteIsFinished(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	res := ingest(t, a, formatstest.LinesFile("d", 40), nil)
 	if _, err := a.Mark(context.Background(), []uuid.UUID{res.ID}, false); err != nil {
 		t.Fatal(err)
@@ -284,7 +291,7 @@ func TestCorruptChunkIsReported(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := openTest(t)
+			a := openTest(t, "", Options{})
 			native := formatstest.LinesFile("e", 40)
 			res := ingest(t, a, native, nil)
 			m := res.Manifest
@@ -321,7 +328,7 @@ func TestCorruptChunkIsReported(t *testing.T) {
 }
 
 func TestResolvePrefix(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	res := ingest(t, a, formatstest.LinesFile("f", 5), nil)
 	s := res.ID.String()
 	for _, ref := range []string{s, s[:8], s[:5], s[:13]} {
@@ -347,7 +354,7 @@ func TestResolvePrefix(t *testing.T) {
 }
 
 func TestShardByStartMonth(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	start := time.Date(2024, 3, 9, 12, 0, 0, 0, time.UTC)
 	res := ingest(t, a, formatstest.LinesFile("g", 5), func(m *formats.Metadata) { m.Start = start })
 	if res.Manifest.Shard != "2024-03" {
@@ -359,7 +366,7 @@ func TestShardByStartMonth(t *testing.T) {
 }
 
 func TestFlags(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	res := ingest(t, a, formatstest.LinesFile("h", 5), func(m *formats.Metadata) { m.Flags = []string{"speedhack"} })
 	m, err := a.SetFlag(res.ID, "griefing", "reported twice")
 	if err != nil {
@@ -380,7 +387,7 @@ func TestFlags(t *testing.T) {
 // are read on several goroutines, returns the context's error when it is
 // cancelled mid-way, and that no reader is left behind.
 func TestExportStopsWhenCancelled(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	native := formatstest.LinesFile("c", 400)
 	res := ingest(t, a, native, nil)
 	before := runtime.NumGoroutine()

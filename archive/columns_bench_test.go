@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
@@ -18,11 +17,7 @@ import (
 func BenchmarkDecodeChunk(b *testing.B) {
 	game := teehistoriangen.Must(b, teehistoriangen.Options{Duration: time.Minute, Seed: 3})
 	native := game[len(game)-64<<10:]
-	a, err := Open(b.TempDir(), Options{NoSync: true, Columns: map[string]formats.Columnar{"teehistorian": thColumns}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
+	a := openTest(b, "", Options{Columns: thColumnSet})
 	enc, err := newColumnEncoder()
 	if err != nil {
 		b.Fatal(err)

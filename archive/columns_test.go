@@ -21,16 +21,8 @@ import (
 // archive tests of streams blobs use (replay.Open sets it from the codecs).
 var thColumns formats.Columnar = teehistorian.New()
 
-// openColumnsTest is openTest with teehistorian's column transform.
-func openColumnsTest(t *testing.T) *Archive {
-	t.Helper()
-	a, err := Open(t.TempDir(), Options{NoSync: true, Columns: map[string]formats.Columnar{"teehistorian": thColumns}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
+// thColumnSet is the Options.Columns of an archive with thColumns.
+var thColumnSet = map[string]formats.Columnar{"teehistorian": thColumns}
 
 // goldenStreamsBlob returns a streams blob written by the layout's first
 // version (892f2ef; resume state "resume state") and its native bytes:
@@ -55,7 +47,7 @@ func goldenStreamsBlob(t *testing.T) (blob, native []byte) {
 // on-disk layout is unchanged. (The zstd frames themselves are not
 // compared: the encoder's level and version may change them.)
 func TestStreamsBlobGolden(t *testing.T) {
-	a := openColumnsTest(t)
+	a := openTest(t, "", Options{Columns: thColumnSet})
 	blob, native := goldenStreamsBlob(t)
 	got, resume, err := a.decodeBlob(blob, ChunkEntry{Length: int64(len(native)), CRC: crc32c(native)}, "teehistorian")
 	if err != nil {
@@ -121,7 +113,7 @@ func blobStreamsOf(t *testing.T, a *Archive, blob []byte) (streams [][]byte, zst
 }
 
 func TestStreamsBlobRoundTrip(t *testing.T) {
-	a := openColumnsTest(t)
+	a := openTest(t, "", Options{Columns: thColumnSet})
 	enc, err := newColumnEncoder()
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +158,7 @@ func TestStreamsBlobRoundTrip(t *testing.T) {
 }
 
 func TestStreamsBlobErrors(t *testing.T) {
-	a := openColumnsTest(t)
+	a := openTest(t, "", Options{Columns: thColumnSet})
 	blob, native := goldenStreamsBlob(t)
 	const th = "teehistorian"
 	e := ChunkEntry{Length: int64(len(native)), CRC: crc32c(native)}
@@ -179,7 +171,7 @@ func TestStreamsBlobErrors(t *testing.T) {
 	if _, _, err := a.decodeBlob(blob, e, "vtx"); !errors.Is(err, errNoColumns) || !strings.Contains(err.Error(), `format "vtx"`) {
 		t.Fatalf("format without columns: %v", err)
 	}
-	if _, _, err := openTest(t).decodeBlob(blob, e, th); !errors.Is(err, errNoColumns) || !strings.Contains(err.Error(), `format "teehistorian"`) {
+	if _, _, err := openTest(t, "", Options{}).decodeBlob(blob, e, th); !errors.Is(err, errNoColumns) || !strings.Contains(err.Error(), `format "teehistorian"`) {
 		t.Fatalf("archive without columns: %v", err)
 	}
 	// Every truncation fails; every single-byte change fails cleanly or,
@@ -211,7 +203,7 @@ func TestStreamsBlobErrors(t *testing.T) {
 // codec: its chunks are stored as record columns, export is byte-identical,
 // and Check with ReadData verifies them.
 func TestTeehistorianChunksAreColumns(t *testing.T) {
-	a := openColumnsTest(t)
+	a := openTest(t, "", Options{Columns: thColumnSet})
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 11})
 	m := ingestWith(t, a, all.ByName("teehistorian"), game, nil).Manifest
 	if len(m.Chunks) < 2 {
@@ -277,7 +269,7 @@ func (w *slowWriter) Write(b []byte) (int, error) {
 // fast one: the decoders wait for buffers to come back, and every byte
 // arrives in order.
 func TestExportManyChunks(t *testing.T) {
-	a := openColumnsTest(t)
+	a := openTest(t, "", Options{Columns: thColumnSet})
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 15 * time.Minute, Seed: 12})
 	m := ingestWith(t, a, all.ByName("teehistorian"), game, nil).Manifest
 	if len(m.Chunks) < 4*exportBuffers {

@@ -14,7 +14,7 @@ import (
 // call finds nothing to do.
 func TestTidyCatalog(t *testing.T) {
 	ctx := context.Background()
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	var ids []uuid.UUID
 	for i := range 150 {
 		ids = append(ids, ingest(t, a, sharedLines(fmt.Sprint("s", i), 12), nil).ID)

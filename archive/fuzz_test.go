@@ -2,19 +2,13 @@ package archive
 
 import (
 	"testing"
-
-	"github.com/replayarchive/replay/formats"
 )
 
 // FuzzDecodeBlob feeds corrupt shard values and heads records to the
 // decoders: a damaged archive file must give an error, never a panic or an
 // allocation sized by a corrupt length.
 func FuzzDecodeBlob(f *testing.F) {
-	a, err := Open(f.TempDir(), Options{NoSync: true, Columns: map[string]formats.Columnar{"teehistorian": thColumns}})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer a.Close()
+	a := openTest(f, "", Options{Columns: thColumnSet})
 	var scratch []byte
 	native := []byte("12 move 84\n13 move 91\n14 cmd kick 3\n")
 	f.Add(a.encodeBlob(&scratch, []byte("resume"), native, false), int64(len(native)))

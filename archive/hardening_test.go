@@ -43,7 +43,7 @@ func ingestGrowing(t *testing.T, a *Archive, native []byte, mutate func(*formats
 // CRC-32C but not in bytes (a forged CRC) is refused: the bytes are
 // compared by sha256 against the chunks read back.
 func TestReplaceComparesBytes(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	own := uuid.MustParse("11111111-2222-3333-4444-555555555555")
 	grow := func(m *formats.Metadata) { m.ID, m.Growing = own, true }
 	ingestGrowing(t, a, formatstest.LinesFile("w", 28), grow)
@@ -79,11 +79,7 @@ func TestReplaceComparesBytes(t *testing.T) {
 // and why, until an admin lifts it. A prune is not a takedown.
 func TestTakedown(t *testing.T) {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	a, err := Open(t.TempDir(), Options{NoSync: true, Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openTest(t, "", Options{Now: func() time.Time { return at }})
 	ctx := context.Background()
 	file := formatstest.LinesFile("td", 30)
 	first := ingest(t, a, file, nil)
@@ -145,7 +141,7 @@ func TestTakedown(t *testing.T) {
 // At commit, a recording that started longer ago than the stored policy's
 // MaxAge (for its format) is not archived.
 func TestCommitExpired(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	if err := a.SetPolicy(&Policy{MaxAge: 48 * time.Hour, Formats: []string{"lines"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +224,7 @@ func TestTakeDownSweepFails(t *testing.T) {
 func TestCompactCatalogWhileReading(t *testing.T) {
 	dir := t.TempDir()
 	buildArchive(t, dir, 150, 16, nil)
-	a := openAt(t, dir)
+	a := openTest(t, dir, Options{Now: pruneClock})
 	ctx := context.Background()
 	all := manifests(t, a)
 	var keep uuid.UUID

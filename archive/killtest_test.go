@@ -37,7 +37,7 @@ func TestPruneHelperProcess(t *testing.T) {
 
 // runPrune plans killPolicy on the archive in dir and prunes it.
 func runPrune(dir string) error {
-	a, err := Open(dir, Options{NoSync: true, Now: func() time.Time { return pruneNow }})
+	a, err := Open(dir, Options{NoSync: true, Now: pruneClock})
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func TestPruneKilled(t *testing.T) {
 	want := map[uuid.UUID]bool{}
 	gone := map[uuid.UUID]bool{}
 	{
-		a := openAt(t, template)
+		a := openTest(t, template, Options{Now: pruneClock})
 		plan, err := a.Plan(context.Background(), killPolicy, PlanOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +145,7 @@ func TestPruneKilled(t *testing.T) {
 		// The archive opens, and no planned survivor was lost.
 		temps, _ := filepath.Glob(filepath.Join(dir, "*", "*"+tempSuffix))
 		temps2, _ := filepath.Glob(filepath.Join(dir, "*"+tempSuffix))
-		a := openAt(t, dir)
+		a := openTest(t, dir, Options{Now: pruneClock})
 		if stale, _ := filepath.Glob(filepath.Join(dir, "shards", "*"+tempSuffix)); len(stale) > 0 {
 			t.Errorf("run %d: stale temp files after open: %v", i, stale)
 		}
@@ -168,7 +168,7 @@ func TestPruneKilled(t *testing.T) {
 		if err := runPrune(dir); err != nil {
 			t.Fatalf("run %d: rerun: %v", i, err)
 		}
-		a = openAt(t, dir)
+		a = openTest(t, dir, Options{Now: pruneClock})
 		after = manifests(t, a)
 		if len(after) != len(want) {
 			t.Fatalf("run %d: %d recordings after rerun, want %d", i, len(after), len(want))

@@ -145,7 +145,7 @@ func FuzzLiteralsFrame(f *testing.F) {
 // probes find streams the literals frames win and streams the encoder
 // wins; and the blobs are smaller than the encoder's alone.
 func TestStreamChooser(t *testing.T) {
-	a := openColumnsTest(t)
+	a := openTest(t, "", Options{Columns: thColumnSet})
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 4 * time.Minute, Seed: 13})
 	rec := formatstest.Split(t, &teehistorian.Codec{ChunkSize: 16 << 10}, game)
 	enc, err := newColumnEncoder()

@@ -61,7 +61,7 @@ func testEvent(n int) formats.Event {
 // them and their bytes, check finds nothing dangling, and a delete leaves
 // no piece behind.
 func TestLiveEventPieces(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	id := uuid.MustParse("6f1c8a57-4c59-4d46-8d3c-1b4f9d3a0c11")
 	native := []byte("a")
 	total := 0
@@ -136,7 +136,7 @@ func TestLiveEventPieces(t *testing.T) {
 // still reads, and grows: new events go to pieces after it, which the
 // readers read after it.
 func TestLiveEventsOfOlderBuild(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	id := uuid.MustParse("0b9e4f0e-51a4-4c3e-9a8e-2f0c4b1d7e22")
 	liveGrow(t, a, id, []byte("ab"), 40)
 	// As the older build left it: zstd(JSON array) under the bare id.

@@ -15,7 +15,7 @@ import (
 // the first keeps the file's own id, the second gets the derived id with
 // the same note as across commits, and both are kept.
 func TestOwnIDConflictInOneGroup(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	own := uuid.MustParse("11111111-2222-3333-4444-555555555555")
 	whole, clip := formatstest.LinesFile("s", 20), formatstest.LinesFile("s", 10)
 	setID := func(m *formats.Metadata) { m.ID = own }

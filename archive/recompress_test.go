@@ -20,7 +20,7 @@ import (
 // byte-identical, the manifest's sizes match the blobs (check is clean),
 // and a second pass finds nothing to do.
 func TestRecompress(t *testing.T) {
-	a := openColumnsTest(t)
+	a := openTest(t, "", Options{Columns: thColumnSet})
 	ctx := context.Background()
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 2 * time.Minute, Seed: 5})
 	th := ingestWith(t, a, all.ByName("teehistorian"), game, nil)
@@ -85,7 +85,7 @@ func TestRecompress(t *testing.T) {
 // TestRecompressScope leaves young recordings alone and skips one deleted
 // while the pass runs, writing nothing for it.
 func TestRecompressScope(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	ctx := context.Background()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ids []uuid.UUID
@@ -133,7 +133,7 @@ func TestRecompressScope(t *testing.T) {
 // manifest records (a recompress killed before its manifest update) is a
 // problem check names.
 func TestCheckReportsResizedChunk(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	res := ingest(t, a, formatstest.LinesFile("resized", 500), nil)
 	m := manifest(t, a, res.ID)
 	err := a.updateShard(m.Shard, false, func(tx *bolt.Tx) error {
@@ -190,7 +190,7 @@ func storedInShard(t *testing.T, a *Archive, m *Manifest) int64 {
 // checksum is reported and left byte for byte as it was; the recording's
 // other chunks are still re-encoded.
 func TestRecompressLeavesDamagedChunk(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	res := ingest(t, a, formatstest.LinesFile("damaged", 3000), nil)
 	m := manifest(t, a, res.ID)
 	if len(m.Chunks) < 3 {

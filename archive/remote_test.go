@@ -41,16 +41,8 @@ func (c *countStore) GetRange(ctx context.Context, key string, off, n int64) (io
 // started in January 2026, two months before.
 var tierNow = time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
 
-// openTier opens an archive in dir whose remote store is store.
-func openTier(t *testing.T, dir string, store blob.Store) *Archive {
-	t.Helper()
-	a, err := Open(dir, Options{NoSync: true, Remote: store, Now: func() time.Time { return tierNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
+// tierClock is the tier tests' Options.Now.
+func tierClock() time.Time { return tierNow }
 
 // ingestOld ingests n lines recordings (sessions named after session) of 400 ticks that started in
 // January 2026 and returns their ids and bytes.
@@ -90,7 +82,7 @@ func bucketKeys(t *testing.T, s blob.Store, prefix string) []string {
 func TestRemoteUploadAndRead(t *testing.T) {
 	srv := s3test.Start(t)
 	store := &countStore{Store: srv.NewStore(t)}
-	a := openTier(t, t.TempDir(), store)
+	a := openTest(t, "", Options{Remote: store, Now: tierClock})
 	ids, files := ingestOld(t, a, "s", 3)
 	young := ingest(t, a, formatstest.LinesFile("young", 50), func(m *formats.Metadata) { m.Start = tierNow.Add(-time.Hour) })
 
@@ -191,11 +183,7 @@ func cacheFiles(t *testing.T, a *Archive) []string {
 func TestRemoteCacheBound(t *testing.T) {
 	srv := s3test.Start(t)
 	dir := t.TempDir()
-	a, err := Open(dir, Options{NoSync: true, Remote: srv.NewStore(t), CacheBytes: 4 << 10, Now: func() time.Time { return tierNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openTest(t, dir, Options{Remote: srv.NewStore(t), CacheBytes: 4 << 10, Now: tierClock})
 	ids, _ := ingestOld(t, a, "s", 1)
 	if _, err := a.Upload(t.Context(), UploadOptions{OlderThan: time.Hour}); err != nil {
 		t.Fatal(err)
@@ -242,7 +230,7 @@ func TestUploadHelperProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Open(dir, Options{Remote: store, Now: func() time.Time { return tierNow }})
+	a, err := Open(dir, Options{Remote: store, Now: tierClock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +252,7 @@ func TestRemoteUploadKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	a, err := Open(dir, Options{NoSync: true, Now: func() time.Time { return tierNow }})
+	a, err := Open(dir, Options{NoSync: true, Now: tierClock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +272,7 @@ func TestRemoteUploadKilled(t *testing.T) {
 		t.Fatalf("objects after the kill: %v, want the one orphan", keys)
 	}
 
-	a = openTier(t, dir, store)
+	a = openTest(t, dir, Options{Remote: store, Now: tierClock})
 	for i, id := range ids {
 		if m, _ := a.Manifest(id); m.Remote != "" {
 			t.Errorf("%s is remote after a killed upload", id)
@@ -343,8 +331,8 @@ func TestRemoteSecondNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := openTier(t, t.TempDir(), w)
-	two := openTier(t, t.TempDir(), r)
+	one := openTest(t, "", Options{Remote: w, Now: tierClock})
+	two := openTest(t, "", Options{Remote: r, Now: tierClock})
 	ids, files := ingestOld(t, one, "s", 2)
 	if _, err := one.Upload(t.Context(), UploadOptions{OlderThan: time.Hour}); err != nil {
 		t.Fatal(err)
@@ -400,7 +388,7 @@ func TestRemoteSecondNode(t *testing.T) {
 // the shared blobs stay in the shard for the recording that stays.
 func TestRemoteUploadSharedBlobs(t *testing.T) {
 	srv := s3test.Start(t)
-	a := openTier(t, t.TempDir(), srv.NewStore(t))
+	a := openTest(t, "", Options{Remote: srv.NewStore(t), Now: tierClock})
 	files := [][]byte{sharedLines("old1", 40), sharedLines("old2", 40), sharedLines("young", 40)}
 	// All three in the shard of March 2026; the upload takes the first two.
 	starts := []time.Time{time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), tierNow.Add(-time.Hour)}

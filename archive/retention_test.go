@@ -19,6 +19,9 @@ import (
 // 2025, one shard per month.
 var pruneNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// pruneClock is the retention tests' Options.Now.
+func pruneClock() time.Time { return pruneNow }
+
 // genStart is when generated recording i of n starts: spread evenly over 2025.
 func genStart(i, n int) time.Time {
 	year := 365 * 24 * time.Hour
@@ -38,7 +41,7 @@ func genFormat(i int) string {
 // mutate, if set, may change each recording's metadata.
 func buildArchive(tb testing.TB, dir string, n, ticks int, mutate func(i int, m *formats.Metadata)) {
 	tb.Helper()
-	a, err := Open(dir, Options{NoSync: true, Now: func() time.Time { return pruneNow }})
+	a, err := Open(dir, Options{NoSync: true, Now: pruneClock})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -74,16 +77,6 @@ func buildArchive(tb testing.TB, dir string, n, ticks int, mutate func(i int, m 
 	}
 }
 
-func openAt(tb testing.TB, dir string) *Archive {
-	tb.Helper()
-	a, err := Open(dir, Options{NoSync: true, Now: func() time.Time { return pruneNow }})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { a.Close() })
-	return a
-}
-
 func manifests(tb testing.TB, a *Archive) map[uuid.UUID]*Manifest {
 	tb.Helper()
 	out := map[uuid.UUID]*Manifest{}
@@ -99,7 +92,7 @@ func pruneSetup(tb testing.TB, n int) (*Archive, []uuid.UUID, []uuid.UUID) {
 	tb.Helper()
 	dir := tb.TempDir()
 	buildArchive(tb, dir, n, 128, nil)
-	a := openAt(tb, dir)
+	a := openTest(tb, dir, Options{Now: pruneClock})
 	var held, flagged []uuid.UUID
 	all := manifests(tb, a)
 	for id, m := range all {
@@ -303,7 +296,7 @@ func TestPruneBudgetNotMet(t *testing.T) {
 }
 
 func TestPolicyStored(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	if p, err := a.Policy(); p != nil || err != nil {
 		t.Fatalf("fresh archive: policy %+v, %v", p, err)
 	}
@@ -440,7 +433,7 @@ func BenchmarkPrune(b *testing.B) {
 	buildArchive(b, template, 10000, 128, nil)
 	total := int64(0)
 	{
-		a := openAt(b, template)
+		a := openTest(b, template, Options{Now: pruneClock})
 		for _, m := range manifests(b, a) {
 			total += m.StoredBytes
 		}
@@ -462,7 +455,7 @@ func BenchmarkPrune(b *testing.B) {
 				b.StopTimer()
 				dir := filepath.Join(b.TempDir(), "a")
 				copyDir(b, template, dir)
-				a, err := Open(dir, Options{Now: func() time.Time { return pruneNow }})
+				a, err := Open(dir, Options{Now: pruneClock})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -502,7 +495,7 @@ func BenchmarkPrune(b *testing.B) {
 // swept (a crash in between) must not lose the new copy to the old sweep.
 func TestReingestAfterUnsweptMark(t *testing.T) {
 	ctx := context.Background()
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	native := formatstest.LinesFile("again", 40)
 	res := ingest(t, a, native, nil)
 	if _, err := a.Mark(ctx, []uuid.UUID{res.ID}, false); err != nil {

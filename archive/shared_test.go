@@ -38,7 +38,7 @@ func sharedLines(session string, n int) []byte {
 // recording uses them.
 func TestSharedBlobs(t *testing.T) {
 	ctx := context.Background()
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	files := map[string][]byte{
 		"a": sharedLines("a", 40), // 10 chunks
 		"b": sharedLines("b", 40), // the same 10
@@ -126,7 +126,7 @@ func TestSharedBlobs(t *testing.T) {
 // chunks; equal re-encoded blobs are shared again and exports stay exact.
 func TestSharedBlobsRecompress(t *testing.T) {
 	ctx := context.Background()
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	x, y := sharedLines("x", 40), sharedLines("y", 40)
 	rx, ry := ingest(t, a, x, nil), ingest(t, a, y, nil)
 	if _, err := a.Recompress(ctx, RecompressOptions{}); err != nil {
@@ -150,7 +150,7 @@ func TestSharedBlobsRecompress(t *testing.T) {
 // ones), and the chunks they do not share are still re-encoded.
 func TestRecompressKeepsSharing(t *testing.T) {
 	ctx := context.Background()
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	// Chunks of four lines of 300 words from 300: over minSharedBlob
 	// stored, and with repeats that the best level codes a little better.
 	vocab := rand.New(rand.NewPCG(5, 5))
@@ -204,7 +204,7 @@ func TestRecompressKeepsSharing(t *testing.T) {
 // damaged shard could hold) is an orphan that --repair removes.
 func TestCheckRepairsUnusedSharedBlob(t *testing.T) {
 	ctx := context.Background()
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	res := ingest(t, a, sharedLines("a", 8), nil)
 	err := a.updateShard(res.Manifest.Shard, false, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketChunks).Put(chunkKey(sharedOwner, 99), bytes.Repeat([]byte{1}, 2000))
@@ -386,7 +386,7 @@ func countShard(t *testing.T, a *Archive, shard string) shardCounts {
 // leaves the other readable.
 func TestCheckRecountsReferences(t *testing.T) {
 	ctx := context.Background()
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	x, y := sharedLines("x", 8), sharedLines("y", 8)
 	rx, ry := ingest(t, a, x, nil), ingest(t, a, y, nil)
 	shard := rx.Manifest.Shard

@@ -13,21 +13,10 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 )
 
-// openSpillTest is openTest with recordings spilled past 200 bytes.
-func openSpillTest(t *testing.T) *Archive {
-	t.Helper()
-	a, err := Open(t.TempDir(), Options{NoSync: true, SpillBytes: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
-
 // A recording larger than SpillBytes has its chunks written before its id
 // is known; it must still export, check clean, and delete without leftovers.
 func TestSpilledRecording(t *testing.T) {
-	a := openSpillTest(t)
+	a := openTest(t, "", Options{SpillBytes: 200})
 	native := formatstest.LinesFile("big", 500)
 	res := ingest(t, a, native, nil)
 	if res.Manifest.ChunkOwner == res.ID || res.Manifest.ChunkOwner.String() == "00000000-0000-0000-0000-000000000000" {
@@ -64,7 +53,7 @@ func TestSpilledRecording(t *testing.T) {
 // recording whose chunks are spilled but whose manifest is not committed
 // yet is being written, not orphaned, and must keep its chunks.
 func TestRepairSparesRecordingsInFlight(t *testing.T) {
-	a := openSpillTest(t)
+	a := openTest(t, "", Options{SpillBytes: 200})
 	native := formatstest.LinesFile("growing", 500)
 	p := finished(t, a, formatstest.Lines{}, native, nil)
 	if !p.spilled {
@@ -109,7 +98,7 @@ func TestRepairSparesRecordingsInFlight(t *testing.T) {
 // chunks (a stress run: without the in-flight notes it deleted chunks of
 // committed recordings in most runs).
 func TestRepairBesideCommits(t *testing.T) {
-	a := openTest(t)
+	a := openTest(t, "", Options{})
 	ctx := context.Background()
 	stop := make(chan struct{})
 	repaired := make(chan error, 1)
@@ -146,11 +135,7 @@ func TestRepairBesideCommits(t *testing.T) {
 // recording: Finish reports it, and the archive keeps nothing of it.
 func TestSpillFails(t *testing.T) {
 	dir := t.TempDir()
-	a, err := Open(dir, Options{NoSync: true, SpillBytes: 200, ShardPeriod: func(time.Time) string { return "2001-01" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openTest(t, dir, Options{SpillBytes: 200, ShardPeriod: func(time.Time) string { return "2001-01" }})
 	// The shard's file is a directory: bbolt cannot open it.
 	bad := filepath.Join(dir, "shards", "2001-01.db")
 	if err := os.MkdirAll(bad, 0o700); err != nil {

@@ -16,11 +16,7 @@ import (
 // Commit) must answer with a takedown or an error, never panic, and a
 // record that decodes must refuse the bytes.
 func FuzzTakedownRecord(f *testing.F) {
-	a, err := Open(f.TempDir(), Options{NoSync: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer a.Close()
+	a := openTest(f, "", Options{})
 	file := formatstest.LinesFile("fuzz", 8)
 	sum := sha256.Sum256(file)
 	good, _ := json.Marshal(Takedown{SHA256: "00", By: "mod", Reason: "why"})

@@ -16,17 +16,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// clockArchive opens an archive whose clock the test moves.
-func clockArchive(t *testing.T, dir string, now *time.Time) *Archive {
-	t.Helper()
-	a, err := Open(dir, Options{NoSync: true, Now: func() time.Time { return *now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
-
 // wantTakenDown fails unless err is a *TakenDownError of recording id.
 func wantTakenDown(t *testing.T, what string, err error, id uuid.UUID) {
 	t.Helper()
@@ -51,7 +40,7 @@ func wantClean(t *testing.T, a *Archive, n int) {
 // searchable; check sees nothing amiss meanwhile.
 func TestTakedownGraceUndo(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	a := clockArchive(t, t.TempDir(), &now)
+	a := openTest(t, "", Options{Now: func() time.Time { return now }})
 	own := uuid.MustParse("29292929-0000-4000-8000-000000000001")
 	native := formatstest.LinesFile("game", 60)
 	res := ingest(t, a, native, func(m *formats.Metadata) { m.ID = own })
@@ -125,7 +114,7 @@ func TestTakedownGraceUndo(t *testing.T) {
 func TestTakedownPurgeAfterGrace(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
-	a := clockArchive(t, dir, &now)
+	a := openTest(t, dir, Options{Now: func() time.Time { return now }})
 	gone := ingest(t, a, formatstest.LinesFile("gone", 80), nil)
 	later := ingest(t, a, formatstest.LinesFile("later", 80), nil)
 	if _, err := a.TakeDown(t.Context(), gone.ID, DeleteOptions{Reason: "a", Grace: time.Hour}); err != nil {
@@ -176,7 +165,7 @@ func TestTakedownPurgeAfterGrace(t *testing.T) {
 // and none takes over the id.
 func TestTakedownHoldsByIdentity(t *testing.T) {
 	for _, grace := range []time.Duration{0, time.Hour} {
-		a := openTest(t)
+		a := openTest(t, "", Options{})
 		own := uuid.MustParse("29292929-0000-4000-8000-000000000003")
 		game := ingest(t, a, formatstest.LinesFile("sess", 60), func(m *formats.Metadata) { m.ID = own })
 		if _, err := a.TakeDown(t.Context(), own, DeleteOptions{Reason: "doxx", Grace: grace}); err != nil {
@@ -258,8 +247,8 @@ func TestCatchUpRefusesTakenDownIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := openTier(t, t.TempDir(), store)
-	two := openTier(t, t.TempDir(), store)
+	one := openTest(t, "", Options{Remote: store, Now: tierClock})
+	two := openTest(t, "", Options{Remote: store, Now: tierClock})
 	own := uuid.MustParse("29292929-0000-4000-8000-000000000005")
 	start := func(m *formats.Metadata) { m.ID, m.Start = own, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC) }
 	game := ingest(t, one, formatstest.LinesFile("sess", 400), start)
