@@ -45,3 +45,12 @@ func (x *Archive) CanClip(format string) bool {
 	c := x.Codec(format)
 	return c != nil && formats.CanClip(c)
 }
+
+// ConvertFormats lists the formats recordings of format can be converted
+// to (none when this build has no codec for it).
+func (x *Archive) ConvertFormats(format string) []string {
+	if ex, ok := x.Codec(format).(formats.Exporter); ok {
+		return ex.ExportFormats()
+	}
+	return nil
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/query"
 	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/wire"
 )
 
 // ingestGame archives a generated teehistorian game and returns its id.
@@ -168,7 +169,7 @@ func TestSearchBounds(t *testing.T) {
 		began := time.Now()
 		code, body, _ := ts.do("GET", "/api/v1/recordings?q="+bomb, viewer, nil)
 		best = min(best, time.Since(began))
-		var e server.Error
+		var e wire.Error
 		json.Unmarshal(body, &e)
 		if code != http.StatusBadRequest || e.Code != "bad_query" || e.Pos == nil || *e.Pos != query.MaxQueryBytes {
 			t.Fatalf("query bomb: %d %.300s", code, body)

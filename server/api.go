@@ -21,8 +21,8 @@ import (
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/ingest"
-	"github.com/replayarchive/replay/internal/units"
 	"github.com/replayarchive/replay/query"
+	"github.com/replayarchive/replay/wire"
 )
 
 func (s *Server) routes() {
@@ -82,24 +82,8 @@ func (s *Server) routes() {
 	}
 }
 
-// Error is the body of every error response.
-type Error struct {
-	Error string `json:"error"`
-	Code  string `json:"code"`
-	// Pos and Term point at the offending term of a query that does not
-	// parse.
-	Pos  *int   `json:"pos,omitempty"`
-	Term string `json:"term,omitempty"`
-	// Takedown says who took a file down, when and why (410 on upload).
-	Takedown *archive.Takedown `json:"takedown,omitempty"`
-	// ID is the recording an upload duplicates (409).
-	ID string `json:"id,omitempty"`
-	// IDs are recordings an ambiguous id prefix matches (409, at most 10).
-	IDs []string `json:"ids,omitempty"`
-}
-
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, Error{Error: msg, Code: code})
+	writeJSON(w, status, wire.Error{Error: msg, Code: code})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -122,7 +106,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &pe):
 		pos := pe.Pos
-		writeJSON(w, http.StatusBadRequest, Error{Error: err.Error(), Code: "bad_query", Pos: &pos, Term: pe.Term})
+		writeJSON(w, http.StatusBadRequest, wire.Error{Error: err.Error(), Code: "bad_query", Pos: &pos, Term: pe.Term})
 	case errors.Is(err, errSearchBudget):
 		writeError(w, http.StatusBadRequest, "bad_query", err.Error())
 	case errors.As(err, &amb):
@@ -130,7 +114,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		for i, id := range amb.Matches {
 			ids[i] = id.String()
 		}
-		writeJSON(w, http.StatusConflict, Error{Error: err.Error(), Code: "ambiguous", IDs: ids})
+		writeJSON(w, http.StatusConflict, wire.Error{Error: err.Error(), Code: "ambiguous", IDs: ids})
 	case errors.Is(err, archive.ErrBadID), errors.Is(err, archive.ErrBadFlagName), errors.Is(err, replay.ErrEmptyRange),
 		errors.Is(err, replay.ErrNoConversion), errors.Is(err, replay.ErrBadTick), errors.Is(err, query.ErrOffset), errors.Is(err, formats.ErrBadOption):
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
@@ -146,7 +130,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
 	case errors.As(err, &td):
 		t := td.Takedown
-		writeJSON(w, http.StatusGone, Error{Error: err.Error(), Code: "taken_down", Takedown: &t})
+		writeJSON(w, http.StatusGone, wire.Error{Error: err.Error(), Code: "taken_down", Takedown: &t})
 	case errors.As(err, &sweep):
 		writeError(w, http.StatusOK, "sweep_incomplete", err.Error())
 	case errors.Is(err, archive.ErrNotFound):
@@ -204,45 +188,6 @@ func (s *Server) formats(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string][]string{"formats": s.x.Formats()})
 }
 
-// Search results.
-
-// EventJSON is one event in a search hit or a recording's event list.
-type EventJSON struct {
-	Tick     int64  `json:"tick"`
-	TimeMS   int64  `json:"time_ms"`
-	At       string `json:"at,omitempty"`
-	Kind     string `json:"kind"`
-	Player   string `json:"player,omitempty"`
-	PlayerID string `json:"player_id,omitempty"`
-	Text     string `json:"text,omitempty"`
-	ClipURL  string `json:"clip_url,omitempty"`
-}
-
-// HitJSON is one recording found by a search.
-type HitJSON struct {
-	ID         string      `json:"id"`
-	Format     string      `json:"format"`
-	Session    string      `json:"session,omitempty"`
-	Start      string      `json:"start,omitempty"`
-	DurationMS int64       `json:"duration_ms"`
-	Map        string      `json:"map,omitempty"`
-	Server     string      `json:"server,omitempty"`
-	Players    []string    `json:"players"`
-	Flags      []string    `json:"flags"`
-	CanClip    bool        `json:"can_clip"`
-	EventTotal int         `json:"event_total"`
-	Events     []EventJSON `json:"events"`
-}
-
-// SearchJSON is the answer to a search.
-type SearchJSON struct {
-	Query      string    `json:"query"`
-	Total      int       `json:"total"`
-	TookMS     float64   `json:"took_ms"`
-	NextCursor string    `json:"next_cursor,omitempty"`
-	Hits       []HitJSON `json:"hits"`
-}
-
 const maxLimit = 200
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
@@ -286,52 +231,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	if n := from + len(res.Hits); n < res.Total && len(res.Hits) > 0 && n <= query.MaxOffset {
 		next = encodeCursor(n)
 	}
-	writeJSON(w, http.StatusOK, SearchJSONOf(s.x, q, res, next))
-}
-
-// SearchJSONOf is the JSON form of search results (the API's, and
-// `archivectl search --json`'s).
-func SearchJSONOf(x *replay.Archive, q string, res *query.Results, next string) SearchJSON {
-	out := SearchJSON{Query: q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Hits: []HitJSON{}, NextCursor: next}
-	for _, h := range res.Hits {
-		out.Hits = append(out.Hits, HitJSONOf(h, x.CanClip(h.Format)))
-	}
-	return out
-}
-
-// HitJSONOf is the JSON form of one hit; canClip says whether its format
-// can clip, so that only then a clip URL is offered.
-func HitJSONOf(h query.Hit, canClip bool) HitJSON {
-	hj := HitJSON{ID: h.ID, Format: h.Format, Session: h.Session, DurationMS: h.Duration.Milliseconds(),
-		Map: h.Map, Server: h.Server, Players: nonNil(h.Players), Flags: nonNil(h.Flags),
-		CanClip: canClip, EventTotal: h.EventTotal, Events: []EventJSON{}}
-	if !h.Start.IsZero() {
-		hj.Start = h.Start.UTC().Format(time.RFC3339)
-	}
-	for _, ev := range h.Events {
-		ej := EventJSON{Tick: ev.Tick, TimeMS: ev.Time.Milliseconds(), Kind: ev.Kind, Player: ev.Player, Text: ev.Text}
-		if !h.Start.IsZero() {
-			ej.At = h.Start.Add(ev.Time).UTC().Format(time.RFC3339)
-		}
-		if hj.CanClip {
-			ej.ClipURL = ClipURL(h.ID, ev.Time)
-		}
-		hj.Events = append(hj.Events, ej)
-	}
-	return hj
-}
-
-// ClipURL is the clip endpoint for a few seconds around offset t of a
-// recording; the server clamps the range to the recording.
-func ClipURL(id string, t time.Duration) string {
-	from := max(t-replay.ClipMargin*time.Second, 0)
-	to := t + replay.ClipMargin*time.Second
-	return fmt.Sprintf("/api/v1/recordings/%s/clip?from=%s&to=%s", id, offsetString(from), offsetString(to))
-}
-
-// offsetString prints an offset in the form from/to parameters take.
-func offsetString(d time.Duration) string {
-	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	writeJSON(w, http.StatusOK, wire.SearchOf(s.x, q, res, next))
 }
 
 func encodeCursor(from int) string {
@@ -358,26 +258,7 @@ func intParam(r *http.Request, name string, def int) (int, error) {
 	return strconv.Atoi(v)
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // Uploads.
-
-// UploadJSON answers an upload.
-type UploadJSON struct {
-	ID          string   `json:"id"`
-	Outcome     string   `json:"outcome"`
-	Format      string   `json:"format,omitempty"`
-	NativeBytes int64    `json:"native_bytes,omitempty"`
-	StoredBytes int64    `json:"stored_bytes,omitempty"`
-	SHA256      string   `json:"sha256"`
-	Warnings    []string `json:"warnings,omitempty"`
-	Note        string   `json:"note,omitempty"`
-}
 
 func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	s.uploads.Add(1)
@@ -398,25 +279,24 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.ingests.WithLabelValues(res.Outcome.String()).Inc()
-	out := UploadJSON{ID: idString(res), Outcome: res.Outcome.String(), Format: res.Format, NativeBytes: res.NativeBytes,
-		StoredBytes: res.StoredBytes, SHA256: sum, Warnings: res.Warnings, Note: res.Note}
+	out := wire.UploadOf(res, sum)
 	switch res.Outcome {
 	case ingest.OutcomeIngested, ingest.OutcomeReplaced:
 		s.metrics.ingestBytes.Add(float64(res.NativeBytes))
 		w.Header().Set("Location", "/api/v1/recordings/"+out.ID)
 		writeJSON(w, http.StatusCreated, out)
 	case ingest.OutcomeDup:
-		writeJSON(w, http.StatusConflict, Error{Error: "these bytes are archived already as recording " + out.ID, Code: "duplicate", ID: out.ID})
+		writeJSON(w, http.StatusConflict, wire.Error{Error: "these bytes are archived already as recording " + out.ID, Code: "duplicate", ID: out.ID})
 	default:
 		var td *archive.TakenDownError
 		if errors.As(res.Cause, &td) {
 			t := td.Takedown
-			writeJSON(w, http.StatusGone, Error{Error: res.Err, Code: "taken_down", Takedown: &t})
+			writeJSON(w, http.StatusGone, wire.Error{Error: res.Err, Code: "taken_down", Takedown: &t})
 			return
 		}
 		var re *archive.ReplaceError
 		if errors.As(res.Cause, &re) {
-			writeJSON(w, http.StatusConflict, Error{Error: res.Err, Code: "refused", ID: out.ID})
+			writeJSON(w, http.StatusConflict, wire.Error{Error: res.Err, Code: "refused", ID: out.ID})
 			return
 		}
 		code := "bad_input"
@@ -426,15 +306,8 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		case ingest.OutcomeExpired:
 			code = "expired"
 		}
-		writeJSON(w, http.StatusUnprocessableEntity, Error{Error: strings.TrimSpace(res.Err), Code: code})
+		writeJSON(w, http.StatusUnprocessableEntity, wire.Error{Error: strings.TrimSpace(res.Err), Code: code})
 	}
-}
-
-func idString(r ingest.FileResult) string {
-	if r.ID == [16]byte{} {
-		return ""
-	}
-	return r.ID.String()
 }
 
 // ingestPaths ingests files on the server's own disk: the owner's command
@@ -547,84 +420,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		evs = viewerEvents(evs)
 	}
 	if r.URL.Query().Get("compact") != "" {
-		writeJSON(w, http.StatusOK, compactEvents(evs, span, limit))
+		writeJSON(w, http.StatusOK, wire.EventsCompactOf(evs, span, limit))
 		return
 	}
-	out := struct {
-		Events []EventJSON `json:"events"`
-		Total  int         `json:"total"`
-	}{Events: []EventJSON{}}
-	for _, ev := range evs {
-		if !span.Contains(ev.Tick) {
-			continue
-		}
-		out.Total++
-		if len(out.Events) < limit {
-			out.Events = append(out.Events, EventJSONOf(m, ev))
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// EventsCompactJSON is a recording's events as columns (`?compact=1`), for
-// the web page's timeline: a one-hour teehistorian file's 7,437 events are
-// about a seventh of the bytes of the event objects, and quicker to write
-// and parse. Event i is tick Tick[0]+…+Tick[i] (each entry is the
-// difference from the event before, the first from 0; TimeMS likewise),
-// and Kind, Player, PlayerID and Text index Strings, where 0 is "".
-type EventsCompactJSON struct {
-	Total    int      `json:"total"`
-	Strings  []string `json:"strings"`
-	Tick     []int64  `json:"tick"`
-	TimeMS   []int64  `json:"time_ms"`
-	Kind     []int    `json:"kind"`
-	Player   []int    `json:"player"`
-	PlayerID []int    `json:"player_id"`
-	Text     []int    `json:"text"`
-}
-
-// compactEvents is the column form of the events of evs in span, the first
-// limit of them.
-func compactEvents(evs []formats.Event, span formats.Range, limit int) EventsCompactJSON {
-	out := EventsCompactJSON{Strings: []string{""}, Tick: []int64{}, TimeMS: []int64{}, Kind: []int{}, Player: []int{}, PlayerID: []int{}, Text: []int{}}
-	index := map[string]int{"": 0}
-	str := func(s string) int {
-		i, ok := index[s]
-		if !ok {
-			i = len(out.Strings)
-			index[s] = i
-			out.Strings = append(out.Strings, s)
-		}
-		return i
-	}
-	var tick, ms int64
-	for _, ev := range evs {
-		if !span.Contains(ev.Tick) {
-			continue
-		}
-		out.Total++
-		if len(out.Tick) >= limit {
-			continue
-		}
-		t := ev.Time.Milliseconds()
-		out.Tick = append(out.Tick, ev.Tick-tick)
-		out.TimeMS = append(out.TimeMS, t-ms)
-		tick, ms = ev.Tick, t
-		out.Kind = append(out.Kind, str(ev.Kind))
-		out.Player = append(out.Player, str(ev.Player))
-		out.PlayerID = append(out.PlayerID, str(ev.PlayerID))
-		out.Text = append(out.Text, str(ev.Text))
-	}
-	return out
-}
-
-// EventJSONOf is the JSON form of an event of recording m.
-func EventJSONOf(m *archive.Manifest, ev formats.Event) EventJSON {
-	ej := EventJSON{Tick: ev.Tick, TimeMS: ev.Time.Milliseconds(), Kind: ev.Kind, Player: ev.Player, PlayerID: ev.PlayerID, Text: ev.Text}
-	if !m.Meta.Start.IsZero() {
-		ej.At = m.Meta.Start.Add(ev.Time).UTC().Format(time.RFC3339)
-	}
-	return ej
+	writeJSON(w, http.StatusOK, wire.EventsOf(m, evs, span, limit))
 }
 
 // rangeParams reads from and to as ticks ("1500") or offsets from the
@@ -815,19 +614,19 @@ func (s *Server) mark(do func(r *http.Request, b noteBody) (*archive.Manifest, e
 // writeRecording answers with everything about recording ref, as the
 // caller's role may see it.
 func (s *Server) writeRecording(w http.ResponseWriter, r *http.Request, ref string) {
-	rec, err := s.x.Recording(ref)
+	m, err := s.x.Manifest(ref)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	audit, err := s.x.Audit(rec.Manifest().ID.String(), 0, 100)
+	audit, err := s.x.Audit(m.ID.String(), 0, 100)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	out := RecordingJSONOf(rec, audit)
+	out := wire.RecordingOf(s.x, m, audit)
 	if !seesModeration(r) {
-		out = out.forViewer()
+		out = recordingForViewer(out)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -889,70 +688,31 @@ func (s *Server) writeAudit(w http.ResponseWriter, r *http.Request, ref string) 
 
 // Retention.
 
-// PolicyJSON is a retention policy as the API takes and gives it.
-type PolicyJSON struct {
-	MaxAge   string   `json:"max_age,omitempty"`
-	MaxBytes int64    `json:"max_bytes,omitempty"`
-	Formats  []string `json:"formats,omitempty"`
-	Text     string   `json:"text,omitempty"`
-}
-
-// PolicyJSONOf is the JSON form of p.
-func PolicyJSONOf(p *archive.Policy) PolicyJSON {
-	if p == nil {
-		return PolicyJSON{Text: "no retention policy"}
-	}
-	out := PolicyJSON{MaxBytes: p.MaxBytes, Formats: p.Formats, Text: replay.DescribePolicy(p)}
-	if p.MaxAge > 0 {
-		out.MaxAge = units.FormatDuration(p.MaxAge)
-	}
-	return out
-}
-
-// Policy turns the JSON form back into a policy.
-func (p PolicyJSON) Policy() (*archive.Policy, error) {
-	pol := &archive.Policy{MaxBytes: p.MaxBytes, Formats: p.Formats}
-	if p.MaxAge != "" {
-		d, err := units.ParseDuration(p.MaxAge)
-		if err != nil {
-			return nil, badRequest("max_age: %v", err)
-		}
-		pol.MaxAge = d
-	}
-	if p.MaxBytes < 0 {
-		return nil, badRequest("max_bytes: must not be negative")
-	}
-	if err := replay.CheckFormats(p.Formats); err != nil {
-		return nil, badRequest("%v", err)
-	}
-	return pol, nil
-}
-
 func (s *Server) getRetention(w http.ResponseWriter, r *http.Request) {
 	p, err := s.x.Policy()
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, PolicyJSONOf(p))
+	writeJSON(w, http.StatusOK, wire.PolicyOf(p))
 }
 
 func (s *Server) putRetention(w http.ResponseWriter, r *http.Request) {
-	var pj PolicyJSON
+	var pj wire.Policy
 	if err := decodeBody(r, &pj); err != nil {
 		s.fail(w, err)
 		return
 	}
 	p, err := pj.Policy()
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, badRequest("%v", err))
 		return
 	}
 	if err := s.x.SetPolicy(actorOf(r), p); err != nil {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, PolicyJSONOf(p))
+	writeJSON(w, http.StatusOK, wire.PolicyOf(p))
 }
 
 func (s *Server) clearRetention(w http.ResponseWriter, r *http.Request) {
@@ -960,27 +720,11 @@ func (s *Server) clearRetention(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, PolicyJSONOf(nil))
-}
-
-// PruneRequest asks for a prune: by the stored policy unless a policy is
-// given, and as a dry run unless DryRun is false.
-type PruneRequest struct {
-	DryRun         *bool       `json:"dry_run,omitempty"`
-	Policy         *PolicyJSON `json:"policy,omitempty"`
-	IncludeFlagged bool        `json:"include_flagged,omitempty"`
-}
-
-// PruneJSON answers a prune.
-type PruneJSON struct {
-	DryRun bool                 `json:"dry_run"`
-	Policy PolicyJSON           `json:"policy"`
-	Plan   *archive.Plan        `json:"plan"`
-	Report *archive.PruneReport `json:"report,omitempty"`
+	writeJSON(w, http.StatusOK, wire.PolicyOf(nil))
 }
 
 func (s *Server) prune(w http.ResponseWriter, r *http.Request) {
-	var req PruneRequest
+	var req wire.PruneRequest
 	if err := decodeBody(r, &req); err != nil {
 		s.fail(w, err)
 		return
@@ -988,9 +732,11 @@ func (s *Server) prune(w http.ResponseWriter, r *http.Request) {
 	dry := req.DryRun == nil || *req.DryRun
 	var pol *archive.Policy
 	var err error
+	source := "stored policy"
 	if req.Policy != nil {
+		source = "request"
 		if pol, err = req.Policy.Policy(); err != nil {
-			s.fail(w, err)
+			s.fail(w, badRequest("%v", err))
 			return
 		}
 	} else if pol, err = s.x.Policy(); err != nil {
@@ -1006,7 +752,7 @@ func (s *Server) prune(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	out := PruneJSON{DryRun: dry, Policy: PolicyJSONOf(pol), Plan: plan}
+	out := wire.Prune{DryRun: dry, PolicySource: source, Policy: wire.PolicyOf(pol), Plan: plan}
 	if !dry {
 		rep, err := s.x.Prune(r.Context(), actorOf(r), plan)
 		if rep != nil {

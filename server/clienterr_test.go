@@ -18,6 +18,7 @@ import (
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/wire"
 )
 
 // errorLog counts the records logged at ERROR.
@@ -137,7 +138,7 @@ func TestClientMistakesAre4xx(t *testing.T) {
 }
 
 // Error is the API's error body as the tests read it.
-type Error = server.Error
+type Error = wire.Error
 
 func sameSet(a, b []string) bool {
 	a, b = slices.Clone(a), slices.Clone(b)

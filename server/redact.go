@@ -16,6 +16,7 @@ import (
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/query"
+	"github.com/replayarchive/replay/wire"
 )
 
 // seesModeration reports whether the caller may see moderators' data.
@@ -36,9 +37,9 @@ func viewerQuery(q *query.Query) error {
 	return nil
 }
 
-// forViewer returns the recording without flag notes, the hold's reason,
-// player ids and the audit's names and reasons.
-func (rj RecordingJSON) forViewer() RecordingJSON {
+// recordingForViewer returns the recording without flag notes, the hold's
+// reason, player ids and the audit's names and reasons.
+func recordingForViewer(rj wire.Recording) wire.Recording {
 	rj.Flags = slices.Clone(rj.Flags)
 	for i := range rj.Flags {
 		rj.Flags[i].Note = ""

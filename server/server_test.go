@@ -23,6 +23,7 @@ import (
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/wire"
 )
 
 // testServer is a real server on a loopback port over a fresh archive.
@@ -130,7 +131,7 @@ func TestAPIContract(t *testing.T) {
 	other := corpusFile(t, "265107d7-cdcf-4876-bc00-159bca662955.teehistorian")
 
 	// No token exists yet: the owner (the local secret) is admin.
-	var up server.UploadJSON
+	var up wire.Upload
 	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", ts.owner, bytes.NewReader(tutorial), &up)
 	if up.Format != "teehistorian" || up.ID == "" {
 		t.Fatalf("upload: %+v", up)
@@ -139,12 +140,12 @@ func TestAPIContract(t *testing.T) {
 	if up.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("upload sha256 %s", up.SHA256)
 	}
-	var dup server.Error
+	var dup wire.Error
 	ts.want(http.StatusConflict, "POST", "/api/v1/recordings", ts.owner, bytes.NewReader(tutorial), &dup)
 	if dup.ID != up.ID || dup.Code != "duplicate" {
 		t.Errorf("duplicate upload: %+v", dup)
 	}
-	var bad server.Error
+	var bad wire.Error
 	ts.want(http.StatusUnprocessableEntity, "POST", "/api/v1/recordings?name=cut.teehistorian", ts.owner, bytes.NewReader(other[:17]), &bad)
 	if !strings.Contains(bad.Error, "byte offset") || strings.Contains(bad.Error, "upload-") {
 		t.Errorf("bad upload error does not give the offset, or leaks the spool path: %q", bad.Error)
@@ -153,18 +154,18 @@ func TestAPIContract(t *testing.T) {
 	otherID := up.ID
 
 	// Search, paging, parse errors.
-	var res server.SearchJSON
+	var res wire.Search
 	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1", ts.owner, nil, &res)
 	if res.Total != 2 || len(res.Hits) != 1 || res.NextCursor == "" {
 		t.Fatalf("page 1: %+v", res)
 	}
 	first, cursor := res.Hits[0].ID, res.NextCursor
-	res = server.SearchJSON{}
+	res = wire.Search{}
 	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1&cursor="+cursor, ts.owner, nil, &res)
 	if len(res.Hits) != 1 || res.Hits[0].ID == first || res.NextCursor != "" {
 		t.Fatalf("page 2: %+v", res)
 	}
-	var perr server.Error
+	var perr wire.Error
 	ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?q=after:2024-13-99", ts.owner, nil, &perr)
 	if perr.Code != "bad_query" || perr.Pos == nil || perr.Term == "" {
 		t.Errorf("parse error: %+v", perr)
@@ -236,7 +237,7 @@ func TestAPIContract(t *testing.T) {
 	}
 
 	// A moderator flags (twice: the history keeps both notes), holds and takes down.
-	var shown server.RecordingJSON
+	var shown wire.Recording
 	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+tutID+"/flags/griefing", mod, strings.NewReader(`{"note":"first"}`), &shown)
 	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+tutID+"/flags/griefing", mod, strings.NewReader(`{"note":"second"}`), &shown)
 	if len(shown.Flags) != 1 || shown.Flags[0].Note != "second" {
@@ -266,7 +267,7 @@ func TestAPIContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gone server.Error
+	var gone wire.Error
 	ts.want(http.StatusGone, "POST", "/api/v1/recordings", admin, bytes.NewReader(tutorial), &gone)
 	if gone.Takedown == nil || gone.Takedown.By != "moritz" || gone.Takedown.Reason != "ticket 4711" {
 		t.Errorf("410 body: %+v", gone)
@@ -287,7 +288,7 @@ func TestAPIContract(t *testing.T) {
 
 	// Retention and prune: dry run first.
 	ts.want(http.StatusOK, "PUT", "/api/v1/retention", admin, strings.NewReader(`{"max_age":"1d"}`), nil)
-	var pr server.PruneJSON
+	var pr wire.Prune
 	ts.want(http.StatusOK, "POST", "/api/v1/prune", admin, nil, &pr)
 	if !pr.DryRun || pr.Plan == nil || pr.Report != nil {
 		t.Errorf("prune without dry_run:false must be a dry run: %+v", pr)
@@ -448,15 +449,15 @@ func TestShutdownRollsBackAnUnfinishedUpload(t *testing.T) {
 // ETag, and frames?types= keeps only the frames of those types.
 func TestEventsCompactAndFrameTypes(t *testing.T) {
 	ts := start(t, server.Config{})
-	var up server.UploadJSON
+	var up wire.Upload
 	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", ts.owner, bytes.NewReader(corpusFile(t, "Tutorial.teehistorian")), &up)
 	base := "/api/v1/recordings/" + up.ID
 	var full struct {
-		Events []server.EventJSON `json:"events"`
-		Total  int                `json:"total"`
+		Events []wire.Event `json:"events"`
+		Total  int          `json:"total"`
 	}
 	ts.want(http.StatusOK, "GET", base+"/events?from=10", ts.owner, nil, &full)
-	var c server.EventsCompactJSON
+	var c wire.EventsCompact
 	ts.want(http.StatusOK, "GET", base+"/events?from=10&compact=1", ts.owner, nil, &c)
 	if len(full.Events) < 2 || c.Total != full.Total || len(c.Tick) != len(full.Events) || c.Strings[0] != "" {
 		t.Fatalf("compact: total %d, %d events; objects: total %d, %d events", c.Total, len(c.Tick), full.Total, len(full.Events))
@@ -465,13 +466,13 @@ func TestEventsCompactAndFrameTypes(t *testing.T) {
 	for i, e := range full.Events {
 		tick += c.Tick[i]
 		ms += c.TimeMS[i]
-		got := server.EventJSON{Tick: tick, TimeMS: ms, At: e.At, Kind: c.Strings[c.Kind[i]], Player: c.Strings[c.Player[i]],
+		got := wire.Event{Tick: tick, TimeMS: ms, At: e.At, Kind: c.Strings[c.Kind[i]], Player: c.Strings[c.Player[i]],
 			PlayerID: c.Strings[c.PlayerID[i]], Text: c.Strings[c.Text[i]]}
 		if got != e {
 			t.Errorf("event %d: compact %+v, objects %+v", i, got, e)
 		}
 	}
-	var short server.EventsCompactJSON
+	var short wire.EventsCompact
 	ts.want(http.StatusOK, "GET", base+"/events?compact=1&limit=1", ts.owner, nil, &short)
 	if short.Total < 2 || len(short.Tick) != 1 {
 		t.Errorf("limit=1: total %d, %d events", short.Total, len(short.Tick))
@@ -523,7 +524,7 @@ func TestEventsCompactAndFrameTypes(t *testing.T) {
 func TestScheduledRecompress(t *testing.T) {
 	ts := start(t, server.Config{RecompressEvery: 20 * time.Millisecond})
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: time.Minute, Seed: 21})
-	var up server.UploadJSON
+	var up wire.Upload
 	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=g.teehistorian", ts.owner, bytes.NewReader(game), &up)
 	id, err := ts.x.Store().Resolve(up.ID)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/units"
+	"github.com/replayarchive/replay/wire"
 )
 
 // purgeEvery is how often serve's janitor purges the takedowns whose grace
@@ -68,11 +69,7 @@ func (s *Server) takedown(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	out := map[string]any{"deleted": m.ID.String(), "stored_bytes": m.StoredBytes, "sha256": m.SHA256, "takedown": t}
-	if err != nil {
-		out["warning"] = err.Error()
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, wire.TakenDownOf(m, t, err))
 }
 
 func (s *Server) undoTakedown(w http.ResponseWriter, r *http.Request) {
@@ -86,7 +83,7 @@ func (s *Server) undoTakedown(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"restored": m.ID.String(), "takedown": t})
+	writeJSON(w, http.StatusOK, wire.Restored{Restored: m.ID.String(), Takedown: t})
 }
 
 func (s *Server) takedowns(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ import (
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/wire"
 )
 
 // A takedown over the API hides the recording from every read (410 with
@@ -45,13 +46,13 @@ func TestTakedownGraceOverHTTP(t *testing.T) {
 		t.Errorf("takedown answer: %+v, want pending for the default grace", took.Takedown)
 	}
 	ts.want(http.StatusBadRequest, "DELETE", rec, mod, strings.NewReader(`{"reason":"x","grace":"soon"}`), nil)
-	var pending server.Error
+	var pending wire.Error
 	ts.want(http.StatusConflict, "DELETE", "/api/v1/takedowns/"+up.SHA256, admin, strings.NewReader(`{"reason":"early"}`), &pending)
 	if pending.Code != "takedown_pending" {
 		t.Errorf("lift within the grace period: %+v", pending)
 	}
 	for _, path := range []string{rec, rec + "/file?redact=1", rec + "/frames", rec + "/events"} {
-		var gone server.Error
+		var gone wire.Error
 		ts.want(http.StatusGone, "GET", path, viewer, nil, &gone)
 		if gone.Code != "taken_down" || gone.Takedown == nil || gone.Takedown.Reason != "ticket 29" {
 			t.Errorf("GET %s: %+v", path, gone)
@@ -63,7 +64,7 @@ func TestTakedownGraceOverHTTP(t *testing.T) {
 		t.Errorf("search finds %d recordings while the only one is taken down", found.Total)
 	}
 	for name, b := range map[string][]byte{"the file": game, "a moderator's clip": clip, "the redacted copy": redacted} {
-		var gone server.Error
+		var gone wire.Error
 		ts.want(http.StatusGone, "POST", "/api/v1/recordings?name=x.teehistorian", admin, bytes.NewReader(b), &gone)
 		if gone.Takedown == nil || gone.Takedown.ID.String() != up.ID {
 			t.Errorf("upload of %s: %+v, want refused by the takedown of %s", name, gone, up.ID)
@@ -80,7 +81,7 @@ func TestTakedownGraceOverHTTP(t *testing.T) {
 	if found.Total != 1 {
 		t.Errorf("search finds %d recordings after the undo, want 1", found.Total)
 	}
-	var shown server.RecordingJSON
+	var shown wire.Recording
 	ts.want(http.StatusOK, "GET", rec, mod, nil, &shown)
 	undone := false
 	for _, a := range shown.Audit {

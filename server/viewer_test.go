@@ -13,6 +13,7 @@ import (
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/wire"
 )
 
 // TestViewersSeeNoModeratorData: a viewer's answers (show, events, the
@@ -89,13 +90,13 @@ func TestViewersSeeNoModeratorData(t *testing.T) {
 
 	// Searching: an account's name finds nothing for a viewer, and
 	// player-id: is refused, pointing at the term; a moderator finds it.
-	var res server.SearchJSON
+	var res wire.Search
 	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q="+url.QueryEscape(account), viewer, nil, &res)
 	if res.Total != 0 {
 		t.Errorf("a viewer's search for account %s found %d recordings", account, res.Total)
 	}
 	code, body, _ := ts.do("GET", "/api/v1/recordings?q="+url.QueryEscape("map:x player-id:"+account), viewer, nil)
-	var e server.Error
+	var e wire.Error
 	json.Unmarshal(body, &e)
 	if code != http.StatusBadRequest || e.Code != "bad_query" || e.Pos == nil || *e.Pos != 6 {
 		t.Errorf("a viewer's player-id: search: %d %s", code, body)

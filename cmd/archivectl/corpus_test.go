@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/wire"
 )
 
 // Every real file of every format ingests through archivectl, exports
@@ -60,7 +61,7 @@ func TestCorpusEveryFormat(t *testing.T) {
 				if got := c.ok("export", r.ID, "-o", "-"); !bytes.Equal([]byte(got), want) {
 					t.Errorf("%s: export differs from the file", filepath.Base(r.Path))
 				}
-				var show recordingJSON
+				var show wire.Recording
 				json.Unmarshal([]byte(c.ok("show", r.ID, "--json")), &show)
 				clip := filepath.Join(tmp, r.ID+".clip")
 				from, to := show.Ticks/3, show.Ticks/3+show.Ticks/4

@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/replayarchive/replay/wire"
 )
 
 // demoOptions are the flags of archivectl demo.
@@ -103,7 +105,7 @@ func runDemo(ctx context.Context, e *env, o *demoOptions, args []string) error {
 	if _, err := step("List what is archived", 0, "ls"); err != nil {
 		return err
 	}
-	var recs []recordingJSON
+	var recs []wire.Recording
 	var buf bytes.Buffer
 	if code := run(ctx, []string{"--archive", archiveDir, "ls", "--json"}, e.stdin, &buf, io.Discard); code != 0 {
 		return fmt.Errorf("demo: ls --json failed")
@@ -111,8 +113,8 @@ func runDemo(ctx context.Context, e *env, o *demoOptions, args []string) error {
 	if err := json.Unmarshal(buf.Bytes(), &recs); err != nil {
 		return err
 	}
-	var long recordingJSON
-	var runs []recordingJSON
+	var long wire.Recording
+	var runs []wire.Recording
 	for _, r := range recs {
 		if r.Format == "hcrp" {
 			runs = append(runs, r)
@@ -169,8 +171,8 @@ func runDemo(ctx context.Context, e *env, o *demoOptions, args []string) error {
 	if _, err := step("Flags are searchable at once", 3, "search", "flag:griefing"); err != nil {
 		return err
 	}
-	if len(runs) == 2 && len(runs[0].Flags) > 0 {
-		if _, err := step("Anticheat flags carried by HCRP files are searchable too", 4, "search", "format:hcrp", "flag:"+runs[0].Flags[0]); err != nil {
+	if len(runs) == 2 && len(runs[0].FileFlags) > 0 {
+		if _, err := step("Anticheat flags carried by HCRP files are searchable too", 4, "search", "format:hcrp", "flag:"+runs[0].FileFlags[0]); err != nil {
 			return err
 		}
 		if _, err := step("Ghost race: two runs of the same world, tick by tick", 12, "ghost", runs[0].ID[:8], runs[1].ID[:8]); err != nil {

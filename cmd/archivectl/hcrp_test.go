@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/formats/hcrp"
 	"github.com/replayarchive/replay/internal/gen/hcrpgen"
+	"github.com/replayarchive/replay/wire"
 )
 
 // A live HCRP recording directory is ingested while it grows: each ingest
@@ -70,16 +71,16 @@ func TestHCRPLiveSegmentSet(t *testing.T) {
 	}
 	ingest("replaced")
 
-	var show recordingJSON
+	var show wire.Recording
 	json.Unmarshal([]byte(c.ok("show", replayID.String(), "--json")), &show)
 	if show.Ticks != 3000 || show.Format != "hcrp" {
 		t.Fatalf("show: %d ticks, format %s", show.Ticks, show.Format)
 	}
-	if len(show.Flags) == 0 {
+	if len(show.FileFlags) == 0 {
 		t.Fatal("the generated session carries no anticheat flags")
 	}
-	if out := c.ok("search", "flag:"+show.Flags[0]); !strings.Contains(out, replayID.String()) {
-		t.Errorf("search flag:%s does not find the recording:\n%s", show.Flags[0], out)
+	if out := c.ok("search", "flag:"+show.FileFlags[0]); !strings.Contains(out, replayID.String()) {
+		t.Errorf("search flag:%s does not find the recording:\n%s", show.FileFlags[0], out)
 	}
 	set, err := hcrp.OpenSegmentSet(dir)
 	if err != nil {
@@ -99,7 +100,7 @@ func TestHCRPLiveSegmentSet(t *testing.T) {
 	if out := c.ok("check", "--read-data"); !strings.HasSuffix(out, "ok\n") {
 		t.Errorf("check:\n%s", out)
 	}
-	var list []recordingJSON
+	var list []wire.Recording
 	json.Unmarshal([]byte(c.ok("ls", "--json")), &list)
 	if len(list) != 1 {
 		t.Errorf("%d recordings after three ingests of one growing set, want 1", len(list))

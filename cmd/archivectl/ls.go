@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/textsafe"
+	"github.com/replayarchive/replay/wire"
 )
 
 // lsOptions are the flags of archivectl ls.
@@ -46,12 +46,12 @@ func runLs(ctx context.Context, e *env, o *lsOptions, args []string) error {
 	if err := replay.CheckFormats(o.formats); err != nil {
 		return usagef("--format: %v", err)
 	}
-	a, err := e.open()
+	x, err := e.lib()
 	if err != nil {
 		return err
 	}
 	var rows []*archive.Manifest
-	err = a.List(ctx, func(m *archive.Manifest) error {
+	err = x.List(ctx, func(m *archive.Manifest) error {
 		if len(o.formats) == 0 || contains(o.formats, m.Format) {
 			rows = append(rows, m)
 		}
@@ -61,13 +61,15 @@ func runLs(ctx context.Context, e *env, o *lsOptions, args []string) error {
 		return err
 	}
 	if o.json {
-		out := make([]recordingJSON, len(rows))
+		out := make([]wire.Recording, len(rows))
 		for i, m := range rows {
-			out[i] = toJSON(m)
+			audit, err := x.Audit(m.ID.String(), 0, 100)
+			if err != nil {
+				return err
+			}
+			out[i] = wire.RecordingOf(x, m, audit)
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(e, out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tFORMAT\tSTART\tDURATION\tPLAYERS\tMAP\tSIZE\tMARKS")

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/wire"
 )
 
 // cli runs archivectl in-process against archive dir.
@@ -118,10 +119,15 @@ func TestIngestShowExportCorpus(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.ok("show", "265107d7", "--json")), &rec); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"id", "session", "format", "start", "duration_ms", "ticks", "players", "map", "server", "flags", "native_bytes", "stored_bytes", "chunks", "sha256"} {
+	// The API's fields (wire.Recording), chunks as a list.
+	for _, k := range []string{"id", "session", "format", "start", "duration_ms", "ticks", "first_tick", "last_tick", "players", "map", "server",
+		"flags", "file_flags", "hold", "native_bytes", "stored_bytes", "chunks", "sha256", "event_count", "can_clip", "convert_formats", "extension", "audit"} {
 		if _, ok := rec[k]; !ok {
 			t.Errorf("show --json lacks %q", k)
 		}
+	}
+	if cs, ok := rec["chunks"].([]any); !ok || len(cs) == 0 {
+		t.Errorf("show --json: chunks %v, want a list", rec["chunks"])
 	}
 	if rec["format"] != "teehistorian" || rec["map"] != "ctf5_spikes" || rec["native_bytes"].(float64) != float64(len(orig)) {
 		t.Errorf("show --json: %v", rec)
@@ -192,7 +198,7 @@ func TestShortPrefix(t *testing.T) {
 	if _, errs, code := c.run("show", ""); code == 0 {
 		t.Errorf("empty id accepted: %s", errs)
 	}
-	var list []recordingJSON
+	var list []wire.Recording
 	json.Unmarshal([]byte(c.ok("ls", "--json")), &list)
 	if len(list) != len(demoRecordings()) {
 		t.Fatalf("ls --json: %d recordings, want %d", len(list), len(demoRecordings()))

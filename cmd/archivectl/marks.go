@@ -14,6 +14,7 @@ import (
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/textsafe"
 	"github.com/replayarchive/replay/internal/units"
+	"github.com/replayarchive/replay/wire"
 )
 
 // flagOptions are the flags of archivectl flag.
@@ -232,11 +233,11 @@ func runDelete(ctx context.Context, e *env, o *deleteOptions, args []string) err
 		return err
 	}
 	if o.json {
-		out := map[string]any{"deleted": m.ID.String(), "stored_bytes": m.StoredBytes, "sha256": m.SHA256, "takedown": t}
+		var warning error
 		if sweep != nil {
-			out["warning"] = sweep.Error()
+			warning = sweep
 		}
-		if jerr := writeJSON(e, out); jerr != nil {
+		if jerr := writeJSON(e, wire.TakenDownOf(m, t, warning)); jerr != nil {
 			return jerr
 		}
 	} else if t != nil && t.State == archive.TakedownPending {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/wire"
 )
 
 // pruneOptions are the flags of archivectl prune.
@@ -29,7 +30,7 @@ type pruneOptions struct {
 // AddFlags declares the flags on fs.
 func (o *pruneOptions) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list what would go, change nothing")
-	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.json, "json", false, "print JSON: what POST /api/v1/prune answers (dry_run, policy_source, policy, plan, report)")
 	fs.StringVar(&o.olderThan, "older-than", "", "remove recordings older than `DUR` (e.g. 90d)")
 	fs.StringVar(&o.maxBytes, "max-bytes", "", "remove the oldest until the recordings in scope take at most `SIZE`")
 	fs.BoolVar(&o.includeFlagged, "include-flagged", false, "remove flagged recordings too")
@@ -82,12 +83,7 @@ func runPrune(ctx context.Context, e *env, o *pruneOptions, args []string) error
 	}
 	if o.dryRun {
 		if o.json {
-			return writeJSON(e, struct {
-				DryRun       bool       `json:"dry_run"`
-				PolicySource string     `json:"policy_source"`
-				Policy       policyJSON `json:"policy"`
-				*archive.Plan
-			}{true, source, policyToJSON(&pol), plan})
+			return writeJSON(e, wire.Prune{DryRun: true, PolicySource: source, Policy: wire.PolicyOf(&pol), Plan: plan})
 		}
 		printPlan(e, plan, source)
 		return nil
@@ -101,15 +97,7 @@ func runPrune(ctx context.Context, e *env, o *pruneOptions, args []string) error
 		return err
 	}
 	if o.json {
-		return writeJSON(e, struct {
-			DryRun       bool       `json:"dry_run"`
-			PolicySource string     `json:"policy_source"`
-			Policy       policyJSON `json:"policy"`
-			KeptHeld     int        `json:"kept_held"`
-			KeptFlagged  int        `json:"kept_flagged"`
-			BudgetMet    bool       `json:"budget_met"`
-			*archive.PruneReport
-		}{false, source, policyToJSON(&pol), plan.KeptHeld, plan.KeptFlagged, plan.BudgetMet, rep})
+		return writeJSON(e, wire.Prune{PolicySource: source, Policy: wire.PolicyOf(&pol), Plan: plan, Report: rep})
 	}
 	printPruneReport(e, plan, rep, source)
 	return nil

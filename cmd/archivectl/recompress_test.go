@@ -58,7 +58,7 @@ func TestRecompressCommand(t *testing.T) {
 	}
 	for _, r := range recs {
 		var shown struct {
-			Source       string `json:"source"`
+			Source       string `json:"source_name"`
 			Recompressed string `json:"recompressed"`
 		}
 		if err := json.Unmarshal([]byte(retCLI(t, dir, 0, "show", r.ID, "--json")), &shown); err != nil || shown.Recompressed == "" {

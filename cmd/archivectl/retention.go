@@ -13,6 +13,7 @@ import (
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/units"
+	"github.com/replayarchive/replay/wire"
 )
 
 // retentionOptions are the flags of archivectl retention.
@@ -74,7 +75,7 @@ func runRetention(ctx context.Context, e *env, o *retentionOptions, args []strin
 			return err
 		}
 		if o.json {
-			return writeJSON(e, policyToJSON(p))
+			return writeJSON(e, wire.PolicyOf(p))
 		}
 		fmt.Fprintln(e.stdout, describePolicy(p))
 		return nil
@@ -104,29 +105,6 @@ func runRetention(ctx context.Context, e *env, o *retentionOptions, args []strin
 	return nil
 }
 
-// policyJSON is how retention show --json and prune --json print a policy.
-type policyJSON struct {
-	Set        bool     `json:"set"`
-	MaxAge     string   `json:"max_age,omitempty"`
-	MaxAgeSecs int64    `json:"max_age_seconds,omitempty"`
-	MaxBytes   int64    `json:"max_bytes,omitempty"`
-	Formats    []string `json:"formats"`
-}
-
-func policyToJSON(p *archive.Policy) policyJSON {
-	out := policyJSON{Formats: []string{}}
-	if p.IsZero() {
-		return out
-	}
-	out.Set = true
-	if p.MaxAge > 0 {
-		out.MaxAge, out.MaxAgeSecs = fmtAge(p.MaxAge), int64(p.MaxAge/time.Second)
-	}
-	out.MaxBytes = p.MaxBytes
-	out.Formats = append(out.Formats, p.Formats...)
-	return out
-}
-
 // describePolicy is replay.DescribePolicy, pointing at how to set a
 // policy where there is none.
 func describePolicy(p *archive.Policy) string {
@@ -135,9 +113,6 @@ func describePolicy(p *archive.Policy) string {
 	}
 	return replay.DescribePolicy(p)
 }
-
-// fmtAge prints a duration in the largest whole unit.
-func fmtAge(d time.Duration) string { return units.FormatDuration(d) }
 
 // parseAge parses a retention age; the empty string is zero: no limit.
 func parseAge(s string) (time.Duration, error) {

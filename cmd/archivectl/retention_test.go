@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/wire"
 )
 
 func TestParseAge(t *testing.T) {
@@ -99,25 +102,20 @@ func TestRetentionAndPrune(t *testing.T) {
 	retCLI(t, dir, 2, "retention", "set", "--max-age", "soon")
 	retCLI(t, dir, 2, "retention", "set", "--format", "teehistorian")
 	retCLI(t, dir, 0, "retention", "set", "--max-age", "1d", "--format", "teehistorian")
-	var pol policyJSON
+	var pol wire.Policy
 	if err := json.Unmarshal([]byte(retCLI(t, dir, 0, "retention", "show", "--json")), &pol); err != nil ||
-		!pol.Set || pol.MaxAge != "1d" || pol.MaxAgeSecs != 86400 || len(pol.Formats) != 1 {
+		!pol.Set || pol.MaxAge != "1d" || pol.MaxAgeSeconds != 86400 || len(pol.Formats) != 1 || pol.Text != replay.DescribePolicy(&archive.Policy{MaxAge: 24 * time.Hour, Formats: []string{"teehistorian"}}) {
 		t.Fatalf("retention show --json: %+v %v", pol, err)
 	}
 
 	// Dry run: everything but the held and the flagged one would go
 	// (the corpus recordings are years old), and nothing changes.
-	var dry struct {
-		Remove      []struct{ ID, Reason string }
-		KeptHeld    int   `json:"kept_held"`
-		KeptFlagged int   `json:"kept_flagged"`
-		Estimate    int64 `json:"estimated_return_bytes"`
-		CatEstimate int64 `json:"estimated_catalog_return_bytes"`
-	}
+	var dry wire.Prune
 	if err := json.Unmarshal([]byte(retCLI(t, dir, 0, "prune", "--dry-run", "--json")), &dry); err != nil {
 		t.Fatal(err)
 	}
-	if len(dry.Remove) != len(recs)-2 || dry.KeptHeld != 1 || dry.KeptFlagged != 1 || dry.Estimate <= 0 {
+	if plan := dry.Plan; !dry.DryRun || plan == nil || len(plan.Remove) != len(recs)-2 || plan.KeptHeld != 1 || plan.KeptFlagged != 1 ||
+		plan.EstimatedReturn <= 0 || dry.Report != nil || dry.PolicySource != "stored policy" {
 		t.Fatalf("dry run: %+v", dry)
 	}
 	if out := retCLI(t, dir, 0, "prune", "--dry-run"); !strings.Contains(out, "would remove") || !strings.Contains(out, "age") {
@@ -128,17 +126,12 @@ func TestRetentionAndPrune(t *testing.T) {
 	}
 
 	// The real run.
-	var rep struct {
-		Removed       []struct{ ID string }
-		BytesReturned int64 `json:"bytes_returned"`
-		DiskBefore    int64 `json:"disk_before"`
-		DiskAfter     int64 `json:"disk_after"`
-	}
-	if err := json.Unmarshal([]byte(retCLI(t, dir, 0, "prune", "--json")), &rep); err != nil {
+	var pruned wire.Prune
+	if err := json.Unmarshal([]byte(retCLI(t, dir, 0, "prune", "--json")), &pruned); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Removed) != len(recs)-2 || rep.BytesReturned <= 0 || rep.DiskBefore-rep.DiskAfter != rep.BytesReturned {
-		t.Fatalf("prune: %+v", rep)
+	if rep := pruned.Report; pruned.DryRun || rep == nil || len(rep.Removed) != len(recs)-2 || rep.BytesReturned <= 0 || rep.DiskBefore-rep.DiskAfter != rep.BytesReturned {
+		t.Fatalf("prune: %+v", pruned)
 	}
 	retCLI(t, dir, 0, "check", "--read-data")
 	out := retCLI(t, dir, 0, "ls")

@@ -14,7 +14,7 @@ import (
 	"github.com/replayarchive/replay/internal/textsafe"
 	"github.com/replayarchive/replay/internal/units"
 	"github.com/replayarchive/replay/query"
-	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/wire"
 )
 
 // searchOptions are the flags of archivectl search.
@@ -126,7 +126,7 @@ func runSearch(ctx context.Context, e *env, o *searchOptions, args []string) err
 	}
 	if o.json {
 		// The same shape as the HTTP API's search.
-		return writeJSON(e, server.SearchJSONOf(x, q, res, ""))
+		return writeJSON(e, wire.SearchOf(x, q, res, ""))
 	}
 	w := e.stdout
 	for _, h := range res.Hits {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/wire"
 )
 
 // TestCommandsThroughServer runs archivectl commands while `serve` holds
@@ -55,12 +59,33 @@ func TestCommandsThroughServer(t *testing.T) {
 		t.Errorf("search through the server:\n%s", out)
 	}
 	c.ok("flag", "7199", "griefing", "--note", "via server")
-	var shown map[string]any
+	var shown wire.Recording
 	if err := json.Unmarshal([]byte(c.ok("show", "7199", "--json")), &shown); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(anyStrings(shown["flags"]), ","), "griefing") {
-		t.Errorf("show after flag: %v", shown["flags"])
+	if len(shown.Flags) != 1 || shown.Flags[0].Name != "griefing" || shown.Flags[0].Note != "via server" {
+		t.Errorf("show after flag: %+v", shown.Flags)
+	}
+	// show --json and the API's answer agree field for field.
+	var endpoint server.Endpoint
+	b, _ := os.ReadFile(filepath.Join(c.dir, server.EndpointFile))
+	secret, _ := os.ReadFile(filepath.Join(c.dir, server.SecretFile))
+	if err := json.Unmarshal(b, &endpoint); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", endpoint.URL+"/api/v1/recordings/"+shown.ID, nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(secret)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var fromAPI, fromCLI map[string]any
+	json.Unmarshal(api, &fromAPI)
+	json.Unmarshal([]byte(c.ok("show", "7199", "--json")), &fromCLI)
+	if resp.StatusCode != http.StatusOK || !reflect.DeepEqual(fromAPI, fromCLI) {
+		t.Errorf("GET /api/v1/recordings/%s (%s) and show --json differ:\n%s\n%v", shown.ID, resp.Status, api, fromCLI)
 	}
 	// Relative paths are the caller's.
 	dir := t.TempDir()
@@ -79,18 +104,6 @@ func TestCommandsThroughServer(t *testing.T) {
 	if _, errs, code := c.run("show", "ffffffff"); code != exitNotFound || !strings.Contains(errs, "not found") {
 		t.Errorf("show of a missing id through the server: exit %d, %s", code, errs)
 	}
-}
-
-func anyStrings(v any) []string {
-	var out []string
-	if l, ok := v.([]any); ok {
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }
 
 // TestTakedownsThroughCLI takes a recording down, sees its bytes refused

@@ -12,6 +12,7 @@ import (
 
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/textsafe"
+	"github.com/replayarchive/replay/wire"
 )
 
 // takedownsOptions are the flags of archivectl takedowns.
@@ -108,7 +109,7 @@ func undoTakedown(ctx context.Context, e *env, o *takedownsOptions, args []strin
 		return err
 	}
 	if o.json {
-		return writeJSON(e, map[string]any{"restored": m.ID.String(), "takedown": t})
+		return writeJSON(e, wire.Restored{Restored: m.ID.String(), Takedown: t})
 	}
 	fmt.Fprintf(e.stdout, "restored %s (taken down by %s at %s): listed, searchable and readable again\n",
 		m.ID, textsafe.Line(t.By), fmtTime(t.At))
