@@ -9,13 +9,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/archive/internal/eventjson"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
@@ -49,7 +49,7 @@ func (s *eventStream) add(e *formats.Event) error {
 	if s.n == 0 {
 		sep = '['
 	}
-	s.line = append(appendEvent(append(s.line[:0], sep), e), '\n')
+	s.line = append(eventjson.Append(append(s.line[:0], sep), e), '\n')
 	if _, err := s.enc.Write(s.line); err != nil {
 		return fmt.Errorf("archive: event %d: %w", s.n, err)
 	}
@@ -148,7 +148,7 @@ func (w *pieceWriter) add(e *formats.Event) error {
 	} else {
 		w.raw = append(w.raw, ',')
 	}
-	w.raw = append(appendEvent(w.raw, e), '\n')
+	w.raw = append(eventjson.Append(w.raw, e), '\n')
 	w.next++
 	w.added++
 	return nil
@@ -326,9 +326,9 @@ func (a *Archive) EachEventFrom(id uuid.UUID, from int, fn func(n int, e *format
 		}
 		n = firsts[i]
 		open := func() (io.Reader, error) { return zr, zr.Reset(bytes.NewReader(blob)) }
-		k, err := eachEventIn(br, open, n, from, fn)
+		k, err := eventjson.Each(br, open, n, from, fn)
 		if err != nil {
-			var de *eventsError
+			var de *eventjson.Error
 			if errors.As(err, &de) {
 				return fmt.Errorf("archive: events of %s: %w", id, err)
 			}
@@ -337,109 +337,6 @@ func (a *Archive) EachEventFrom(id uuid.UUID, from int, fn func(n int, e *format
 		n += k
 	}
 	return nil
-}
-
-// eachEventIn calls fn for the events of one events value, numbered from
-// n, from number from on, and returns how many the value holds. open gives
-// the value's JSON from its start (it is called again if the value is not
-// laid out as eventStream writes it); br is a buffer to read it through.
-func eachEventIn(br *bufio.Reader, open func() (io.Reader, error), n, from int, fn func(n int, e *formats.Event) error) (int, error) {
-	r, err := open()
-	if err != nil {
-		return 0, &eventsError{err.Error()}
-	}
-	br.Reset(r)
-	k, whole, err := eventLines(br, n, from, fn)
-	if err != nil || whole {
-		return k, err
-	}
-	// Not laid out as eventStream writes: the general decoder, from the
-	// start, past the k events already given.
-	if r, err = open(); err != nil {
-		return k, &eventsError{err.Error()}
-	}
-	return eventsJSON(r, n, from, k, fn)
-}
-
-// eventsError is a fault in a stored events value (not fn's error).
-type eventsError struct{ msg string }
-
-func (e *eventsError) Error() string { return e.msg }
-
-// eventLines reads an events value laid out as eventStream and pieceWriter
-// write it, "[" then one object a line, each line but the first after a
-// ",", then "]", calling fn for the events numbered from from on (the
-// first is number n). It returns how many events it read, and whether it
-// read the whole value; where the layout differs it stops there, having
-// given fn only whole events, and eventsJSON goes on. Reading lines spares
-// encoding/json's two scans of each object and its reflection, 27% of the
-// CPU of rebuilding the index of a 1 GB recording: that rebuild now takes
-// 0.82× the time (docs/PERFORMANCE.md, "Index batches").
-func eventLines(br *bufio.Reader, n, from int, fn func(n int, e *formats.Event) error) (int, bool, error) {
-	if c, err := br.ReadByte(); err != nil || c != '[' {
-		return 0, false, nil
-	}
-	var e storedEvent
-	for k := 0; ; k++ {
-		c, err := br.ReadByte()
-		switch {
-		case err != nil:
-			return k, false, nil
-		case c == ']':
-			if _, err := br.ReadByte(); err != io.EOF {
-				return k, false, nil
-			}
-			return k, true, nil
-		case k > 0 && c != ',':
-			return k, false, nil
-		case k == 0:
-			if err := br.UnreadByte(); err != nil {
-				return k, false, nil
-			}
-		}
-		line, err := br.ReadSlice('\n')
-		if err != nil || len(line) < 3 || line[0] != '{' || line[len(line)-2] != '}' {
-			return k, false, nil
-		}
-		e = storedEvent{}
-		if err := e.UnmarshalJSON(line[:len(line)-1]); err != nil {
-			return k, false, nil
-		}
-		if n+k < from {
-			continue
-		}
-		if err := fn(n+k, (*formats.Event)(&e)); err != nil {
-			return k, true, err
-		}
-	}
-}
-
-// eventsJSON reads an events value (a JSON array) from r with
-// encoding/json, calling fn for the events numbered from from on (the
-// first is number n) after the first skip. It returns how many it read.
-func eventsJSON(r io.Reader, n, from, skip int, fn func(n int, e *formats.Event) error) (int, error) {
-	d := json.NewDecoder(r)
-	if t, err := d.Token(); err != nil || t != json.Delim('[') {
-		return 0, &eventsError{fmt.Sprintf("from event %d: want a JSON array at offset 0: %v", n, err)}
-	}
-	k := 0
-	var e formats.Event
-	for ; d.More(); k++ {
-		e = formats.Event{}
-		if err := d.Decode((*storedEvent)(&e)); err != nil {
-			return k, &eventsError{fmt.Sprintf("event %d (offset %d): %v", n+k, d.InputOffset(), err)}
-		}
-		if k < skip || n+k < from {
-			continue
-		}
-		if err := fn(n+k, &e); err != nil {
-			return k, err
-		}
-	}
-	if _, err := d.Token(); err != nil {
-		return k, &eventsError{fmt.Sprintf("end of array (offset %d): %v", d.InputOffset(), err)}
-	}
-	return k, nil
 }
 
 // Events returns the searchable events stored for recording id.

@@ -1,4 +1,9 @@
-package archive
+// Package eventjson writes and reads the JSON of a recording's stored
+// events values: Append writes each event as encoding/json would, a line
+// of its own, and Each reads them back, line by line where the value is
+// laid out so and with encoding/json where it is not. The archive
+// compresses and stores the values; nothing here needs it.
+package eventjson
 
 import (
 	"bytes"
@@ -10,12 +15,12 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
-// appendEvent appends e as encoding/json's Marshal writes it: the stored
-// events value's layout, which eventLines and storedEvent read back. Only
-// strings of printable ASCII that encoding/json writes as they are
-// (plainASCII) are copied here; any other goes through json.Marshal, which
-// stays the reference (FuzzAppendEvent compares the two).
-func appendEvent(b []byte, e *formats.Event) []byte {
+// Append appends e as encoding/json's Marshal writes it: one event of a
+// stored events value, which Each reads back. Only strings of printable
+// ASCII that encoding/json writes as they are (plainASCII) are copied
+// here; any other goes through json.Marshal, which stays the reference
+// (FuzzAppendEvent compares the two).
+func Append(b []byte, e *formats.Event) []byte {
 	b = append(b, `{"tick":`...)
 	b = strconv.AppendInt(b, e.Tick, 10)
 	b = append(b, `,"time":`...)
@@ -59,7 +64,7 @@ func plainASCII(s string) bool {
 }
 
 // storedEvent decodes one event of a recording's events value. The value
-// is written by appendEvent (eventStream), so almost every event is an
+// is written by Append, so almost every event is an
 // object of known keys, integers and strings without escapes: those are
 // read here directly, at a fraction of the reflection decoder's cost (see
 // eventLines). Anything else

@@ -1,4 +1,4 @@
-package archive
+package eventjson
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
-// storedEventSeeds are events as eventStream writes them, the usual and
+// storedEventSeeds are events as the archive writes them, the usual and
 // the unusual.
 var storedEventSeeds = []formats.Event{
 	{Tick: 812, Time: 16 * time.Second, Kind: formats.EventCommand, Player: "nameless tee", PlayerID: "3", Text: "/kill"},
@@ -25,7 +25,7 @@ var storedEventSeeds = []formats.Event{
 	{},
 }
 
-// appendEvent writes every event byte for byte as json.Marshal does.
+// Append writes every event byte for byte as json.Marshal does.
 func TestAppendEventMatchesJSON(t *testing.T) {
 	events := append([]formats.Event{
 		{Kind: "k", Player: "DEL\x7f", PlayerID: "\xff\xfe", Text: "\b\f\x00"},
@@ -36,13 +36,13 @@ func TestAppendEventMatchesJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendEvent([]byte("prefix"), &e); string(got) != "prefix"+string(want) {
+		if got := Append([]byte("prefix"), &e); string(got) != "prefix"+string(want) {
 			t.Errorf("%+v:\n got %s\nwant prefix%s", e, got, want)
 		}
 	}
 }
 
-// FuzzAppendEvent holds appendEvent to json.Marshal on any event.
+// FuzzAppendEvent holds Append to json.Marshal on any event.
 func FuzzAppendEvent(f *testing.F) {
 	for _, e := range storedEventSeeds {
 		f.Add(e.Tick, int64(e.Time), e.Kind, e.Player, e.PlayerID, e.Text)
@@ -53,7 +53,7 @@ func FuzzAppendEvent(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendEvent(nil, &e); !bytes.Equal(got, want) {
+		if got := Append(nil, &e); !bytes.Equal(got, want) {
 			t.Fatalf("%+v:\n got %s\nwant %s", e, got, want)
 		}
 	})
@@ -131,12 +131,12 @@ func FuzzStoredEvent(f *testing.F) {
 	})
 }
 
-// eventsOf runs eachEventIn over raw (the JSON of an events value) and
+// eventsOf runs Each over raw (the JSON of an events value) and
 // returns the events given to fn, numbered from 0, from from on.
 func eventsOf(raw []byte, from int) ([]formats.Event, error) {
 	var got []formats.Event
 	open := func() (io.Reader, error) { return bytes.NewReader(raw), nil }
-	_, err := eachEventIn(bufio.NewReaderSize(nil, 64), open, 0, from, func(n int, e *formats.Event) error {
+	_, err := Each(bufio.NewReaderSize(nil, 64), open, 0, from, func(n int, e *formats.Event) error {
 		if n != from+len(got) {
 			return fmt.Errorf("event %d given as number %d", from+len(got), n)
 		}
@@ -204,13 +204,13 @@ func TestEventLines(t *testing.T) {
 	}
 	for _, bad := range []string{`[{"tick":1}` + "\n" + `,{"tick":`, `{"tick":1}`, `[1]`} {
 		_, err := eventsOf([]byte(bad), 0)
-		var de *eventsError
+		var de *Error
 		if !errors.As(err, &de) {
-			t.Errorf("%q: error %v, want an eventsError", bad, err)
+			t.Errorf("%q: error %v, want an *Error", bad, err)
 		}
 	}
 	stop := errors.New("stop")
-	_, err := eachEventIn(bufio.NewReader(nil), func() (io.Reader, error) { return bytes.NewReader(written.Bytes()), nil }, 0, 0,
+	_, err := Each(bufio.NewReader(nil), func() (io.Reader, error) { return bytes.NewReader(written.Bytes()), nil }, 0, 0,
 		func(int, *formats.Event) error { return stop })
 	if err != stop {
 		t.Errorf("fn's error came back as %v", err)
