@@ -155,11 +155,6 @@ func (x *Archive) Close() error {
 // Dir returns the archive's directory.
 func (x *Archive) Dir() string { return x.dir }
 
-// Store returns the storage engine underneath, for what the library does
-// not wrap (benchmarks, tools). Changes made through it bypass the index
-// and the audit log.
-func (x *Archive) Store() *archive.Archive { return x.a }
-
 // Codec returns the codec for format name, or nil when this build has none.
 func (x *Archive) Codec(name string) formats.Codec {
 	for _, c := range x.codecs {
@@ -201,6 +196,17 @@ func (x *Archive) Manifest(ref string) (*archive.Manifest, error) {
 	return x.a.Manifest(id)
 }
 
+// Live returns the state of the live recording that ref names: how much
+// of its file it holds. Its error wraps archive.ErrSealed for a recording
+// that no longer grows.
+func (x *Archive) Live(ref string) (*archive.Live, error) {
+	id, err := x.a.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	return x.a.LiveOf(id)
+}
+
 // List calls fn with every manifest, in id order.
 func (x *Archive) List(ctx context.Context, fn func(*archive.Manifest) error) error {
 	return x.a.List(ctx, fn)
@@ -211,6 +217,10 @@ func (x *Archive) Events(id uuid.UUID) ([]formats.Event, error) { return x.a.Eve
 
 // Stats totals the archive's recordings and the bytes its files take.
 func (x *Archive) Stats(ctx context.Context) (*archive.Stats, error) { return x.a.Stats(ctx) }
+
+// SpoolsRemovedAtOpen says which upload spools a killed process left that
+// Open removed (a writable Open), so that a repair counts them as repaired.
+func (x *Archive) SpoolsRemovedAtOpen() archive.Spools { return x.a.SpoolsRemovedAtOpen() }
 
 // Check verifies the archive; with Repair it removes what a crash left.
 func (x *Archive) Check(ctx context.Context, opts archive.CheckOptions) (*archive.CheckReport, error) {

@@ -79,7 +79,7 @@ func TestUploadKilledLeavesSpool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	if sp := x.Store().SpoolsRemovedAtOpen(); sp.Count != 1 || sp.Bytes < 64<<10 {
+	if sp := x.SpoolsRemovedAtOpen(); sp.Count != 1 || sp.Bytes < 64<<10 {
 		t.Errorf("the writable open removed %+v, want the one spool", sp)
 	}
 	if _, err := os.Stat(filepath.Dir(spools[0])); !os.IsNotExist(err) {

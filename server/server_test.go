@@ -526,14 +526,10 @@ func TestScheduledRecompress(t *testing.T) {
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: time.Minute, Seed: 21})
 	var up wire.Upload
 	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=g.teehistorian", ts.owner, bytes.NewReader(game), &up)
-	id, err := ts.x.Store().Resolve(up.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	before := up.StoredBytes
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		m, err := ts.x.Store().Manifest(id)
+		m, err := ts.x.Manifest(up.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func runCheck(ctx context.Context, e *env, o *checkOptions, args []string) error
 	if o.repair && opening {
 		// Opening the archive for the repair removed leftover spools
 		// before the check saw them: they are part of what was repaired.
-		at := x.Store().SpoolsRemovedAtOpen()
+		at := x.SpoolsRemovedAtOpen()
 		rep.Spools.Count += at.Count
 		rep.Spools.Bytes += at.Bytes
 	}

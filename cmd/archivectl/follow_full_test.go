@@ -111,7 +111,7 @@ func TestFollowDiskFull(t *testing.T) {
 		if id == uuid.Nil {
 			return nil
 		}
-		m, err := x.Store().Manifest(id)
+		m, err := x.Manifest(id.String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestFollowDiskFull(t *testing.T) {
 	if m := manifest(); m.NativeBytes != archived || !m.Live {
 		t.Errorf("while the disk is full the recording holds %d bytes (live %v), want the %d archived before", m.NativeBytes, m.Live, archived)
 	}
-	live, err := x.Store().LiveOf(manifest().ID)
+	live, err := x.Live(manifest().ID.String())
 	if err != nil || live.End() != archived {
 		t.Errorf("live state: %v, %v; want its end at %d", live, err, archived)
 	}

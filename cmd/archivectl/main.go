@@ -26,7 +26,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/textsafe"
@@ -362,26 +361,6 @@ func (e *env) lib() (*replay.Archive, error) {
 	}
 	e.x = x
 	return x, nil
-}
-
-// open opens the archive and returns its storage engine, for the reads
-// the library does not wrap.
-func (e *env) open() (*archive.Archive, error) {
-	x, err := e.lib()
-	if err != nil {
-		return nil, err
-	}
-	return x.Store(), nil
-}
-
-// resolve opens the archive and resolves a recording id or unique prefix.
-func (e *env) resolve(ref string) (*archive.Archive, uuid.UUID, error) {
-	a, err := e.open()
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	id, err := a.Resolve(ref)
-	return a, id, err
 }
 
 // recording opens the recording that ref names, for reading.

@@ -73,7 +73,7 @@ func runPrune(ctx context.Context, e *env, o *pruneOptions, args []string) error
 	if err := replay.CheckFormats(o.formats); err != nil {
 		return usagef("--format: %v", err)
 	}
-	pol, source, err := prunePolicy(x.Store(), o)
+	pol, source, err := prunePolicy(x, o)
 	if err != nil {
 		return err
 	}
@@ -104,9 +104,9 @@ func runPrune(ctx context.Context, e *env, o *pruneOptions, args []string) error
 }
 
 // prunePolicy returns the policy prune applies and where it comes from.
-func prunePolicy(a *archive.Archive, o *pruneOptions) (archive.Policy, string, error) {
+func prunePolicy(x *replay.Archive, o *pruneOptions) (archive.Policy, string, error) {
 	var pol archive.Policy
-	stored, err := a.Policy()
+	stored, err := x.Policy()
 	if err != nil {
 		return pol, "", err
 	}

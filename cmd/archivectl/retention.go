@@ -68,9 +68,8 @@ func runRetention(ctx context.Context, e *env, o *retentionOptions, args []strin
 	if err != nil {
 		return err
 	}
-	a := x.Store()
 	if args[0] == "show" {
-		p, err := a.Policy()
+		p, err := x.Policy()
 		if err != nil {
 			return err
 		}

@@ -32,11 +32,11 @@ func cmdStats() *command {
 			if len(args) > 0 {
 				return usagef("stats takes no arguments")
 			}
-			a, err := e.open()
+			x, err := e.lib()
 			if err != nil {
 				return err
 			}
-			st, err := a.Stats(ctx)
+			st, err := x.Stats(ctx)
 			if err != nil {
 				return err
 			}
