@@ -26,6 +26,7 @@ import (
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/internal/ownerauth"
 )
 
 // Config tunes a Server. The zero value is a good default.
@@ -47,8 +48,8 @@ type Config struct {
 	// LocalSecret, when set, is the owner's credential (admin). Serve
 	// writes it to a 0600 file in the archive directory, so only the
 	// owner's command line can read it; the command line proves it holds
-	// it without sending it (OwnerAuthorization), and the owner's browser
-	// carries it from the login link (LoginURL).
+	// it without sending it (ownerauth.Authorization), and the owner's
+	// browser carries it from the login link (ownerauth.LoginURL).
 	LocalSecret string
 	// Hosts are the names, besides its IP addresses and localhost, that
 	// the server answers to in a request's Host header (the name a reverse
@@ -122,27 +123,6 @@ func New(x *replay.Archive, cfg Config) *Server {
 	s.routes()
 	return s
 }
-
-// LoginURL is the link that signs the owner's browser in to the server at
-// baseURL: the page takes the local secret from the fragment, which the
-// browser never sends to a server, and drops it from the address bar.
-func LoginURL(baseURL, localSecret string) string {
-	return baseURL + "/#login=" + localSecret
-}
-
-// Endpoint is what `serve` writes into the archive directory so that the
-// command line finds the running server.
-type Endpoint struct {
-	URL   string    `json:"url"`
-	PID   int       `json:"pid"`
-	Since time.Time `json:"since"`
-}
-
-// Endpoint file names in the archive directory.
-const (
-	EndpointFile = "serve.json"
-	SecretFile   = "serve.secret"
-)
 
 // Handler is the server's whole HTTP handler: the API, /healthz, /metrics
 // and the page, behind the Host check.
@@ -219,17 +199,17 @@ func (s *Server) ListenAndServe(ctx context.Context, addr, certFile, keyFile str
 func (s *Server) writeEndpoint(url string) error {
 	dir := s.x.Dir()
 	if s.cfg.LocalSecret != "" {
-		if err := writePrivate(filepath.Join(dir, SecretFile), []byte(s.cfg.LocalSecret+"\n")); err != nil {
+		if err := writePrivate(filepath.Join(dir, ownerauth.SecretFile), []byte(s.cfg.LocalSecret+"\n")); err != nil {
 			return fmt.Errorf("write local secret: %w", err)
 		}
 	}
-	b, _ := json.Marshal(Endpoint{URL: url, PID: os.Getpid(), Since: s.cfg.Now().UTC()})
-	return writePrivate(filepath.Join(dir, EndpointFile), b)
+	b, _ := json.Marshal(ownerauth.Endpoint{URL: url, PID: os.Getpid(), Since: s.cfg.Now().UTC()})
+	return writePrivate(filepath.Join(dir, ownerauth.EndpointFile), b)
 }
 
 func (s *Server) removeEndpoint() {
-	os.Remove(filepath.Join(s.x.Dir(), EndpointFile))
-	os.Remove(filepath.Join(s.x.Dir(), SecretFile))
+	os.Remove(filepath.Join(s.x.Dir(), ownerauth.EndpointFile))
+	os.Remove(filepath.Join(s.x.Dir(), ownerauth.SecretFile))
 }
 
 // writePrivate writes a file only its owner can read, replacing any old one.

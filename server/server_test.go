@@ -22,6 +22,7 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	"github.com/replayarchive/replay/internal/ownerauth"
 	"github.com/replayarchive/replay/server"
 	"github.com/replayarchive/replay/wire"
 )
@@ -439,7 +440,7 @@ func TestShutdownRollsBackAnUnfinishedUpload(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(x.Dir(), "tmp")); len(ents) != 0 {
 		t.Errorf("spool left behind: %v", ents)
 	}
-	if _, err := os.Stat(filepath.Join(x.Dir(), server.EndpointFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(x.Dir(), ownerauth.EndpointFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("endpoint file left behind after shutdown: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/internal/ownerauth"
 	"github.com/replayarchive/replay/server"
 )
 
@@ -214,7 +215,7 @@ func TestForwardedForOnlyFromTrustedProxies(t *testing.T) {
 func TestOwnerHandshake(t *testing.T) {
 	cli := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ran") })
 	ts := start(t, server.Config{CLI: cli})
-	auth, err := server.OwnerAuthorization(context.Background(), http.DefaultClient, ts.url, ts.owner)
+	auth, err := ownerauth.Authorization(context.Background(), http.DefaultClient, ts.url, ts.owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestOwnerHandshake(t *testing.T) {
 	if code, _ := run("Bearer " + ts.owner); code != http.StatusForbidden {
 		t.Errorf("the owner's secret as a bearer runs commands: %d, want 403", code)
 	}
-	if _, err := server.OwnerAuthorization(context.Background(), http.DefaultClient, ts.url, replay.NewSecret()); !errors.Is(err, server.ErrNotTheServer) {
+	if _, err := ownerauth.Authorization(context.Background(), http.DefaultClient, ts.url, replay.NewSecret()); !errors.Is(err, ownerauth.ErrNotTheServer) {
 		t.Errorf("the handshake with another secret: %v, want ErrNotTheServer", err)
 	}
 }
@@ -263,8 +264,8 @@ func TestImpostorLearnsNothing(t *testing.T) {
 		fmt.Fprintf(w, `{"proof":%q,"challenge":%q}`, strings.Repeat("0", 64), strings.Repeat("1", 64))
 	}))
 	defer impostor.Close()
-	_, err := server.OwnerAuthorization(context.Background(), impostor.Client(), impostor.URL, secret)
-	if !errors.Is(err, server.ErrNotTheServer) {
+	_, err := ownerauth.Authorization(context.Background(), impostor.Client(), impostor.URL, secret)
+	if !errors.Is(err, ownerauth.ErrNotTheServer) {
 		t.Fatalf("the impostor passed: %v", err)
 	}
 	mu.Lock()

@@ -32,7 +32,7 @@ import (
 	"syscall"
 
 	"github.com/replayarchive/replay"
-	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/internal/ownerauth"
 )
 
 // forwardRequest is the JSON line that starts a forwarded command.
@@ -45,9 +45,9 @@ type forwardRequest struct {
 // runningServer is the server that holds an archive, found through its
 // serve.json, which proved that it holds the archive's serve.secret.
 type runningServer struct {
-	endpoint server.Endpoint
+	endpoint ownerauth.Endpoint
 	secret   string
-	// auth makes one request the owner's (server.OwnerAuthorization).
+	// auth makes one request the owner's (ownerauth.Authorization).
 	auth string
 }
 
@@ -61,30 +61,30 @@ var errSecretUnreadable = errors.New("its owner secret is not readable")
 // and the stale serve.json and serve.secret it was found through are
 // removed.
 func findServer(ctx context.Context, e *env) (*runningServer, error) {
-	endpointPath := filepath.Join(e.archiveDir, server.EndpointFile)
+	endpointPath := filepath.Join(e.archiveDir, ownerauth.EndpointFile)
 	b, err := os.ReadFile(endpointPath)
 	if err != nil {
 		return nil, nil
 	}
-	var ep server.Endpoint
+	var ep ownerauth.Endpoint
 	if json.Unmarshal(b, &ep) != nil || ep.URL == "" {
 		return nil, nil
 	}
-	secretPath := filepath.Join(e.archiveDir, server.SecretFile)
+	secretPath := filepath.Join(e.archiveDir, ownerauth.SecretFile)
 	secret, err := os.ReadFile(secretPath)
 	if err != nil {
 		return nil, fmt.Errorf("a server (pid %d) holds this archive, but %w: %v", ep.PID, errSecretUnreadable, err)
 	}
 	rs := &runningServer{endpoint: ep, secret: strings.TrimSpace(string(secret))}
-	rs.auth, err = server.OwnerAuthorization(ctx, http.DefaultClient, ep.URL, rs.secret)
+	rs.auth, err = ownerauth.Authorization(ctx, http.DefaultClient, ep.URL, rs.secret)
 	switch {
-	case errors.Is(err, server.ErrNotTheServer) || errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, ownerauth.ErrNotTheServer) || errors.Is(err, syscall.ECONNREFUSED):
 		// The server died without cleaning up; whatever holds its port now
 		// is not it. The archive's lock says if a server still holds it.
 		removeIfUnchanged(endpointPath, b)
 		removeIfUnchanged(secretPath, secret)
-		if errors.Is(err, server.ErrNotTheServer) {
-			fmt.Fprintf(e.stderr, "archivectl: ignoring %s: %v; removed the stale %s and %s\n", server.EndpointFile, err, server.EndpointFile, server.SecretFile)
+		if errors.Is(err, ownerauth.ErrNotTheServer) {
+			fmt.Fprintf(e.stderr, "archivectl: ignoring %s: %v; removed the stale %s and %s\n", ownerauth.EndpointFile, err, ownerauth.EndpointFile, ownerauth.SecretFile)
 		}
 		return nil, nil
 	case err != nil:
@@ -156,7 +156,7 @@ func (rs *runningServer) run(ctx context.Context, e *env, args []string, stdin i
 	rs.auth = "" // each answered challenge is good once
 	if auth == "" {
 		var err error
-		if auth, err = server.OwnerAuthorization(ctx, http.DefaultClient, ep.URL, rs.secret); err != nil {
+		if auth, err = ownerauth.Authorization(ctx, http.DefaultClient, ep.URL, rs.secret); err != nil {
 			fmt.Fprintf(stderr, "archivectl: the server at %s: %v\n", ep.URL, err)
 			return exitFailure
 		}

@@ -8,7 +8,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/internal/ownerauth"
 )
 
 func cmdLogin() *command {
@@ -33,7 +33,7 @@ holds it before the link is printed. Fails when no server runs.`,
 			if rs == nil {
 				return fmt.Errorf("no server is running for %s: start 'archivectl serve'", e.archiveDir)
 			}
-			link := server.LoginURL(rs.endpoint.URL, rs.secret)
+			link := ownerauth.LoginURL(rs.endpoint.URL, rs.secret)
 			if asJSON {
 				return json.NewEncoder(e.stdout).Encode(map[string]string{"url": rs.endpoint.URL, "login_url": link})
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/internal/ownerauth"
 	"github.com/replayarchive/replay/server"
 	"github.com/replayarchive/replay/web"
 )
@@ -198,7 +199,7 @@ func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error
 		defer stop()
 	}
 	return s.ListenAndServe(ctx, o.listen, o.tlsCert, o.tlsKey, grace, func(url string) {
-		fmt.Fprintf(e.stdout, "serving %s at %s\nsign in to the web page as the owner: %s\n", e.archiveDir, url, server.LoginURL(url, cfg.LocalSecret))
+		fmt.Fprintf(e.stdout, "serving %s at %s\nsign in to the web page as the owner: %s\n", e.archiveDir, url, ownerauth.LoginURL(url, cfg.LocalSecret))
 	})
 }
 

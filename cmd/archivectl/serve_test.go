@@ -15,7 +15,7 @@ import (
 
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
-	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/internal/ownerauth"
 	"github.com/replayarchive/replay/wire"
 )
 
@@ -37,7 +37,7 @@ func TestCommandsThroughServer(t *testing.T) {
 			t.Errorf("serve exited %d: %s", code, serveErr.String())
 		}
 	}()
-	ep := filepath.Join(c.dir, server.EndpointFile)
+	ep := filepath.Join(c.dir, ownerauth.EndpointFile)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(ep); err == nil {
 			break
@@ -46,7 +46,7 @@ func TestCommandsThroughServer(t *testing.T) {
 			t.Fatalf("serve did not write %s: %s", ep, serveErr.String())
 		}
 	}
-	if st, err := os.Stat(filepath.Join(c.dir, server.SecretFile)); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(filepath.Join(c.dir, ownerauth.SecretFile)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("owner secret: %v, mode %v", err, st.Mode())
 	}
 
@@ -67,9 +67,9 @@ func TestCommandsThroughServer(t *testing.T) {
 		t.Errorf("show after flag: %+v", shown.Flags)
 	}
 	// show --json and the API's answer agree field for field.
-	var endpoint server.Endpoint
-	b, _ := os.ReadFile(filepath.Join(c.dir, server.EndpointFile))
-	secret, _ := os.ReadFile(filepath.Join(c.dir, server.SecretFile))
+	var endpoint ownerauth.Endpoint
+	b, _ := os.ReadFile(filepath.Join(c.dir, ownerauth.EndpointFile))
+	secret, _ := os.ReadFile(filepath.Join(c.dir, ownerauth.SecretFile))
 	if err := json.Unmarshal(b, &endpoint); err != nil {
 		t.Fatal(err)
 	}

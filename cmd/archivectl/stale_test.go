@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/replayarchive/replay"
-	"github.com/replayarchive/replay/server"
+	"github.com/replayarchive/replay/internal/ownerauth"
 )
 
 // TestStaleServeFiles: a server that died left serve.json and serve.secret
@@ -52,8 +52,8 @@ func TestStaleServeFiles(t *testing.T) {
 	} {
 		t.Run(c2.name, func(t *testing.T) {
 			secret := replay.NewSecret()
-			ep, _ := json.Marshal(server.Endpoint{URL: c2.url, PID: 999999})
-			epPath, secretPath := filepath.Join(c.dir, server.EndpointFile), filepath.Join(c.dir, server.SecretFile)
+			ep, _ := json.Marshal(ownerauth.Endpoint{URL: c2.url, PID: 999999})
+			epPath, secretPath := filepath.Join(c.dir, ownerauth.EndpointFile), filepath.Join(c.dir, ownerauth.SecretFile)
 			if err := os.WriteFile(epPath, ep, 0o600); err != nil {
 				t.Fatal(err)
 			}
