@@ -41,6 +41,7 @@ type Point struct {
 // what the frames of a range do not (a teehistorian client is named at
 // its join, often long before the range).
 type EventSource interface {
-	// EachEvent calls fn for every event, in tick order.
+	// EachEvent calls fn for every event, in tick order; fn must not
+	// keep e past its return.
 	EachEvent(fn func(e *Event) error) error
 }

@@ -48,7 +48,7 @@ func (c *MilkCodec) Track(ctx context.Context, src formats.Source, r formats.Ran
 
 // framePoints emits the positions of one frame: each player's body (else
 // head) and the disc. The arena's x and z lie flat, y is up. A player's
-// track is "p" and the user id (its name when it has none), labelled with
+// track is "b" and the user id (its name when it has none), labelled with
 // the name; the disc's track is "disc".
 func framePoints(tick int64, teams []*Team, disc *Disc, emit func(formats.Point) error) error {
 	for _, t := range teams {
@@ -67,9 +67,9 @@ func framePoints(tick int64, teams []*Team, disc *Disc, emit func(formats.Point)
 			} else {
 				continue
 			}
-			track := "p" + p.Name
+			track := "b" + p.Name
 			if p.UserID != 0 {
-				track = "p" + strconv.FormatInt(p.UserID, 10)
+				track = "b" + strconv.FormatInt(p.UserID, 10)
 			}
 			if err := emit(at(tick, track, p.Name, t.Team, pos)); err != nil {
 				return err

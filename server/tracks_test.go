@@ -1,0 +1,86 @@
+package server_test
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/replayarchive/replay/formats/formatstest"
+	"github.com/replayarchive/replay/server"
+)
+
+// tracksAnswer is the answer of the tracks endpoint as a client reads it.
+type tracksAnswer struct {
+	From   int64 `json:"from"`
+	To     int64 `json:"to"`
+	Tracks []struct {
+		Track  string      `json:"track"`
+		Label  string      `json:"label"`
+		Points [][]float64 `json:"points"`
+	} `json:"tracks"`
+}
+
+// TestTracks: a recording's positions by track, for a tick range or a
+// window around a tick; bounded; none for a format without positions.
+func TestTracks(t *testing.T) {
+	ts := start(t, server.Config{})
+	upload := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var up struct {
+			ID string `json:"id"`
+		}
+		ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name="+filepath.Base(path), ts.owner, bytes.NewReader(b), &up)
+		return "/api/v1/recordings/" + up.ID + "/tracks"
+	}
+	th := upload(filepath.Join(formatstest.CorpusDir(t, "teehistorian"), "7cee836b-aec8-44d9-9083-94d07d88bc05.teehistorian"))
+	sc2 := upload(filepath.Join(formatstest.CorpusDir(t, "sc2replay"), "wol-1.0.0.16117-froadac-vs-jdorty.SC2Replay"))
+
+	tests := []struct {
+		name     string
+		path     string
+		from, to int64
+		label    string // a label the answer must hold ("" for no tracks)
+	}{
+		{"a tick range", th + "?from=350&to=400", 350, 400, "samii"},
+		{"an offset range", th + "?from=7s&to=8s", 350, 400, "samii"},
+		{"a window around a tick", th + "?at=400&before=3s&after=500ms", 250, 425, "samii"},
+		{"no end: to the last tick", th + "?from=1000", 1000, 1230, "samii"},
+		{"no positions", sc2 + "?from=0&to=100", 0, 100, ""},
+		{"a long range is cut", sc2 + "?from=0&to=99999", 0, 4999, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var a tracksAnswer
+			body := ts.want(http.StatusOK, "GET", tt.path, ts.owner, nil, &a)
+			if a.From != tt.from || a.To != tt.to {
+				t.Errorf("range %d-%d, want %d-%d", a.From, a.To, tt.from, tt.to)
+			}
+			if tt.label == "" {
+				if len(a.Tracks) != 0 {
+					t.Errorf("tracks from a format without positions: %.200s", body)
+				}
+				return
+			}
+			found := false
+			for _, tr := range a.Tracks {
+				found = found || tr.Label == tt.label
+				for _, p := range tr.Points {
+					if n := len(p); n != 1 && n != 3 || int64(p[0]) < a.From || int64(p[0]) > a.To {
+						t.Fatalf("track %s: point %v", tr.Track, p)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no track labelled %q: %.300s", tt.label, body)
+			}
+		})
+	}
+	for _, q := range []string{"?at=400&before=soon", "?from=400&to=300"} {
+		ts.want(http.StatusBadRequest, "GET", th+q, ts.owner, nil, nil)
+	}
+}
