@@ -101,6 +101,13 @@ func (ts *testServer) do(method, path, token string, body io.Reader, hdr ...stri
 	return resp.StatusCode, b, resp.Header
 }
 
+// on returns ts reporting to t, for a subtest.
+func (ts *testServer) on(t *testing.T) *testServer {
+	c := *ts
+	c.t = t
+	return &c
+}
+
 func (ts *testServer) want(status int, method, path, token string, body io.Reader, out any) []byte {
 	ts.t.Helper()
 	code, b, _ := ts.do(method, path, token, body)
@@ -126,188 +133,225 @@ func corpusFile(t *testing.T, name string) []byte {
 	return b
 }
 
+// TestAPIContract walks the API as a client would, one step a subtest (a
+// failure names its step, and the steps after it do not run): uploads,
+// search, the file, tokens, what a viewer may, a moderator's marks and
+// takedown, the refused bytes and the audit log, retention and prune, and
+// errors.
 func TestAPIContract(t *testing.T) {
 	ts := start(t, server.Config{MaxUpload: 64 << 20})
 	tutorial := corpusFile(t, "Tutorial.teehistorian")
 	other := corpusFile(t, "265107d7-cdcf-4876-bc00-159bca662955.teehistorian")
+	sum := sha256.Sum256(tutorial)
+	// What the steps hand on to the steps after them.
+	var (
+		otherID, tutID, clipURL string
+		viewer, mod, admin      string
+	)
+	step := func(name string, fn func(t *testing.T, ts *testServer)) {
+		t.Helper()
+		if !t.Run(name, func(t *testing.T) { fn(t, ts.on(t)) }) {
+			t.FailNow()
+		}
+	}
 
 	// No token exists yet: the owner (the local secret) is admin.
-	var up wire.Upload
-	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", ts.owner, bytes.NewReader(tutorial), &up)
-	if up.Format != "teehistorian" || up.ID == "" {
-		t.Fatalf("upload: %+v", up)
-	}
-	sum := sha256.Sum256(tutorial)
-	if up.SHA256 != hex.EncodeToString(sum[:]) {
-		t.Errorf("upload sha256 %s", up.SHA256)
-	}
-	var dup wire.Error
-	ts.want(http.StatusConflict, "POST", "/api/v1/recordings", ts.owner, bytes.NewReader(tutorial), &dup)
-	if dup.ID != up.ID || dup.Code != "duplicate" {
-		t.Errorf("duplicate upload: %+v", dup)
-	}
-	var bad wire.Error
-	ts.want(http.StatusUnprocessableEntity, "POST", "/api/v1/recordings?name=cut.teehistorian", ts.owner, bytes.NewReader(other[:17]), &bad)
-	if !strings.Contains(bad.Error, "byte offset") || strings.Contains(bad.Error, "upload-") {
-		t.Errorf("bad upload error does not give the offset, or leaks the spool path: %q", bad.Error)
-	}
-	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=other.teehistorian", ts.owner, bytes.NewReader(other), &up)
-	otherID := up.ID
+	step("upload", func(t *testing.T, ts *testServer) {
+		var up wire.Upload
+		ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=Tutorial.teehistorian", ts.owner, bytes.NewReader(tutorial), &up)
+		if up.Format != "teehistorian" || up.ID == "" {
+			t.Fatalf("upload: %+v", up)
+		}
+		if up.SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("upload sha256 %s", up.SHA256)
+		}
+		var dup wire.Error
+		ts.want(http.StatusConflict, "POST", "/api/v1/recordings", ts.owner, bytes.NewReader(tutorial), &dup)
+		if dup.ID != up.ID || dup.Code != "duplicate" {
+			t.Errorf("duplicate upload: %+v", dup)
+		}
+		var bad wire.Error
+		ts.want(http.StatusUnprocessableEntity, "POST", "/api/v1/recordings?name=cut.teehistorian", ts.owner, bytes.NewReader(other[:17]), &bad)
+		if !strings.Contains(bad.Error, "byte offset") || strings.Contains(bad.Error, "upload-") {
+			t.Errorf("bad upload error does not give the offset, or leaks the spool path: %q", bad.Error)
+		}
+		ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name=other.teehistorian", ts.owner, bytes.NewReader(other), &up)
+		otherID = up.ID
+	})
 
 	// Search, paging, parse errors.
-	var res wire.Search
-	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1", ts.owner, nil, &res)
-	if res.Total != 2 || len(res.Hits) != 1 || res.NextCursor == "" {
-		t.Fatalf("page 1: %+v", res)
-	}
-	first, cursor := res.Hits[0].ID, res.NextCursor
-	res = wire.Search{}
-	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1&cursor="+cursor, ts.owner, nil, &res)
-	if len(res.Hits) != 1 || res.Hits[0].ID == first || res.NextCursor != "" {
-		t.Fatalf("page 2: %+v", res)
-	}
-	var perr wire.Error
-	ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?q=after:2024-13-99", ts.owner, nil, &perr)
-	if perr.Code != "bad_query" || perr.Pos == nil || perr.Term == "" {
-		t.Errorf("parse error: %+v", perr)
-	}
-	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=cmd:timeout", ts.owner, nil, &res)
-	if len(res.Hits) == 0 || len(res.Hits[0].Events) == 0 || res.Hits[0].Events[0].ClipURL == "" {
-		t.Fatalf("cmd:timeout finds no event with a clip URL: %+v", res)
-	}
-	clipURL := res.Hits[0].Events[0].ClipURL
-	tutID := res.Hits[0].ID
+	step("search", func(t *testing.T, ts *testServer) {
+		var res wire.Search
+		ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1", ts.owner, nil, &res)
+		if res.Total != 2 || len(res.Hits) != 1 || res.NextCursor == "" {
+			t.Fatalf("page 1: %+v", res)
+		}
+		first, cursor := res.Hits[0].ID, res.NextCursor
+		res = wire.Search{}
+		ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=format:teehistorian&limit=1&cursor="+cursor, ts.owner, nil, &res)
+		if len(res.Hits) != 1 || res.Hits[0].ID == first || res.NextCursor != "" {
+			t.Fatalf("page 2: %+v", res)
+		}
+		var perr wire.Error
+		ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?q=after:2024-13-99", ts.owner, nil, &perr)
+		if perr.Code != "bad_query" || perr.Pos == nil || perr.Term == "" {
+			t.Errorf("parse error: %+v", perr)
+		}
+		ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=cmd:timeout", ts.owner, nil, &res)
+		if len(res.Hits) == 0 || len(res.Hits[0].Events) == 0 || res.Hits[0].Events[0].ClipURL == "" {
+			t.Fatalf("cmd:timeout finds no event with a clip URL: %+v", res)
+		}
+		clipURL = res.Hits[0].Events[0].ClipURL
+		tutID = res.Hits[0].ID
+	})
 
 	// The whole file: ETag, Range.
-	code, whole, hdr := ts.do("GET", "/api/v1/recordings/"+tutID[:8]+"/file", ts.owner, nil)
-	if code != http.StatusOK || !bytes.Equal(whole, tutorial) || hdr.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"` ||
-		!strings.Contains(hdr.Get("Content-Disposition"), ".teehistorian") {
-		t.Fatalf("file: %d, %d bytes, ETag %s, %s", code, len(whole), hdr.Get("ETag"), hdr.Get("Content-Disposition"))
-	}
-	code, part, _ := ts.do("GET", "/api/v1/recordings/"+tutID+"/file", ts.owner, nil, "Range", "bytes=1000-1999")
-	if code != http.StatusPartialContent || !bytes.Equal(part, tutorial[1000:2000]) {
-		t.Errorf("range: %d, %d bytes", code, len(part))
-	}
-	code, _, _ = ts.do("GET", "/api/v1/recordings/"+tutID+"/file", ts.owner, nil, "If-None-Match", hdr.Get("ETag"))
-	if code != http.StatusNotModified {
-		t.Errorf("If-None-Match: %d", code)
-	}
+	step("file", func(t *testing.T, ts *testServer) {
+		code, whole, hdr := ts.do("GET", "/api/v1/recordings/"+tutID[:8]+"/file", ts.owner, nil)
+		if code != http.StatusOK || !bytes.Equal(whole, tutorial) || hdr.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"` ||
+			!strings.Contains(hdr.Get("Content-Disposition"), ".teehistorian") {
+			t.Fatalf("file: %d, %d bytes, ETag %s, %s", code, len(whole), hdr.Get("ETag"), hdr.Get("Content-Disposition"))
+		}
+		code, part, _ := ts.do("GET", "/api/v1/recordings/"+tutID+"/file", ts.owner, nil, "Range", "bytes=1000-1999")
+		if code != http.StatusPartialContent || !bytes.Equal(part, tutorial[1000:2000]) {
+			t.Errorf("range: %d, %d bytes", code, len(part))
+		}
+		code, _, _ = ts.do("GET", "/api/v1/recordings/"+tutID+"/file", ts.owner, nil, "If-None-Match", hdr.Get("ETag"))
+		if code != http.StatusNotModified {
+			t.Errorf("If-None-Match: %d", code)
+		}
+	})
 
 	// Tokens: from now on every request needs one.
-	viewer, err := ts.x.CreateToken(replay.LocalActor(), "vera", replay.RoleViewer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := ts.x.CreateToken(replay.LocalActor(), "moritz", replay.RoleModerator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.want(http.StatusUnauthorized, "GET", "/api/v1/recordings", "", nil, nil)
-	ts.want(http.StatusUnauthorized, "GET", "/api/v1/recordings", "rpa_wrong", nil, nil)
-	var who map[string]string
-	ts.want(http.StatusOK, "GET", "/api/v1/whoami", viewer, nil, &who)
-	if who["role"] != "viewer" || who["name"] != "vera" {
-		t.Errorf("whoami: %v", who)
-	}
+	step("tokens", func(t *testing.T, ts *testServer) {
+		var err error
+		viewer, err = ts.x.CreateToken(replay.LocalActor(), "vera", replay.RoleViewer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod, err = ts.x.CreateToken(replay.LocalActor(), "moritz", replay.RoleModerator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.want(http.StatusUnauthorized, "GET", "/api/v1/recordings", "", nil, nil)
+		ts.want(http.StatusUnauthorized, "GET", "/api/v1/recordings", "rpa_wrong", nil, nil)
+		var who map[string]string
+		ts.want(http.StatusOK, "GET", "/api/v1/whoami", viewer, nil, &who)
+		if who["role"] != "viewer" || who["name"] != "vera" {
+			t.Errorf("whoami: %v", who)
+		}
+	})
 
 	// A viewer reads, but cannot change, nor download originals; clips are redacted.
-	ts.want(http.StatusOK, "GET", "/api/v1/recordings/"+tutID, viewer, nil, nil)
-	ts.want(http.StatusForbidden, "PUT", "/api/v1/recordings/"+tutID+"/flags/cheat", viewer, strings.NewReader(`{"note":"x"}`), nil)
-	ts.want(http.StatusForbidden, "DELETE", "/api/v1/recordings/"+tutID, viewer, strings.NewReader(`{"reason":"x"}`), nil)
-	ts.want(http.StatusForbidden, "GET", "/api/v1/recordings/"+tutID+"/file", viewer, nil, nil)
-	ts.want(http.StatusForbidden, "PUT", "/api/v1/retention", mod, strings.NewReader(`{"max_age":"90d"}`), nil)
-	code, clip, hdr := ts.do("GET", clipURL, viewer, nil)
-	if code != http.StatusOK || !strings.Contains(hdr.Get("Content-Disposition"), "redacted") {
-		t.Fatalf("viewer clip: %d %s", code, clip)
-	}
-	if bytes.Contains(clip, []byte("tjfekX6ScC8A3NkN")) {
-		t.Error("a viewer's clip carries the timeout code")
-	}
-	rec := formatstest.Split(t, teehistorian.New(), clip)
-	if rec.Meta().Ticks == 0 {
-		t.Error("redacted clip has no ticks")
-	}
-	code, red, _ := ts.do("GET", "/api/v1/recordings/"+tutID+"/file?redact=1", viewer, nil)
-	if code != http.StatusOK || bytes.Contains(red, []byte("tjfekX6ScC8A3NkN")) {
-		t.Errorf("redacted file: %d, leaks the code: %v", code, bytes.Contains(red, []byte("tjfekX6ScC8A3NkN")))
-	}
-	formatstest.Split(t, teehistorian.New(), red)
-	code, mclip, _ := ts.do("GET", clipURL, mod, nil)
-	if code != http.StatusOK || len(mclip) == 0 {
-		t.Errorf("moderator clip: %d", code)
-	}
+	step("viewer", func(t *testing.T, ts *testServer) {
+		ts.want(http.StatusOK, "GET", "/api/v1/recordings/"+tutID, viewer, nil, nil)
+		ts.want(http.StatusForbidden, "PUT", "/api/v1/recordings/"+tutID+"/flags/cheat", viewer, strings.NewReader(`{"note":"x"}`), nil)
+		ts.want(http.StatusForbidden, "DELETE", "/api/v1/recordings/"+tutID, viewer, strings.NewReader(`{"reason":"x"}`), nil)
+		ts.want(http.StatusForbidden, "GET", "/api/v1/recordings/"+tutID+"/file", viewer, nil, nil)
+		ts.want(http.StatusForbidden, "PUT", "/api/v1/retention", mod, strings.NewReader(`{"max_age":"90d"}`), nil)
+		code, clip, hdr := ts.do("GET", clipURL, viewer, nil)
+		if code != http.StatusOK || !strings.Contains(hdr.Get("Content-Disposition"), "redacted") {
+			t.Fatalf("viewer clip: %d %s", code, clip)
+		}
+		if bytes.Contains(clip, []byte("tjfekX6ScC8A3NkN")) {
+			t.Error("a viewer's clip carries the timeout code")
+		}
+		rec := formatstest.Split(t, teehistorian.New(), clip)
+		if rec.Meta().Ticks == 0 {
+			t.Error("redacted clip has no ticks")
+		}
+		code, red, _ := ts.do("GET", "/api/v1/recordings/"+tutID+"/file?redact=1", viewer, nil)
+		if code != http.StatusOK || bytes.Contains(red, []byte("tjfekX6ScC8A3NkN")) {
+			t.Errorf("redacted file: %d, leaks the code: %v", code, bytes.Contains(red, []byte("tjfekX6ScC8A3NkN")))
+		}
+		formatstest.Split(t, teehistorian.New(), red)
+		code, mclip, _ := ts.do("GET", clipURL, mod, nil)
+		if code != http.StatusOK || len(mclip) == 0 {
+			t.Errorf("moderator clip: %d", code)
+		}
+	})
 
 	// A moderator flags (twice: the history keeps both notes), holds and takes down.
-	var shown wire.Recording
-	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+tutID+"/flags/griefing", mod, strings.NewReader(`{"note":"first"}`), &shown)
-	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+tutID+"/flags/griefing", mod, strings.NewReader(`{"note":"second"}`), &shown)
-	if len(shown.Flags) != 1 || shown.Flags[0].Note != "second" {
-		t.Errorf("flags: %+v", shown.Flags)
-	}
-	notes := map[string]bool{}
-	for _, a := range shown.Audit {
-		if a.Action == archive.AuditFlag && a.Who == "moritz" {
-			notes[a.Reason] = true
+	step("moderator", func(t *testing.T, ts *testServer) {
+		var shown wire.Recording
+		ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+tutID+"/flags/griefing", mod, strings.NewReader(`{"note":"first"}`), &shown)
+		ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+tutID+"/flags/griefing", mod, strings.NewReader(`{"note":"second"}`), &shown)
+		if len(shown.Flags) != 1 || shown.Flags[0].Note != "second" {
+			t.Errorf("flags: %+v", shown.Flags)
 		}
-	}
-	if !notes["first"] || !notes["second"] {
-		t.Errorf("audit keeps both notes? %+v", shown.Audit)
-	}
-	ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=flag:griefing", viewer, nil, &res)
-	if res.Total != 1 {
-		t.Errorf("flag:griefing finds %d", res.Total)
-	}
-	ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+otherID+"/hold", mod, strings.NewReader(`{"reason":"appeal"}`), nil)
-	ts.want(http.StatusConflict, "DELETE", "/api/v1/recordings/"+otherID, mod, strings.NewReader(`{"reason":"spam"}`), nil)
-	ts.want(http.StatusBadRequest, "DELETE", "/api/v1/recordings/"+tutID, mod, nil, nil)
-	ts.want(http.StatusOK, "DELETE", "/api/v1/recordings/"+tutID, mod, strings.NewReader(`{"reason":"ticket 4711"}`), nil)
-	ts.want(http.StatusGone, "GET", "/api/v1/recordings/"+tutID, viewer, nil, nil) // taken down: gone, not unknown
+		notes := map[string]bool{}
+		for _, a := range shown.Audit {
+			if a.Action == archive.AuditFlag && a.Who == "moritz" {
+				notes[a.Reason] = true
+			}
+		}
+		if !notes["first"] || !notes["second"] {
+			t.Errorf("audit keeps both notes? %+v", shown.Audit)
+		}
+		var res wire.Search
+		ts.want(http.StatusOK, "GET", "/api/v1/recordings?q=flag:griefing", viewer, nil, &res)
+		if res.Total != 1 {
+			t.Errorf("flag:griefing finds %d", res.Total)
+		}
+		ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+otherID+"/hold", mod, strings.NewReader(`{"reason":"appeal"}`), nil)
+		ts.want(http.StatusConflict, "DELETE", "/api/v1/recordings/"+otherID, mod, strings.NewReader(`{"reason":"spam"}`), nil)
+		ts.want(http.StatusBadRequest, "DELETE", "/api/v1/recordings/"+tutID, mod, nil, nil)
+		ts.want(http.StatusOK, "DELETE", "/api/v1/recordings/"+tutID, mod, strings.NewReader(`{"reason":"ticket 4711"}`), nil)
+		ts.want(http.StatusGone, "GET", "/api/v1/recordings/"+tutID, viewer, nil, nil) // taken down: gone, not unknown
+	})
 
 	// The taken-down bytes are refused with who, when and why.
-	admin, err := ts.x.CreateToken(replay.LocalActor(), "ada", replay.RoleAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gone wire.Error
-	ts.want(http.StatusGone, "POST", "/api/v1/recordings", admin, bytes.NewReader(tutorial), &gone)
-	if gone.Takedown == nil || gone.Takedown.By != "moritz" || gone.Takedown.Reason != "ticket 4711" {
-		t.Errorf("410 body: %+v", gone)
-	}
-	var log struct {
-		Entries []archive.AuditEntry `json:"entries"`
-	}
-	ts.want(http.StatusOK, "GET", "/api/v1/audit?limit=50", admin, nil, &log)
-	seen := map[string]bool{}
-	for _, e := range log.Entries {
-		seen[e.Action] = true
-	}
-	for _, a := range []string{archive.AuditIngest, archive.AuditFlag, archive.AuditHold, archive.AuditTakedown, archive.AuditTokenCreate} {
-		if !seen[a] {
-			t.Errorf("audit log has no %q entry: %+v", a, log.Entries)
+	step("refused", func(t *testing.T, ts *testServer) {
+		var err error
+		admin, err = ts.x.CreateToken(replay.LocalActor(), "ada", replay.RoleAdmin)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		var gone wire.Error
+		ts.want(http.StatusGone, "POST", "/api/v1/recordings", admin, bytes.NewReader(tutorial), &gone)
+		if gone.Takedown == nil || gone.Takedown.By != "moritz" || gone.Takedown.Reason != "ticket 4711" {
+			t.Errorf("410 body: %+v", gone)
+		}
+		var log struct {
+			Entries []archive.AuditEntry `json:"entries"`
+		}
+		ts.want(http.StatusOK, "GET", "/api/v1/audit?limit=50", admin, nil, &log)
+		seen := map[string]bool{}
+		for _, e := range log.Entries {
+			seen[e.Action] = true
+		}
+		for _, a := range []string{archive.AuditIngest, archive.AuditFlag, archive.AuditHold, archive.AuditTakedown, archive.AuditTokenCreate} {
+			if !seen[a] {
+				t.Errorf("audit log has no %q entry: %+v", a, log.Entries)
+			}
+		}
+	})
 
 	// Retention and prune: dry run first.
-	ts.want(http.StatusOK, "PUT", "/api/v1/retention", admin, strings.NewReader(`{"max_age":"1d"}`), nil)
-	var pr wire.Prune
-	ts.want(http.StatusOK, "POST", "/api/v1/prune", admin, nil, &pr)
-	if !pr.DryRun || pr.Plan == nil || pr.Report != nil {
-		t.Errorf("prune without dry_run:false must be a dry run: %+v", pr)
-	}
-	ts.want(http.StatusBadRequest, "PUT", "/api/v1/retention", admin, strings.NewReader(`{"formats":["nosuch"],"max_age":"1d"}`), nil)
+	step("retention", func(t *testing.T, ts *testServer) {
+		ts.want(http.StatusOK, "PUT", "/api/v1/retention", admin, strings.NewReader(`{"max_age":"1d"}`), nil)
+		var pr wire.Prune
+		ts.want(http.StatusOK, "POST", "/api/v1/prune", admin, nil, &pr)
+		if !pr.DryRun || pr.Plan == nil || pr.Report != nil {
+			t.Errorf("prune without dry_run:false must be a dry run: %+v", pr)
+		}
+		ts.want(http.StatusBadRequest, "PUT", "/api/v1/retention", admin, strings.NewReader(`{"formats":["nosuch"],"max_age":"1d"}`), nil)
+	})
 
 	// Errors are JSON with the right status.
-	ts.want(http.StatusNotFound, "GET", "/api/v1/nosuch", admin, nil, nil)
-	ts.want(http.StatusNotFound, "GET", "/api/v1/recordings/ffffffff", admin, nil, nil)
-	ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?limit=0", admin, nil, nil)
+	step("errors", func(t *testing.T, ts *testServer) {
+		ts.want(http.StatusNotFound, "GET", "/api/v1/nosuch", admin, nil, nil)
+		ts.want(http.StatusNotFound, "GET", "/api/v1/recordings/ffffffff", admin, nil, nil)
+		ts.want(http.StatusBadRequest, "GET", "/api/v1/recordings?limit=0", admin, nil, nil)
 
-	code, metrics, _ := ts.do("GET", "/metrics", "", nil)
-	if code != http.StatusOK || !bytes.Contains(metrics, []byte("replay_http_requests_total")) || !bytes.Contains(metrics, []byte(`replay_ingests_total{outcome="ingested"}`)) {
-		t.Errorf("/metrics: %d\n%.500s", code, metrics)
-	}
-	if code, body, _ := ts.do("GET", "/healthz", "", nil); code != http.StatusOK {
-		t.Errorf("/healthz: %d %s", code, body)
-	}
+		code, metrics, _ := ts.do("GET", "/metrics", "", nil)
+		if code != http.StatusOK || !bytes.Contains(metrics, []byte("replay_http_requests_total")) || !bytes.Contains(metrics, []byte(`replay_ingests_total{outcome="ingested"}`)) {
+			t.Errorf("/metrics: %d\n%.500s", code, metrics)
+		}
+		if code, body, _ := ts.do("GET", "/healthz", "", nil); code != http.StatusOK {
+			t.Errorf("/healthz: %d %s", code, body)
+		}
+	})
 }
 
 // endless is an upload body of n bytes that are never held in memory.
