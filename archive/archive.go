@@ -31,6 +31,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/archive/blob"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -77,7 +78,7 @@ type Options struct {
 	CacheBytes int64
 	// Columns holds, by format name, the column transforms of the codecs
 	// that have one: the chunks of those formats are stored as streams
-	// blobs (see encodeStreamsBlob), which compress smaller, and reading
+	// blobs (see chunkenc.EncodeStreams), which compress smaller, and reading
 	// such a chunk needs its format's transform. Without one a format's
 	// chunks are stored whole. replay.Open sets it from the codecs.
 	Columns map[string]formats.Columnar
@@ -214,18 +215,15 @@ func Open(dir string, opts Options) (*Archive, error) {
 // newArchive wraps an open catalog.
 func newArchive(dir string, opts Options, db *bolt.DB) (*Archive, error) {
 	// The archive-wide encoder compresses headers, trailers and the chunks
-	// of live recordings, each on its own (EncodeAll): a window of
-	// chunkWindow, as chunk encoders have, instead of the default 8 MiB
+	// of live recordings, each on its own (EncodeAll): the chunk encoders'
+	// options, whose window (chunkenc.Window) replaces the default 8 MiB
 	// whose 16 MiB history every commit paid for (issue 15).
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true))
+	enc, err := zstd.NewWriter(nil, chunkenc.EncoderOptions()...)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	// Decoded sizes are known from the manifest and checked before decoding;
-	// the memory cap is a second line of defence against a corrupt blob.
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
+	dec, err := zstd.NewReader(nil, chunkenc.DecoderOptions()...)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)

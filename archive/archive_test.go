@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	bolt "go.etcd.io/bbolt"
@@ -285,9 +286,9 @@ func TestCorruptChunkIsReported(t *testing.T) {
 	}{
 		{"zstd checksum", func(v []byte) int { return len(v) - 1 }, 0x55},
 		{"payload", func(v []byte) int { return len(v) / 2 }, 0x55},
-		{"frame header", func(v []byte) int { _, k, _ := blobResume(v); return k + 4 }, 0x55},
+		{"frame header", func(v []byte) int { _, k, _ := chunkenc.Resume(v); return k + 4 }, 0x55},
 		// The frame no longer says it has a checksum.
-		{"checksum flag", func(v []byte) int { _, k, _ := blobResume(v); return k + 4 }, 0x04},
+		{"checksum flag", func(v []byte) int { _, k, _ := chunkenc.Resume(v); return k + 4 }, 0x04},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -423,20 +423,3 @@ func (a *Archive) Session(session string) ([]uuid.UUID, error) {
 // chunks, and a manifest claiming more is treated as corrupt rather than
 // trusted with an allocation.
 const MaxChunkBytes = formats.MaxChunkBytes
-
-// decodeBounded decompresses a zstd blob whose decoded size must be want.
-func (a *Archive) decodeBounded(blob []byte, want int64) ([]byte, error) {
-	if want < 0 || want > MaxChunkBytes {
-		return nil, fmt.Errorf("recorded size %d is out of range (corrupt manifest?)", want)
-	}
-	// Pre-size for the recorded length, but not beyond 16 MiB: a corrupt
-	// length must not buy a large allocation with a tiny blob.
-	out, err := a.dec.DecodeAll(blob, make([]byte, 0, min(want, 16<<20)))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(out)) != want {
-		return nil, fmt.Errorf("decoded %d bytes, want %d", len(out), want)
-	}
-	return out, nil
-}

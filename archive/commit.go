@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -470,7 +471,7 @@ func (a *Archive) buildManifest(p *Pending, id uuid.UUID, now time.Time) (*Manif
 
 // putRecording writes a manifest and everything that hangs off it.
 func (a *Archive) putRecording(tx *bolt.Tx, m *Manifest, p *Pending) error {
-	heads := a.encodeHeads(p.header, p.trailer)
+	heads := chunkenc.EncodeHeads(a.enc, p.header, p.trailer)
 	m.StoredBytes += int64(len(heads))
 	if p.evCount > 0 {
 		m.StoredBytes += int64(len(p.evBlob))

@@ -4,29 +4,16 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 )
-
-// chunkWindow is the zstd window of chunk compression. A chunk is
-// compressed on its own (EncodeAll), so a window larger than the chunk buys
-// nothing, while the encoder keeps a history buffer of twice the window:
-// 16 MiB at the default 8 MiB window, most of an ingest's live heap.
-// Chunks are 64 KiB for teehistorian and rarely above 1 MiB
-// for the other formats; larger ones compress with a 1 MiB window.
-const chunkWindow = 1 << 20
 
 // encoders holds an archive's idle zstd encoders, one pool per use.
 type encoders struct {
-	// chunk compresses whole chunks at the archive's level with a
-	// chunk-sized window.
+	// chunk compresses whole chunks (chunkenc.EncoderOptions).
 	chunk encoderPool
 	// column compresses the streams of transformed chunks
-	// (encodeStreamsBlob) at the same better level. The best level made
-	// the generated games' streams 0.95× smaller, but its encoder's tables
-	// are about 40 MiB: under a command's 48 MiB soft memory limit the
-	// collector then ran without pause (an hour's ingest took 6× the CPU,
-	// 200 games' 7×) and without the limit the peak RSS passed 64 MiB over
-	// the baseline (docs/PERFORMANCE.md). No frame checksum: the chunk's
-	// CRC-32C covers the joined result.
+	// (chunkenc.StreamEncoderOptions says why at the better level, not
+	// the best).
 	column encoderPool
 	// event compresses a recording's events (events.go).
 	event encoderPool
@@ -35,22 +22,11 @@ type encoders struct {
 // newEncoders returns empty pools, one per use.
 func newEncoders() *encoders {
 	return &encoders{
-		chunk:  encoderPool{opts: chunkEncoderOptions()},
-		column: encoderPool{opts: columnEncoderOptions()},
+		chunk:  encoderPool{opts: chunkenc.EncoderOptions()},
+		column: encoderPool{opts: chunkenc.StreamEncoderOptions()},
 		event: encoderPool{opts: []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
 			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(eventWindow), zstd.WithLowerEncoderMem(true)}},
 	}
-}
-
-// chunkEncoderOptions configure the encoders of whole chunks.
-func chunkEncoderOptions() []zstd.EOption {
-	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
-		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow), zstd.WithLowerEncoderMem(true)}
-}
-
-// columnEncoderOptions configure the encoders of a chunk's streams.
-func columnEncoderOptions() []zstd.EOption {
-	return append(chunkEncoderOptions(), zstd.WithEncoderCRC(false))
 }
 
 // maxIdleEncoders is how many idle encoders a pool keeps: as many as

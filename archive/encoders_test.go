@@ -5,16 +5,14 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 )
-
-// newColumnEncoder returns a stream encoder outside any pool.
-func newColumnEncoder() (*zstd.Encoder, error) { return zstd.NewWriter(nil, columnEncoderOptions()...) }
 
 // The pool hands back the encoders it was given, keeps no more than
 // maxIdleEncoders, and keeps them across a garbage collection (a sync.Pool
 // did not).
 func TestEncoderPool(t *testing.T) {
-	p := encoderPool{opts: columnEncoderOptions()}
+	p := encoderPool{opts: chunkenc.StreamEncoderOptions()}
 	made := map[*zstd.Encoder]bool{}
 	var out []*zstd.Encoder
 	for range maxIdleEncoders + 1 {

@@ -29,17 +29,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
-	"hash/crc32"
 	"path/filepath"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
@@ -125,7 +124,7 @@ func (a *Archive) LiveOf(id uuid.UUID) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.Header, _, err = a.decodeHeads(heads, l.Manifest.HeaderBytes, 0); err != nil {
+	if l.Header, _, err = chunkenc.DecodeHeads(a.dec, heads, l.Manifest.HeaderBytes, 0); err != nil {
 		return nil, fmt.Errorf("archive: live recording %s: %w", id, err)
 	}
 	return l, nil
@@ -260,11 +259,11 @@ func (g *Growth) Chunk(c formats.Chunk, native []byte) error {
 	// The archive's own encoder, not a pooled one: a pool is emptied by
 	// the garbage collector, and a new encoder (8 MiB of tables) per grow
 	// was most of what a small grow allocated.
-	blob := g.a.encodeBlob(&g.scratch, c.Resume, native, c.Precompressed)
+	blob := chunkenc.Encode(g.a.enc, &g.scratch, c.Resume, native, c.Precompressed)
 	g.chunks = append(g.chunks, ChunkEntry{
 		StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
 		Offset: g.off, Length: int64(len(native)), Stored: int64(len(blob)),
-		CRC: crc32.Checksum(native, crcTable), Precompressed: c.Precompressed,
+		CRC: chunkenc.Checksum(native), Precompressed: c.Precompressed,
 	})
 	g.resumes = append(g.resumes, bytes.Clone(c.Resume))
 	g.blobs = append(g.blobs, blob)
@@ -276,7 +275,7 @@ func (g *Growth) Chunk(c formats.Chunk, native []byte) error {
 func (g *Growth) extendsTail(c formats.Chunk, native []byte) error {
 	m := g.live.Manifest
 	t := m.Chunks[len(m.Chunks)-1]
-	if c.StartTick != t.StartTick || int64(len(native)) < t.Length || crc32.Checksum(native[:t.Length], crcTable) != t.CRC {
+	if c.StartTick != t.StartTick || int64(len(native)) < t.Length || chunkenc.Checksum(native[:t.Length]) != t.CRC {
 		return &ReplaceError{ID: m.ID, Reason: fmt.Sprintf("the file's bytes at offset %d differ from the archived chunk at tick %d: it does not extend the recording", t.Offset, t.StartTick)}
 	}
 	return nil
@@ -516,7 +515,7 @@ func (a *Archive) grownManifest(old *Manifest, g *Growth, res *formats.TailResul
 
 // putGrown writes the catalog side of a grow inside tx.
 func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, pieces []eventPiece, g *Growth, sum, state []byte) error {
-	heads := a.encodeHeads(g.header, g.trailer)
+	heads := chunkenc.EncodeHeads(a.enc, g.header, g.trailer)
 	m.StoredBytes = int64(len(heads))
 	for _, c := range m.Chunks {
 		m.StoredBytes += c.Stored
@@ -590,37 +589,6 @@ func appendChangeFrom(tx *bolt.Tx, op ChangeOp, id uuid.UUID, from int) error {
 	return b.Put(seqKey(seq), v)
 }
 
-// decodeGrownTail reads the blob of a live recording's last chunk that a
-// grow rewrote after the reader opened the recording: the new blob holds
-// the chunk's archived bytes as a prefix, which is what the reader gets.
-func (a *Archive) decodeGrownTail(blob []byte, e ChunkEntry) (native, resume []byte, err error) {
-	if len(blob) < 2 || blob[0]&1 == 0 {
-		return nil, nil, errors.New("grown tail chunk is not compressed")
-	}
-	var k int
-	resume, k, err = blobResume(blob)
-	if err != nil {
-		return nil, nil, err
-	}
-	native, err = a.dec.DecodeAll(blob[k:], nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	if int64(len(native)) < e.Length || crc32.Checksum(native[:e.Length], crcTable) != e.CRC {
-		return nil, nil, errors.New("chunk checksum mismatch")
-	}
-	return native[:e.Length], resume, nil
-}
-
-// blobResume returns a blob's resume state and the offset of its payload.
-func blobResume(blob []byte) ([]byte, int, error) {
-	n, k := binary.Uvarint(blob[1:])
-	if k <= 0 || n > uint64(len(blob)-1-k) {
-		return nil, 0, errors.New("blob resume length out of range")
-	}
-	return blob[1+k : 1+k+int(n)], 1 + k + int(n), nil
-}
-
 // tailResume is the archived open tail chunk's resume state (nil for a
 // new recording).
 func (l *Live) tailResume() []byte {
@@ -650,7 +618,7 @@ func (a *Archive) hashRewritten(ctx context.Context, g *Growth) ([]byte, error) 
 				return nil, fmt.Errorf("archive: seal %s: chunk at tick %d: %w", m.ID, e.StartTick, err)
 			}
 			buf = blob
-			native, _, err := a.decodeBlobInto(blob, e, m.Format, dst)
+			native, _, err := a.decodeBlob(blob, e, m.Format, dst, true)
 			if err != nil {
 				return nil, fmt.Errorf("archive: seal %s: chunk at tick %d: %w", m.ID, e.StartTick, err)
 			}
@@ -661,7 +629,7 @@ func (a *Archive) hashRewritten(ctx context.Context, g *Growth) ([]byte, error) 
 		}
 	}
 	for i, b := range g.blobs {
-		native, _, err := a.decodeBlobInto(b, g.chunks[i], g.format, nil)
+		native, _, err := a.decodeBlob(b, g.chunks[i], g.format, nil, true)
 		if err != nil {
 			return nil, fmt.Errorf("archive: seal: new chunk at tick %d: %w", g.chunks[i].StartTick, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
@@ -98,7 +99,7 @@ func TestLiveEventPieces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	heads := len(a.encodeHeads([]byte("H"), nil))
+	heads := len(chunkenc.EncodeHeads(a.enc, []byte("H"), nil))
 	if m.StoredBytes != int64(heads)+m.Chunks[0].Stored+int64(evBytes) {
 		t.Errorf("stored bytes %d, want %d (heads) + %d (chunk) + %d (events)", m.StoredBytes, heads, m.Chunks[0].Stored, evBytes)
 	}

@@ -11,13 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/crc32"
 	"path/filepath"
 	"runtime"
 	"sync"
 
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
@@ -70,7 +70,7 @@ type Pending struct {
 	col    formats.Columnar
 	enc    *zstd.Encoder
 	colEnc *zstd.Encoder
-	choose streamChooser
+	choose chunkenc.Chooser
 
 	meta *formats.Metadata
 	sum  []byte
@@ -145,7 +145,7 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 	p.chunks = append(p.chunks, ChunkEntry{
 		StartTick: c.StartTick, Ticks: c.Ticks, Time: c.Time,
 		Offset: p.size, Length: int64(len(native)),
-		CRC: crc32.Checksum(native, crcTable), Precompressed: c.Precompressed,
+		CRC: chunkenc.Checksum(native), Precompressed: c.Precompressed,
 	})
 	p.sha.Write(native)
 	p.size += int64(len(native))
@@ -245,14 +245,14 @@ func (p *Pending) compress(j compressJob) ([]byte, error) {
 				return nil, err
 			}
 		}
-		return encodeStreams(p.colEnc, &p.choose, j.cols, &p.scratch, j.resume), nil
+		return chunkenc.EncodeStreams(p.colEnc, &p.choose, j.cols, &p.scratch, j.resume), nil
 	}
 	if p.enc == nil {
 		if p.enc, err = p.a.encoders.chunk.get(); err != nil {
 			return nil, err
 		}
 	}
-	return encodeBlobWith(p.enc, &p.scratch, j.resume, j.native, j.precompressed), nil
+	return chunkenc.Encode(p.enc, &p.scratch, j.resume, j.native, j.precompressed), nil
 }
 
 // setErr records the compressor's first error.
@@ -279,7 +279,7 @@ func (p *Pending) wait() error {
 		// The buffers kept for reuse would stay alive with p until its
 		// commit group is committed: drop them now.
 		p.jobs, p.free, p.freeCols, p.scratch = nil, nil, nil, nil
-		p.choose = streamChooser{} // its Huffman buffers too
+		p.choose = chunkenc.Chooser{} // its Huffman buffers too
 	}
 	for i := range p.chunks {
 		if i < len(p.stored) {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
 )
@@ -64,7 +66,7 @@ func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 	if heads == nil {
 		return nil, fmt.Errorf("archive: recording %s: heads record missing", id)
 	}
-	h, t, err := a.decodeHeads(heads, m.HeaderBytes, m.TrailerBytes)
+	h, t, err := chunkenc.DecodeHeads(a.dec, heads, m.HeaderBytes, m.TrailerBytes)
 	if err != nil {
 		return nil, fmt.Errorf("archive: recording %s: %w", id, err)
 	}
@@ -138,6 +140,18 @@ func (r *Recording) Chunks() []formats.Chunk { return r.chunks }
 // Reads returns how many chunks have been read through r.
 func (r *Recording) Reads() int { return int(r.reads.Load()) }
 
+// decodeBlob decodes the shard value of a chunk of format whose manifest
+// entry is e (chunkenc.Decode, crc as there) with the archive's decoder
+// and the format's column transform (Options.Columns), naming the format
+// when it has none.
+func (a *Archive) decodeBlob(blob []byte, e ChunkEntry, format string, dst []byte, crc bool) (native, resume []byte, err error) {
+	native, resume, err = chunkenc.Decode(a.dec, a.opts.Columns[format], blob, e.Length, e.CRC, dst, crc)
+	if errors.Is(err, chunkenc.ErrNoColumns) {
+		err = fmt.Errorf("%w: format %q", err, format)
+	}
+	return native, resume, err
+}
+
 // ReadChunk implements formats.Source: it reads chunk i from the shard in
 // one short transaction, then decompresses and verifies it outside it.
 func (r *Recording) ReadChunk(ctx context.Context, i int) (native, resume []byte, err error) {
@@ -163,10 +177,10 @@ func (r *Recording) ReadChunkInto(ctx context.Context, i int, dst []byte) (nativ
 	// pooled buffer, which goes back when nothing returned points into it
 	// (a streams blob's native bytes and resume state are copies; a zstd
 	// blob's resume state is a piece of it).
-	bufp := getStreamsBuf(0)
+	bufp := chunkenc.GetBuffer(0)
 	native, resume, err = r.readChunk(ctx, i, bufp, dst[:0], true)
-	if len(*bufp) > 0 && (*bufp)[0] == blobStreams {
-		streamsBufs.Put(bufp)
+	if len(*bufp) > 0 && (*bufp)[0] == chunkenc.FlagStreams {
+		chunkenc.PutBuffer(bufp)
 	}
 	return native, resume, err
 }
@@ -175,7 +189,7 @@ func (r *Recording) ReadChunkInto(ctx context.Context, i int, dst []byte) (nativ
 // call) and decoding into dst, when they are large enough. With blobBuf nil
 // both are allocated; with blobBuf given, dst must not be nil (the native
 // bytes of a precompressed chunk must not alias the reused blob buffer).
-// Without crc a zstd chunk's CRC-32C is not checked (see decodeBlobCRC).
+// Without crc a zstd chunk's CRC-32C is not checked (see chunkenc.Decode).
 func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst []byte, crc bool) (native, resume []byte, err error) {
 	c := r.chunks[i]
 	e := ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}
@@ -191,16 +205,16 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 		blob, err = r.a.readBlobInto(r.m.Shard, r.m.owner(), e.StartTick, buf)
 	}
 	if err == nil {
-		native, resume, err = r.a.decodeBlobCRC(blob, e, r.m.Format, dst, crc)
+		native, resume, err = r.a.decodeBlob(blob, e, r.m.Format, dst, crc)
 		if err != nil && r.m.Live && i == len(r.chunks)-1 {
 			// A grow rewrote the open tail since the recording was opened.
-			native, resume, err = r.a.decodeGrownTail(blob, e)
+			native, resume, err = chunkenc.DecodeGrownTail(r.a.dec, blob, e.Length, e.CRC)
 		}
 		if err != nil && cached {
 			// A damaged cache file: drop it and fetch the chunk again.
 			r.a.chunkCache().remove(cacheName(r.m.ID, r.offs[i]))
 			if blob, _, err = r.remoteBlob(ctx, i, buf, true); err == nil {
-				native, resume, err = r.a.decodeBlobCRC(blob, e, r.m.Format, dst, crc)
+				native, resume, err = r.a.decodeBlob(blob, e, r.m.Format, dst, crc)
 			}
 		}
 	}

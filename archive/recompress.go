@@ -29,6 +29,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -116,7 +117,7 @@ func (b *bestEncoders) get(streams bool) (*zstd.Encoder, error) {
 	}
 	if *e == nil {
 		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression),
-			zstd.WithEncoderCRC(!streams), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkWindow))
+			zstd.WithEncoderCRC(!streams), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(chunkenc.Window))
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +258,7 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 		blob, native []byte
 		scratch      []byte
 		cols         [][]byte
-		choose       = streamChooser{probeAll: true} // a pass apart from ingest tries both
+		choose       = chunkenc.Chooser{ProbeAll: true} // a pass apart from ingest tries both
 		batch        [][]byte
 		batchTicks   []int64
 		batchBytes   int
@@ -287,10 +288,10 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 			// larger than the best level's.
 			continue
 		}
-		if len(blob) == 0 || blob[0]&(blobZstd|blobStreams) == 0 {
+		if len(blob) == 0 || blob[0]&(chunkenc.FlagZstd|chunkenc.FlagStreams) == 0 {
 			continue // stored as it is: nothing of ours to encode again
 		}
-		nat, resume, err := a.decodeBlobCRC(blob, e, m.Format, native, true)
+		nat, resume, err := a.decodeBlob(blob, e, m.Format, native, true)
 		if err != nil {
 			// A damaged chunk is left as it is, for check to report:
 			// the rest of the recording is still worth the pass.
@@ -299,26 +300,26 @@ func (a *Archive) recompressOne(ctx context.Context, id uuid.UUID, encs *bestEnc
 		}
 		native = nat[:0]
 		var nb []byte
-		if blob[0] == blobStreams {
+		if blob[0] == chunkenc.FlagStreams {
 			col := a.opts.Columns[m.Format]
 			enc, err := encs.get(true)
 			if err != nil {
 				return res, err
 			}
-			nb = encodeStreamsBlob(enc, &choose, col, &cols, &scratch, resume, nat)
+			nb = chunkenc.EncodeColumns(enc, &choose, col, &cols, &scratch, resume, nat)
 		} else {
 			enc, err := encs.get(false)
 			if err != nil {
 				return res, err
 			}
-			nb = encodeBlobWith(enc, &scratch, resume, nat, false)
+			nb = chunkenc.Encode(enc, &scratch, resume, nat, false)
 		}
 		if len(nb) >= len(blob) {
 			continue
 		}
 		// The new blob must give the same bytes back before it replaces
 		// the old one.
-		check, _, err := a.decodeBlobCRC(nb, e, m.Format, nil, true)
+		check, _, err := a.decodeBlob(nb, e, m.Format, nil, true)
 		if err != nil || len(check) != len(nat) {
 			return res, fmt.Errorf("chunk %d (tick %d): re-encoded blob does not decode to the chunk: %v", i, e.StartTick, err)
 		}

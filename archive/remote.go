@@ -588,7 +588,7 @@ func (r *Recording) remoteAhead(ctx context.Context, pieces chan<- exportPiece, 
 		if err == nil {
 			r.reads.Add(1)
 			c := r.chunks[i]
-			native, _, err = r.a.decodeBlobCRC(blobBuf, ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}, r.m.Format, dst, false)
+			native, _, err = r.a.decodeBlob(blobBuf, ChunkEntry{StartTick: c.StartTick, Length: c.Length, CRC: r.crcs[i]}, r.m.Format, dst, false)
 		}
 		if err != nil {
 			err = fmt.Errorf("archive: recording %s chunk %d (tick %d): %w", r.m.ID, i, r.chunks[i].StartTick, err)

@@ -22,9 +22,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -47,7 +47,7 @@ const (
 	// minSharedBlob is the smallest blob worth sharing: below it the
 	// reference and the index entries cost about what sharing saves.
 	minSharedBlob = 1 << 10
-	// refBlobLen is the size of a reference: blobRef ‖ shared key.
+	// refBlobLen is the size of a reference: chunkenc.FlagRef ‖ shared key.
 	refBlobLen = 1 + 24
 )
 
@@ -71,7 +71,7 @@ func chunksOf(tx *bolt.Tx) chunkStore {
 // that names any other key is no reference (a damaged shard): reading it
 // fails on its flags, and deleting it touches no other chunk.
 func refTarget(v []byte) ([]byte, bool) {
-	if len(v) != refBlobLen || v[0] != blobRef || !isSharedKey(v[1:]) {
+	if len(v) != refBlobLen || v[0] != chunkenc.FlagRef || !isSharedKey(v[1:]) {
 		return nil, false
 	}
 	return v[1:], true
@@ -83,7 +83,7 @@ func isSharedKey(k []byte) bool { return bytes.HasPrefix(k, sharedOwner[:]) }
 // contentKey is the bucketContent key of blob stored under key.
 func contentKey(blob, key []byte) []byte {
 	k := make([]byte, 8, 8+len(key))
-	binary.BigEndian.PutUint32(k, crc32.Checksum(blob, crcTable))
+	binary.BigEndian.PutUint32(k, chunkenc.Checksum(blob))
 	binary.BigEndian.PutUint32(k[4:], uint32(len(blob)))
 	return append(k, key...)
 }
@@ -232,7 +232,7 @@ func (s chunkStore) reindex(blob, from, to []byte) error {
 // refer stores key as a reference to target and counts it.
 func (s chunkStore) refer(refs *bolt.Bucket, key, target []byte) error {
 	ref := make([]byte, 0, refBlobLen)
-	ref = append(append(ref, blobRef), target...)
+	ref = append(append(ref, chunkenc.FlagRef), target...)
 	if err := s.chunks.Put(key, ref); err != nil {
 		return err
 	}

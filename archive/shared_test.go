@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats/formatstest"
 	bolt "go.etcd.io/bbolt"
 )
@@ -571,10 +572,10 @@ func TestDamagedReferences(t *testing.T) {
 		if err := s.put(x, blob); err != nil {
 			return err
 		}
-		if err := s.chunks.Put(y, append([]byte{blobRef}, x...)); err != nil {
+		if err := s.chunks.Put(y, append([]byte{chunkenc.FlagRef}, x...)); err != nil {
 			return err
 		}
-		if v, err := s.get(y); err != nil || v[0] != blobRef {
+		if v, err := s.get(y); err != nil || v[0] != chunkenc.FlagRef {
 			return fmt.Errorf("get of the damaged reference: %d bytes starting %#x, %v; want its own 25 bytes", len(v), v[:1], err)
 		}
 		if err := s.deleteOwner(uuid.UUID{2}); err != nil {

@@ -1,4 +1,4 @@
-package archive
+package chunkenc
 
 import (
 	"encoding/binary"

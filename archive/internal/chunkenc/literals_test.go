@@ -1,4 +1,4 @@
-package archive
+package chunkenc
 
 import (
 	"bytes"
@@ -145,14 +145,11 @@ func FuzzLiteralsFrame(f *testing.F) {
 // probes find streams the literals frames win and streams the encoder
 // wins; and the blobs are smaller than the encoder's alone.
 func TestStreamChooser(t *testing.T) {
-	a := openTest(t, "", Options{Columns: thColumnSet})
+	dec := newDecoder(t)
 	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 4 * time.Minute, Seed: 13})
 	rec := formatstest.Split(t, &teehistorian.Codec{ChunkSize: 16 << 10}, game)
-	enc, err := newColumnEncoder()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ch streamChooser
+	enc := newEncoder(t, StreamEncoderOptions())
+	var ch Chooser
 	var cols [][]byte
 	var scratch []byte
 	chosen, encoderOnly := 0, 0
@@ -161,13 +158,13 @@ func TestStreamChooser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		blob := encodeStreamsBlob(enc, &ch, thColumns, &cols, &scratch, resume, native)
-		got, gotResume, err := a.decodeBlob(blob, ChunkEntry{Length: int64(len(native)), CRC: crc32c(native)}, "teehistorian")
+		blob := EncodeColumns(enc, &ch, thColumns, &cols, &scratch, resume, native)
+		got, gotResume, err := Decode(dec, thColumns, blob, int64(len(native)), Checksum(native), nil, true)
 		if err != nil || !bytes.Equal(got, native) || !bytes.Equal(gotResume, resume) {
 			t.Fatalf("chunk %d: decoded %d of %d bytes: %v", i, len(got), len(native), err)
 		}
 		chosen += len(blob)
-		encoderOnly += len(encodeStreamsBlob(enc, &streamChooser{chunks: 1}, thColumns, &cols, &scratch, resume, native))
+		encoderOnly += len(EncodeColumns(enc, &Chooser{chunks: 1}, thColumns, &cols, &scratch, resume, native))
 	}
 	if len(rec.ChunkIndex) <= probeEvery {
 		t.Fatalf("%d chunks: want more than one probe", len(rec.ChunkIndex))

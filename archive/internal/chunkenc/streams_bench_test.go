@@ -1,4 +1,4 @@
-package archive
+package chunkenc
 
 import (
 	"testing"
@@ -13,29 +13,25 @@ import (
 // BenchmarkDecodeChunk decodes one 64 KiB teehistorian chunk stored as
 // record columns and as one zstd frame (the layout before).
 //
-//	go test -run '^$' -bench DecodeChunk ./archive/
+//	go test -run '^$' -bench DecodeChunk ./archive/internal/chunkenc/
 func BenchmarkDecodeChunk(b *testing.B) {
 	game := teehistoriangen.Must(b, teehistoriangen.Options{Duration: time.Minute, Seed: 3})
 	native := game[len(game)-64<<10:]
-	a := openTest(b, "", Options{Columns: thColumnSet})
-	enc, err := newColumnEncoder()
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := ChunkEntry{Length: int64(len(native)), CRC: crc32c(native)}
+	dec := newDecoder(b)
+	n, sum := int64(len(native)), Checksum(native)
 	var scratch []byte
 	for _, bc := range []struct {
 		name string
 		blob []byte
 	}{
-		{"columns", encodeStreamsBlob(enc, new(streamChooser), thColumns, new([][]byte), new([]byte), []byte("resume"), native)},
-		{"whole", a.encodeBlob(&scratch, []byte("resume"), native, false)},
+		{"columns", EncodeColumns(newEncoder(b, StreamEncoderOptions()), new(Chooser), thColumns, new([][]byte), new([]byte), []byte("resume"), native)},
+		{"whole", Encode(newEncoder(b, EncoderOptions()), &scratch, []byte("resume"), native, false)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(native)))
 			dst := make([]byte, 0, len(native)+decodeSlack)
 			for b.Loop() {
-				if _, _, err := a.decodeBlobInto(bc.blob, e, "teehistorian", dst); err != nil {
+				if _, _, err := Decode(dec, thColumns, bc.blob, n, sum, dst, true); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -49,7 +45,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 // of zstd -3, the ingest goal's baseline). It reports the stored bytes
 // per native byte.
 //
-//	go test -run '^$' -bench EncodeStreams -count 6 ./archive/
+//	go test -run '^$' -bench EncodeStreams -count 6 ./archive/internal/chunkenc/
 func BenchmarkEncodeStreams(b *testing.B) {
 	var games [][][]byte
 	var native int
@@ -66,10 +62,7 @@ func BenchmarkEncodeStreams(b *testing.B) {
 		}
 		games = append(games, chunks)
 	}
-	enc, err := newColumnEncoder()
-	if err != nil {
-		b.Fatal(err)
-	}
+	enc := newEncoder(b, StreamEncoderOptions())
 	for _, bc := range []struct {
 		name   string
 		chunks int // a chooser from 1 never tries literals frames
@@ -82,9 +75,9 @@ func BenchmarkEncodeStreams(b *testing.B) {
 			for b.Loop() {
 				stored = 0
 				for _, chunks := range games {
-					ch := streamChooser{chunks: bc.chunks}
+					ch := Chooser{chunks: bc.chunks}
 					for _, c := range chunks {
-						stored += len(encodeStreamsBlob(enc, &ch, thColumns, &cols, &scratch, nil, c))
+						stored += len(EncodeColumns(enc, &ch, thColumns, &cols, &scratch, nil, c))
 					}
 				}
 			}

@@ -1,0 +1,37 @@
+package chunkenc
+
+import "github.com/klauspost/compress/zstd"
+
+// Window is the zstd window of chunk compression. A chunk is compressed
+// on its own (EncodeAll), so a window larger than the chunk buys nothing,
+// while the encoder keeps a history buffer of twice the window: 16 MiB at
+// the default 8 MiB window, most of an ingest's live heap. Chunks are
+// 64 KiB for teehistorian and rarely above 1 MiB for the other formats;
+// larger ones compress with a 1 MiB window.
+const Window = 1 << 20
+
+// EncoderOptions configure the encoders of whole chunks (Encode) and of
+// the heads record.
+func EncoderOptions() []zstd.EOption {
+	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(Window), zstd.WithLowerEncoderMem(true)}
+}
+
+// StreamEncoderOptions configure the encoders of a chunk's streams
+// (EncodeStreams): the same better level. The best level made the
+// generated games' streams 0.95× smaller, but its encoder's tables are
+// about 40 MiB: under a command's 48 MiB soft memory limit the collector
+// then ran without pause (an hour's ingest took 6× the CPU, 200 games' 7×)
+// and without the limit the peak RSS passed 64 MiB over the baseline
+// (docs/PERFORMANCE.md). No frame checksum: the chunk's CRC-32C covers the
+// joined result.
+func StreamEncoderOptions() []zstd.EOption {
+	return append(EncoderOptions(), zstd.WithEncoderCRC(false))
+}
+
+// DecoderOptions configure the decoder of blobs and heads records.
+// Decoded sizes are known from the manifest and checked before decoding;
+// the memory cap is a second line of defence against a corrupt blob.
+func DecoderOptions() []zstd.DOption {
+	return []zstd.DOption{zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1 << 30)}
+}
