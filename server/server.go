@@ -4,7 +4,8 @@
 // the local secret: the login link in a browser, a challenge answered on
 // the command line), checks each request against the caller's role, refuses
 // what a page of another origin or name sends, and answers every error as
-// JSON.
+// JSON. The JSON it answers is package wire's, which the command line's
+// --json prints too.
 package server
 
 import (
