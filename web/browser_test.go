@@ -31,6 +31,7 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	"github.com/replayarchive/replay/internal/ownerauth"
 	"github.com/replayarchive/replay/server"
 	"github.com/replayarchive/replay/web"
 )
@@ -815,7 +816,7 @@ func TestAdminActions(t *testing.T) {
 	corpus := formatstest.CorpusDir(t, "teehistorian")
 	s := startServer(t, corpus)
 	b := newBrowser(t, 1280, 800)
-	b.do("open the login link", chromedp.Navigate(server.LoginURL(s.url, s.secret)))
+	b.do("open the login link", chromedp.Navigate(ownerauth.LoginURL(s.url, s.secret)))
 	b.waitFor("signed in as the owner", `document.getElementById('who').textContent.endsWith('(browser) (admin)')`)
 	if href := eval[string](b, `location.href`); strings.Contains(href, s.secret) || strings.Contains(href, "#") {
 		t.Errorf("the login link's secret stays in the address bar: %s", href)
