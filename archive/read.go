@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/google/uuid"
+	"github.com/replayarchive/replay/archive/internal/chunkcache"
 	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats"
 	bolt "go.etcd.io/bbolt"
@@ -212,7 +213,7 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 		}
 		if err != nil && cached {
 			// A damaged cache file: drop it and fetch the chunk again.
-			r.a.chunkCache().remove(cacheName(r.m.ID, r.offs[i]))
+			r.a.chunkCache().Remove(chunkcache.Name(r.m.ID, r.offs[i]))
 			if blob, _, err = r.remoteBlob(ctx, i, buf, true); err == nil {
 				native, resume, err = r.a.decodeBlob(blob, e, r.m.Format, dst, crc)
 			}

@@ -28,12 +28,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive/blob"
+	"github.com/replayarchive/replay/archive/internal/chunkcache"
 	"github.com/replayarchive/replay/internal/bounded"
 	bolt "go.etcd.io/bbolt"
 )
@@ -71,7 +73,7 @@ type tierState struct {
 	mu    sync.Mutex
 	store blob.Store
 	cfg   *RemoteConfig
-	cache *chunkCache
+	cache *chunkcache.Cache
 	// uploadMu keeps uploads and the remote half of Check apart (an
 	// object whose manifest is being written is not an orphan), and
 	// uploads and Recompress (an upload checks each blob's size against
@@ -181,8 +183,20 @@ func (a *Archive) remote(ctx context.Context) (blob.Store, *RemoteConfig, error)
 	return a.tier.store, a.tier.cfg, nil
 }
 
+// cacheDir is where the chunk cache lives.
+func (a *Archive) cacheDir() string { return filepath.Join(a.dir, "cache") }
+
+// CacheStats says what the chunk cache holds and how it served.
+type CacheStats = chunkcache.Stats
+
+// CacheStats reports the local chunk cache.
+func (a *Archive) CacheStats() CacheStats { return a.chunkCache().Stats() }
+
+// DropCache empties the local chunk cache (benchmarks measure a cold one).
+func (a *Archive) DropCache() { a.chunkCache().Clear() }
+
 // chunkCache returns the local chunk cache, opening it on first use.
-func (a *Archive) chunkCache() *chunkCache {
+func (a *Archive) chunkCache() *chunkcache.Cache {
 	a.tier.mu.Lock()
 	defer a.tier.mu.Unlock()
 	if a.tier.cache == nil {
@@ -193,7 +207,7 @@ func (a *Archive) chunkCache() *chunkCache {
 		if limit == 0 {
 			limit = DefaultCacheBytes
 		}
-		a.tier.cache = openCache(a.cacheDir(), limit, a.opts.fileMode(), a.opts.dirMode())
+		a.tier.cache = chunkcache.Open(a.cacheDir(), limit, a.opts.fileMode(), a.opts.dirMode())
 	}
 	return a.tier.cache
 }
@@ -424,7 +438,7 @@ func (a *Archive) deleteRemote(ctx context.Context, store blob.Store, id uuid.UU
 	if err := store.Delete(ctx, key); err != nil {
 		return fmt.Errorf("archive: delete %s: %w", key, err)
 	}
-	a.chunkCache().drop(id)
+	a.chunkCache().Drop(id)
 	return nil
 }
 
@@ -453,7 +467,7 @@ func (a *Archive) sweepRemote(ctx context.Context, stones []tombstone) (failed m
 	var first error
 	for _, t := range remote {
 		if a.remoteReadOnly(store, cfg) {
-			a.chunkCache().drop(t.ID)
+			a.chunkCache().Drop(t.ID)
 			continue
 		}
 		if err := a.deleteRemote(ctx, store, t.ID, t.Remote); err != nil {
@@ -520,9 +534,9 @@ func (r *Recording) remoteBlob(ctx context.Context, i int, buf []byte, fresh boo
 	}
 	cache := r.a.chunkCache()
 	off, n := r.offs[i], r.offs[i+1]-r.offs[i]
-	name := cacheName(r.m.ID, off)
+	name := chunkcache.Name(r.m.ID, off)
 	if !fresh {
-		if b, ok := cache.get(name, n, buf); ok {
+		if b, ok := cache.Get(name, n, buf); ok {
 			return b, true, nil
 		}
 	}
@@ -538,7 +552,7 @@ func (r *Recording) remoteBlob(ctx context.Context, i int, buf []byte, fresh boo
 	if _, err := io.ReadFull(rc, buf); err != nil {
 		return nil, false, fmt.Errorf("%s bytes %d-%d: %w", r.m.Remote, off, off+n-1, err)
 	}
-	cache.put(name, buf)
+	cache.Put(name, buf)
 	return buf, false, nil
 }
 

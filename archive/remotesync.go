@@ -105,7 +105,7 @@ func (a *Archive) checkRemote(ctx context.Context, manifests []*Manifest, repair
 				return nil, fmt.Errorf("archive: repair: %w", err)
 			}
 			if id, ok := keyID(key); ok {
-				a.chunkCache().drop(id)
+				a.chunkCache().Drop(id)
 			}
 		}
 		rc.Repaired = true
@@ -253,7 +253,7 @@ func (a *Archive) CatchUp(ctx context.Context) (*CatchUpReport, error) {
 			return rep, fmt.Errorf("archive: catch up: %w", err)
 		}
 		for _, id := range gone {
-			a.chunkCache().drop(id)
+			a.chunkCache().Drop(id)
 		}
 	}
 	return rep, nil

@@ -1,11 +1,11 @@
-// The local chunk cache of remote recordings: one file per chunk blob under
-// <archive>/cache, named by recording id and offset in its object, bounded
-// in bytes with least-recently-used eviction. It is a cache: a failed write
-// or a file removed behind its back costs a GET, never a wrong byte (every
-// blob's native bytes are checked against the manifest's CRC-32C, and a
-// cached copy that fails is dropped and fetched again).
-
-package archive
+// Package chunkcache is the local chunk cache of remote recordings: one
+// file per chunk blob in a directory (the archive's <archive>/cache), named
+// by recording id and offset in its object, bounded in bytes with
+// least-recently-used eviction. It is a cache: a failed write or a file
+// removed behind its back costs a GET, never a wrong byte (the archive
+// checks every blob's native bytes against the manifest's CRC-32C, and
+// drops a cached copy that fails and fetches it again).
+package chunkcache
 
 import (
 	"container/list"
@@ -21,11 +21,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// cacheDir is where the chunk cache lives.
-func (a *Archive) cacheDir() string { return filepath.Join(a.dir, "cache") }
-
-// chunkCache is a bounded directory of chunk blobs.
-type chunkCache struct {
+// A Cache is a bounded directory of chunk blobs, safe for concurrent use.
+type Cache struct {
 	dir      string
 	limit    int64
 	fileMode os.FileMode
@@ -45,15 +42,17 @@ type cacheEntry struct {
 	size int64
 }
 
-// cacheName names the blob at off in recording id's object.
-func cacheName(id uuid.UUID, off int64) string {
+// Name names the blob at off in recording id's object, the name Drop
+// finds it by.
+func Name(id uuid.UUID, off int64) string {
 	return id.String() + "-" + strconv.FormatInt(off, 10)
 }
 
-// openCache indexes the blobs a previous process left in dir, oldest
-// modification first, and trims them to limit.
-func openCache(dir string, limit int64, fileMode, dirMode os.FileMode) *chunkCache {
-	c := &chunkCache{dir: dir, limit: limit, fileMode: fileMode, dirMode: dirMode, lru: list.New(), items: map[string]*list.Element{}}
+// Open indexes the blobs a previous process left in dir, oldest
+// modification first, and trims them to limit bytes; blobs are written
+// with fileMode, dir created with dirMode.
+func Open(dir string, limit int64, fileMode, dirMode os.FileMode) *Cache {
+	c := &Cache{dir: dir, limit: limit, fileMode: fileMode, dirMode: dirMode, lru: list.New(), items: map[string]*list.Element{}}
 	ents, _ := os.ReadDir(dir)
 	type found struct {
 		name string
@@ -83,8 +82,9 @@ func openCache(dir string, limit int64, fileMode, dirMode os.FileMode) *chunkCac
 	return c
 }
 
-// get reads blob name of size n into buf's storage.
-func (c *chunkCache) get(name string, n int64, buf []byte) ([]byte, bool) {
+// Get reads blob name of size n into buf's storage, and reports whether
+// the cache had it.
+func (c *Cache) Get(name string, n int64, buf []byte) ([]byte, bool) {
 	c.mu.Lock()
 	el := c.items[name]
 	if el != nil {
@@ -97,7 +97,7 @@ func (c *chunkCache) get(name string, n int64, buf []byte) ([]byte, bool) {
 	}
 	f, err := os.Open(filepath.Join(c.dir, name))
 	if err != nil {
-		c.remove(name)
+		c.Remove(name)
 		c.misses.Add(1)
 		return nil, false
 	}
@@ -107,7 +107,7 @@ func (c *chunkCache) get(name string, n int64, buf []byte) ([]byte, bool) {
 	}
 	buf = buf[:n]
 	if k, _ := f.ReadAt(buf, 0); int64(k) != n {
-		c.remove(name)
+		c.Remove(name)
 		c.misses.Add(1)
 		return nil, false
 	}
@@ -115,9 +115,9 @@ func (c *chunkCache) get(name string, n int64, buf []byte) ([]byte, bool) {
 	return buf, true
 }
 
-// put stores blob b as name, evicting the least recently used blobs past
+// Put stores blob b as name, evicting the least recently used blobs past
 // the limit. Errors are ignored: the blob is fetched again next time.
-func (c *chunkCache) put(name string, b []byte) {
+func (c *Cache) Put(name string, b []byte) {
 	if int64(len(b)) > c.limit {
 		return
 	}
@@ -154,7 +154,7 @@ func (c *chunkCache) put(name string, b []byte) {
 }
 
 // evictLocked removes least recently used blobs until the cache fits.
-func (c *chunkCache) evictLocked() {
+func (c *Cache) evictLocked() {
 	for c.size > c.limit {
 		el := c.lru.Back()
 		if el == nil {
@@ -168,8 +168,8 @@ func (c *chunkCache) evictLocked() {
 	}
 }
 
-// remove drops blob name.
-func (c *chunkCache) remove(name string) {
+// Remove drops blob name (a copy that did not decode).
+func (c *Cache) Remove(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el := c.items[name]; el != nil {
@@ -180,9 +180,9 @@ func (c *chunkCache) remove(name string) {
 	os.Remove(filepath.Join(c.dir, name))
 }
 
-// drop removes every cached blob of recording id (a deleted recording's
+// Drop removes every cached blob of recording id (a deleted recording's
 // bytes must not outlive it, in a cache or elsewhere).
-func (c *chunkCache) drop(id uuid.UUID) {
+func (c *Cache) Drop(id uuid.UUID) {
 	prefix := id.String() + "-"
 	c.mu.Lock()
 	var names []string
@@ -193,7 +193,7 @@ func (c *chunkCache) drop(id uuid.UUID) {
 	}
 	c.mu.Unlock()
 	for _, n := range names {
-		c.remove(n)
+		c.Remove(n)
 	}
 	// Files another process cached that this one never indexed.
 	_ = filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
@@ -204,8 +204,9 @@ func (c *chunkCache) drop(id uuid.UUID) {
 	})
 }
 
-// CacheStats says what the chunk cache holds and how it served.
-type CacheStats struct {
+// Stats says what the cache holds and how it served, for the archive's
+// stats.
+type Stats struct {
 	Bytes  int64 `json:"bytes"`
 	Limit  int64 `json:"limit"`
 	Blobs  int   `json:"blobs"`
@@ -213,19 +214,16 @@ type CacheStats struct {
 	Misses int64 `json:"misses"`
 }
 
-// stats reports the cache's size and this process's hits and misses.
-func (c *chunkCache) stats() CacheStats {
+// Stats reports the cache's size and this process's hits and misses.
+func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return CacheStats{Bytes: c.size, Limit: c.limit, Blobs: len(c.items), Hits: c.hits.Load(), Misses: c.misses.Load()}
+	return Stats{Bytes: c.size, Limit: c.limit, Blobs: len(c.items), Hits: c.hits.Load(), Misses: c.misses.Load()}
 }
 
-// CacheStats reports the local chunk cache.
-func (a *Archive) CacheStats() CacheStats { return a.chunkCache().stats() }
-
-// DropCache empties the local chunk cache (benchmarks measure a cold one).
-func (a *Archive) DropCache() {
-	c := a.chunkCache()
+// Clear removes every blob the cache indexes (benchmarks measure a cold
+// one).
+func (c *Cache) Clear() {
 	c.mu.Lock()
 	names := make([]string, 0, len(c.items))
 	for n := range c.items {
@@ -233,6 +231,6 @@ func (a *Archive) DropCache() {
 	}
 	c.mu.Unlock()
 	for _, n := range names {
-		c.remove(n)
+		c.Remove(n)
 	}
 }
