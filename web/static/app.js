@@ -466,14 +466,13 @@
     const token = state.token;
     performance.mark('replay:start');
     let rec, evs;
-    // The recording, its events and who is signed in are asked at once;
-    // the frames around the selected moment as soon as the recording's
-    // chunk list is in, while the events are still on their way.
+    // The recording, its events, who is signed in and the positions
+    // around the URL's moment are asked at once.
     const evsP = api(recURL(id, `/events?compact=1&limit=${EVENT_LIMIT}`));
     evsP.catch(() => {});
     const recP = api(recURL(id));
     const urlTick = parseInt(new URLSearchParams(location.search).get('t'), 10);
-    const guess = isFinite(urlTick) && urlTick >= 0 ? guessFrames(id, urlTick) : null;
+    const guess = isFinite(urlTick) && urlTick >= 0 ? guessTracks(id, urlTick) : null;
     // Size the canvases while the answers are on their way and the
     // panels are empty: reading their width lays out only those, where
     // after the tables are filled it would lay them all out once more.
@@ -484,10 +483,12 @@
         performance.mark('replay:rec');
         state.rec = rec;
         state.sel = clamp(isFinite(urlTick) ? urlTick : firstTick());
-        // The guess is kept when the recording's format reads the frame
-        // types it asked for; the frames it does not cover are fetched.
-        if (guess && FRAME_TYPES[rec.format]) state.ranges.push(guess);
-        framesFor(state.sel - trailTicks(), state.sel + Math.round((rate() || 20) * AHEAD_SECONDS)).catch(() => {});
+        // The window asked around the URL's moment covers these ticks
+        // (its answer says so exactly); what it does not cover is fetched.
+        const ahead = state.sel + Math.round((rate() || 20) * AHEAD_SECONDS);
+        if (guess && !guess.to) Object.assign(guess, { from: state.sel - trailTicks(), to: ahead });
+        if (guess) state.ranges.push(guess);
+        framesFor(state.sel - trailTicks(), ahead).catch(() => {});
       }
       [evs] = await Promise.all([evsP, state.whoReady]);
     } catch (e) {
@@ -675,18 +676,6 @@
       }
     }
     return byID;
-  }
-
-  /** The name behind client id cid at tick, from the join/drop intervals. */
-  function nameAt(cid, tick) {
-    const list = state.names && state.names.get(String(cid));
-    if (!list) return '';
-    let best = '';
-    for (const iv of list) {
-      if ((iv.from === null || iv.from <= tick) && (iv.to === null || tick <= iv.to)) return iv.name;
-      if (iv.from !== null && iv.from <= tick) best = iv.name;
-    }
-    return best;
   }
 
   /**
@@ -995,40 +984,45 @@
   const pieceTicks = () => Math.max(20, Math.round((rate() || 50) * PIECE_SECONDS));
   const trailTicks = () => Math.max(10, Math.round((rate() || 20) * TRAIL_SECONDS));
 
-  /** Fetches and parses the frames of [from, to], remembering the range. */
+  /** Fetches the positions of [from, to], remembering the range. */
   function fetchRange(from, to) {
-    const r = requestFrames(state.rec.id, from, to, FRAME_TYPES[state.rec.format]);
+    const r = requestTracks(state.rec.id, `from=${from}&to=${to}`, from, to);
     state.ranges.push(r);
     if (state.ranges.length > MAX_RANGES) state.ranges.shift();
     return r;
   }
 
   /**
-   * Asks for the frames of [from, to] (of the types listed, or all) and
-   * returns the range: {from, to, frames}, frames resolving to them
-   * parsed. A range that fails leaves state.ranges.
+   * Asks for the positions of recording id (the tracks API with query q)
+   * and returns the range: {from, to, frames}, frames resolving to them
+   * as {from, to, tracks: id -> {label, pts: [[tick, x, y]]}}, a gap a
+   * point without a position. The answer's from and to replace the
+   * range's. A range that fails leaves state.ranges.
    */
-  function requestFrames(id, from, to, types) {
+  function requestTracks(id, q, from, to) {
     const r = { from, to, frames: null };
-    r.frames = api(recURL(id, `/frames?from=${from}&to=${to}${types ? '&types=' + types : ''}`), { raw: true })
-      .then((res) => res.text())
-      .then((text) => parseFrames(text, from, to));
+    r.frames = api(recURL(id, `/tracks?${q}`)).then((a) => {
+      const tracks = new Map();
+      for (const t of a.tracks || []) {
+        tracks.set(t.track, { label: t.label, pts: (t.points || []).map((p) => (p.length < 3 ? [p[0], NaN, NaN] : [p[0], p[1], p[2]])) });
+      }
+      r.from = a.from;
+      r.to = a.to;
+      return { from: a.from, to: a.to, tracks };
+    });
     r.frames.catch(() => { state.ranges = state.ranges.filter((x) => x !== r); });
     return r;
   }
 
   /**
-   * Asks for the frames around tick t of recording id before its metadata
-   * is in, so they arrive with it, not one round trip after it: the trail
-   * and the look ahead at GUESS_RATE ticks a second (at least what a
-   * recording with fewer ticks a second needs), with every frame type of
-   * FRAME_TYPES (the formats have none in common). Returns the range, not
-   * yet in state.ranges: the caller keeps it once the format is known to
-   * be one of FRAME_TYPES.
+   * Asks for the positions around tick t of recording id before its
+   * metadata is in, so they arrive with it, not one round trip after it:
+   * the trail and the look ahead, in seconds (the server knows the tick
+   * rate). Returns the range, not yet in state.ranges: its ticks are
+   * known once the recording or the answer is in.
    */
-  function guessFrames(id, t) {
-    const from = Math.max(0, t - Math.round(GUESS_RATE * TRAIL_SECONDS)), to = t + Math.round(GUESS_RATE * AHEAD_SECONDS);
-    return requestFrames(id, from, to, [...new Set(Object.values(FRAME_TYPES).join(',').split(','))].join(','));
+  function guessTracks(id, t) {
+    return requestTracks(id, `at=${t}&before=${TRAIL_SECONDS}s&after=${AHEAD_SECONDS * 1000}ms`, null, null);
   }
 
   /**
@@ -1071,139 +1065,12 @@
     return t > b;
   }
 
-  /**
-   * Turns NDJSON frames into tracks: id -> {label, pts: [[tick, x, y]]}.
-   * It knows where each codec puts positions: teehistorian player_new and
-   * player_diff (cid, x, y), HCRP state (at the start of a range),
-   * spawn_entity, absolute_move and delta_move (entity, x, z seen from
-   * above), .butter frames (teams[].players[] with
-   * body or head position, and the disc), VTX frames (buckets[].entities[]
-   * with props.Position).
-   */
-  function parseFrames(text, from, to) {
-    const tracks = new Map();
-    const abs = new Map(); // HCRP entity -> [x, z]
-    const names = new Map(); // teehistorian cid -> name seen in the frames
-    const push = (id, label, tick, x, y) => {
-      if (!isFinite(x) || !isFinite(y)) return;
-      let t = tracks.get(id);
-      if (!t) { t = { label, pts: [] }; tracks.set(id, t); }
-      if (label) t.label = label;
-      t.pts.push([tick, x, y]);
-    };
-    // A gap is a point without a position: no line is drawn across it.
-    const gap = (id, tick) => {
-      const t = tracks.get(id);
-      if (t) t.pts.push([tick, NaN, NaN]);
-    };
-    let lines = 0;
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      lines++;
-      // Most lines are inputs and other records without a position:
-      // read the type and skip those before parsing the JSON.
-      const at = line.indexOf('"type":"');
-      const type = at < 0 ? '' : line.slice(at + 8, line.indexOf('"', at + 8));
-      if (!POSITION_TYPES.has(type) && !line.includes('"x":')) continue;
-      let f;
-      try { f = JSON.parse(line); } catch (e) { continue; }
-      const d = f.data;
-      if (!d || typeof d !== 'object') continue;
-      switch (f.type) {
-        case 'player_new': case 'player_diff':
-          push('c' + d.cid, null, f.tick, d.x, d.y);
-          break;
-        case 'player_old': // the character died or left: the trail breaks
-          push('c' + d.cid, null, f.tick, d.x, d.y);
-          gap('c' + d.cid, f.tick);
-          break;
-        case 'message':
-          if (d.name && d.cid !== undefined) names.set(String(d.cid), d.name);
-          break;
-        case 'state': // HCRP: where every entity is when a range starts mid-chunk
-          for (const en of Array.isArray(d.entities) ? d.entities : []) {
-            if (typeof en.x !== 'number' || typeof en.z !== 'number') continue;
-            abs.set(en.entity, [en.x, en.z]);
-            push('e' + en.entity, null, f.tick, en.x, en.z);
-          }
-          break;
-        case 'spawn_entity': case 'absolute_move':
-          abs.set(d.entity, [d.x, d.z]);
-          push('e' + d.entity, null, f.tick, d.x, d.z);
-          break;
-        case 'delta_move': {
-          const p = abs.get(d.entity);
-          if (!p) break;
-          p[0] += d.dx || 0;
-          p[1] += d.dz || 0;
-          push('e' + d.entity, null, f.tick, p[0], p[1]);
-          break;
-        }
-        case 'destroy_entity':
-          abs.delete(d.entity);
-          gap('e' + d.entity, f.tick);
-          break;
-        case 'frame':
-          if (Array.isArray(d.teams)) {
-            for (const team of d.teams) {
-              for (const pl of team.players || []) {
-                const pos = (pl.body && pl.body.position) || (pl.head && pl.head.position);
-                if (pos) push('b' + (pl.userid || pl.name), pl.name, f.tick, pos[0], pos[2]);
-              }
-            }
-            if (d.disc && d.disc.position) push('disc', 'disc', f.tick, d.disc.position[0], d.disc.position[2]);
-          }
-          if (Array.isArray(d.buckets)) {
-            for (const b of d.buckets) {
-              for (const en of b.entities || []) {
-                const pr = en.props || {}, pos = pr.Position;
-                if (pos && typeof pos === 'object') push('v' + en.id, pr.Name || en.id, f.tick, pos.X, pos.Z !== undefined ? pos.Z : pos.Y);
-              }
-            }
-          }
-          break;
-        default:
-          if (typeof d.x === 'number' && typeof d.y === 'number' && (d.cid !== undefined || d.entity !== undefined)) {
-            push('g' + (d.cid !== undefined ? d.cid : d.entity), null, f.tick, d.x, d.y);
-          }
-      }
-    }
-    return { from, to, tracks, names, lines };
-  }
-
-  /**
-   * The frame types parseFrames reads, by format, asked for with the
-   * frames API's types= (a teehistorian range is mostly input records).
-   * Formats not listed get every frame.
-   */
-  const FRAME_TYPES = {
-    teehistorian: 'player_new,player_diff,player_old,message',
-    hcrp: 'state,spawn_entity,absolute_move,delta_move,destroy_entity',
-  };
-  // The tick rate guessFrames assumes: teehistorian's (HCRP has fewer).
-  const GUESS_RATE = 50;
-
-  /** Frame types parseFrames reads; other lines count only if they hold an x. */
-  const POSITION_TYPES = new Set(['player_new', 'player_diff', 'player_old', 'message', 'state', 'spawn_entity',
-    'absolute_move', 'delta_move', 'destroy_entity', 'frame']);
-
   /** A stable colour for a track id. */
   function colorFor(id) {
     let h = 0;
     for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
     // The golden angle spreads ids that differ by one character apart.
     return `hsl(${Math.round((h * 137.508) % 360)}, 80%, 62%)`;
-  }
-
-  function labelFor(id, track, tick, pieceNames) {
-    if (track.label) return track.label;
-    const n = id.slice(1);
-    if (id[0] === 'c') return nameAt(n, tick) || (pieceNames && pieceNames.get(n)) || `client ${n}`;
-    if (id[0] === 'e') {
-      const p = (state.rec.players || [])[Number(n)];
-      return p && p.name ? p.name : `entity ${n}`;
-    }
-    return `#${n}`;
   }
 
   let drawSeq = 0;
@@ -1244,9 +1111,7 @@
     // Merge the pieces' tracks over the trail window.
     const tracks = new Map();
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
-    const names = new Map();
     for (const p of pieces) {
-      for (const [k, v] of p.names) names.set(k, v);
       for (const [id, t] of p.tracks) {
         let m = tracks.get(id);
         if (!m) { m = { label: t.label, pts: [] }; tracks.set(id, m); }
@@ -1323,7 +1188,7 @@
         if (isNaN(h[1])) continue; // not in the game at the selected moment
         g.fillStyle = col;
         g.beginPath(); g.arc(X(h[1]), Y(h[2]), 5, 0, Math.PI * 2); g.fill();
-        const label = labelFor(id, t, sel, names);
+        const label = t.label;
         g.fillStyle = '#fff';
         g.fillText(label, X(h[1]) + 8, Y(h[2]) - 6);
         labels.push(label);
@@ -1338,7 +1203,7 @@
     c.dataset.tick = String(sel);
     c.setAttribute('aria-label', drawn ? `Positions around tick ${sel}: ${labels.join(', ')}` : `No positions around tick ${sel}`);
     $('trail-note').textContent = drawn ? `${drawn} trail${drawn === 1 ? '' : 's'}, the last ${TRAIL_SECONDS} s before the selected moment` :
-      (pieces.some((p) => p.lines) ? 'No positions around this moment (nobody in the game, or this format records none).' : 'No frames around this moment.');
+      'No positions around this moment (nobody in the game, or this format records none).';
   }
 
   // ---- playback ---------------------------------------------------------
