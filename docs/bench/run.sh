@@ -1,5 +1,5 @@
 #!/bin/sh
-# Whole-process figures of issue 15, each with a baseline measured in the
+# Whole-process performance figures, each with a baseline measured in the
 # same run (docs/PERFORMANCE.md records the results).
 #
 #   docs/bench/run.sh [WORKDIR] [STEP...]     from the repository root
@@ -34,7 +34,7 @@ if has gen; then
 	[ -d "$W/day" ] || "$W/thgen" -dur 1h -n 24 -seed 100 -o "$W/day"
 	[ -d "$W/games" ] || "$W/thgen" -dur 5m -n 200 -seed 1000 -o "$W/games"
 	# A 16-hour server file of 2 mostly idle players and 8,000 commands an
-	# hour (146,112 events, more than the old 100,000 bound; issue 13).
+	# hour (146,112 events).
 	[ -f "$W/long.th" ] || "$W/thgen" -dur 16h -players 2 -cmds 8000 -idle 0.95 -o "$W/long.th"
 fi
 
