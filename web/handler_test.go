@@ -98,12 +98,42 @@ func TestHandlerAssets(t *testing.T) {
 func TestNoExternalResources(t *testing.T) {
 	h := web.Handler()
 	_, page := get(t, h, "GET", "/")
-	_, js := get(t, h, "GET", "/static/app.js")
-	_, css := get(t, h, "GET", "/static/app.css")
+	files := map[string]string{"index.html": page}
+	for _, m := range regexp.MustCompile(`(?:src|href)="(/static/[^"?]+)`).FindAllStringSubmatch(page, -1) {
+		_, files[m[1]] = get(t, h, "GET", m[1])
+	}
 	ext := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/`)
-	for name, s := range map[string]string{"index.html": page, "app.js": js, "app.css": css} {
+	for name, s := range files {
 		if m := ext.FindString(s); m != "" {
 			t.Errorf("%s refers to another origin: %q", name, m)
+		}
+	}
+}
+
+// The page's script is ES modules, each preloaded by the page, and every
+// import names a module the page preloads under the same versioned URL,
+// so the browser fetches each once and caches it for good.
+func TestModules(t *testing.T) {
+	h := web.Handler()
+	_, page := get(t, h, "GET", "/")
+	main := regexp.MustCompile(`<script type="module" src="(/static/main\.js\?v=[0-9a-f]+)"></script>`).FindStringSubmatch(page)
+	if main == nil {
+		t.Fatal("the page loads no main.js module")
+	}
+	preloaded := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<link rel="modulepreload" href="([^"]+)">`).FindAllStringSubmatch(page, -1) {
+		preloaded[m[1]] = true
+	}
+	if !preloaded[main[1]] || len(preloaded) < 5 {
+		t.Fatalf("preloads %v: want main.js and the modules it imports", preloaded)
+	}
+	imp := regexp.MustCompile(`(?:from|import)\s+'(\.[^']*)'`)
+	for u := range preloaded {
+		_, js := get(t, h, "GET", u)
+		for _, m := range imp.FindAllStringSubmatch(js, -1) {
+			if !preloaded["/static/"+strings.TrimPrefix(m[1], "./")] {
+				t.Errorf("%s imports %s, which the page does not preload", u, m[1])
+			}
 		}
 	}
 }
@@ -111,7 +141,7 @@ func TestNoExternalResources(t *testing.T) {
 // FuzzHandler: any path and method gets the page, an asset, 404 or 405,
 // never a panic or a server error.
 func FuzzHandler(f *testing.F) {
-	for _, s := range []string{"/", "/r/abc", "/r/", "/static/app.js", "/static/app.js?v=1", "/static/../../etc/passwd", "/%2e%2e/", "/r/a%2Fb", "//r//x", "/static//app.css"} {
+	for _, s := range []string{"/", "/r/abc", "/r/", "/static/main.js", "/static/main.js?v=1", "/static/../../etc/passwd", "/%2e%2e/", "/r/a%2Fb", "//r//x", "/static//app.css"} {
 		f.Add("GET", s)
 	}
 	f.Add("POST", "/")

@@ -1,5 +1,5 @@
-// Package web is the moderators' page: one HTML page, a style sheet and a
-// plain JavaScript file, embedded in the binary, that search the archive,
+// Package web is the moderators' page: one HTML page, a style sheet and
+// plain JavaScript modules, embedded in the binary, that search the archive,
 // show a recording (metadata, players over time, an event timeline, the
 // players' trails around a moment with playback controls) and act on it
 // (clips, downloads, flags, holds, takedowns) through the JSON API that
@@ -12,10 +12,13 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -26,11 +29,13 @@ var staticFS embed.FS
 //go:embed templates/index.html
 var indexHTML string
 
-// asset is one embedded static file with its validator.
+// asset is one embedded static file with its validator and the version
+// its URLs carry (a hash of every asset).
 type asset struct {
-	body  []byte
-	ctype string
-	etag  string
+	body    []byte
+	ctype   string
+	etag    string
+	version string
 }
 
 // handler serves the page and its assets.
@@ -43,38 +48,57 @@ type handler struct {
 // page at "/r/{id}" (the same HTML; the script reads the path) and the
 // assets under "/static/". Mount it at "/" next to the JSON API; paths it
 // does not own answer 404, so a mistyped API path is not mistaken for the
-// page. Asset URLs carry a hash of their content, so browsers may cache
+// page. Asset URLs carry a hash of all the assets, so browsers may cache
 // them for good and still see a new build at once.
 func Handler() http.Handler {
 	h := &handler{assets: map[string]asset{}}
+	files := map[string][]byte{}
+	all := sha256.New()
 	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		b, err := staticFS.ReadFile(p)
-		if err != nil {
-			return err
+		if err == nil {
+			files["/"+p] = b
+			fmt.Fprintf(all, "%s %d\n", p, len(b)) // WalkDir goes in lexical order
+			all.Write(b)
 		}
-		sum := sha256.Sum256(b)
-		h.assets["/"+p] = asset{body: b, ctype: contentType(p), etag: hex.EncodeToString(sum[:8])}
-		return nil
+		return err
 	})
 	if err != nil {
 		// The files are compiled in: failing to read them is a build defect.
 		panic("web: embedded assets: " + err.Error())
 	}
+	version := hex.EncodeToString(all.Sum(nil)[:8])
+	var modules []string
+	for p, b := range files {
+		if path.Ext(p) == ".js" {
+			// A module's imports name the same versioned URLs as the
+			// page's preloads, so each module is fetched once and cached.
+			b = moduleImport.ReplaceAll(b, []byte("${1}?v="+version+"'"))
+			modules = append(modules, p+"?v="+version)
+		}
+		sum := sha256.Sum256(b)
+		h.assets[p] = asset{body: b, ctype: contentType(p), etag: hex.EncodeToString(sum[:8]), version: version}
+	}
+	slices.Sort(modules)
 	t := template.Must(template.New("index").Parse(indexHTML))
 	var buf bytes.Buffer
-	data := map[string]string{
-		"CSS": "/static/app.css?v=" + h.assets["/static/app.css"].etag,
-		"JS":  "/static/app.js?v=" + h.assets["/static/app.js"].etag,
-	}
+	data := struct {
+		CSS, JS string
+		Modules []string
+	}{"/static/app.css?v=" + version, "/static/main.js?v=" + version, modules}
 	if err := t.Execute(&buf, data); err != nil {
 		panic("web: index template: " + err.Error())
 	}
 	h.index = buf.Bytes()
 	return h
 }
+
+// moduleImport matches a module's import of another in static/ by its
+// relative path, up to the closing quote: "from './api.js".
+var moduleImport = regexp.MustCompile(`((?:from|import)\s+'\./[a-z]+\.js)'`)
 
 // ServeHTTP routes a request to the page or an asset.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +122,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", a.ctype)
 		w.Header().Set("ETag", `"`+a.etag+`"`)
-		if r.URL.Query().Get("v") == a.etag {
+		if r.URL.Query().Get("v") == a.version {
 			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		} else {
 			w.Header().Set("Cache-Control", "no-cache")

@@ -1,0 +1,250 @@
+// The trails: the players' positions over the last seconds before the
+// selected moment, from the tracks API, fetched a piece at a time.
+
+import { $, offset } from './util.js';
+import { api, recURL, errText } from './api.js';
+import { state, rate, clamp, timeAt } from './state.js';
+import { TRAILS_FONT, TRAILS_BG, setFont } from './canvas.js';
+import { onMoment } from './moment.js';
+
+// The longest tick range of positions fetched at once, in seconds: a range
+// never spans more than two chunks, and a long chunk is not decoded into
+// a huge response. The page never asks for the whole recording.
+const PIECE_SECONDS = 4;
+// How much of the past the trails picture shows behind the selection,
+// and how far ahead the first fetch reaches.
+const TRAIL_SECONDS = 3;
+export const AHEAD_SECONDS = 0.5;
+// The steps in which a trail fades into the past.
+const TRAIL_STEPS = 12;
+// Fetched ranges kept in memory.
+const MAX_RANGES = 48;
+
+// A piece and the trail, in ticks.
+const pieceTicks = () => Math.max(20, Math.round((rate() || 50) * PIECE_SECONDS));
+export const trailTicks = () => Math.max(10, Math.round((rate() || 20) * TRAIL_SECONDS));
+
+/** Fetches the positions of [from, to], remembering the range. */
+function fetchRange(from, to) {
+  const r = requestTracks(state.rec.id, `from=${from}&to=${to}`, from, to);
+  state.ranges.push(r);
+  if (state.ranges.length > MAX_RANGES) state.ranges.shift();
+  return r;
+}
+
+/**
+ * Asks for the positions of recording id (the tracks API with query q)
+ * and returns the range: {from, to, tracks}, tracks resolving to them
+ * as {from, to, tracks: id -> {label, pts: [[tick, x, y]]}}, a gap a
+ * point without a position. The answer's from and to replace the
+ * range's. A range that fails leaves state.ranges.
+ */
+function requestTracks(id, q, from, to) {
+  const r = { from, to, tracks: null };
+  r.tracks = api(recURL(id, `/tracks?${q}`)).then((a) => {
+    const tracks = new Map();
+    for (const t of a.tracks || []) {
+      tracks.set(t.track, { label: t.label, pts: (t.points || []).map((p) => (p.length < 3 ? [p[0], NaN, NaN] : [p[0], p[1], p[2]])) });
+    }
+    r.from = a.from;
+    r.to = a.to;
+    return { from: a.from, to: a.to, tracks };
+  });
+  r.tracks.catch(() => { state.ranges = state.ranges.filter((x) => x !== r); });
+  return r;
+}
+
+/**
+ * Asks for the positions around tick t of recording id before its
+ * metadata is in, so they arrive with it, not one round trip after it:
+ * the trail and the look ahead, in seconds (the server knows the tick
+ * rate). Returns the range, not yet in state.ranges: its ticks are
+ * known once the recording or the answer is in.
+ */
+export function guessTracks(id, t) {
+  return requestTracks(id, `at=${t}&before=${TRAIL_SECONDS}s&after=${AHEAD_SECONDS * 1000}ms`, null, null);
+}
+
+/**
+ * Resolves to the positions covering [a, b]: the ranges fetched (or
+ * on their way) already, and fetches for the gaps between them. A gap
+ * is fetched at least half a piece long (backwards at the start of the
+ * window, forwards elsewhere), so stepping a tick at a time does not
+ * send a request per tick; no fetch is longer than a piece.
+ */
+export function tracksFor(a, b) {
+  a = clamp(a);
+  b = clamp(b);
+  const have = state.ranges.filter((r) => r.to >= a && r.from <= b).sort((p, q) => p.from - q.from);
+  const gaps = [];
+  let t = a;
+  for (const r of have) {
+    if (r.from > t) gaps.push([t, r.from - 1]);
+    t = Math.max(t, r.to + 1);
+  }
+  if (t <= b) gaps.push([t, b]);
+  const len = pieceTicks(), minLen = Math.floor(len / 2);
+  const out = have.slice();
+  for (let [ga, gb] of gaps) {
+    if (gb - ga + 1 < minLen && state.ranges.length) {
+      if (ga === a) ga = clamp(gb - minLen + 1);
+      else gb = clamp(ga + minLen - 1);
+    }
+    for (let x = ga; x <= gb; x += len) out.push(fetchRange(x, Math.min(gb, x + len - 1)));
+  }
+  return Promise.all(out.map((r) => r.tracks));
+}
+
+/** Reports whether fetched (or pending) ranges cover [a, b]. */
+function covered(a, b) {
+  let t = clamp(a);
+  b = clamp(b);
+  for (const r of state.ranges.slice().sort((p, q) => p.from - q.from)) {
+    if (r.from <= t && r.to >= t) t = r.to + 1;
+  }
+  return t > b;
+}
+
+/** A stable colour for a track id. */
+function colorFor(id) {
+  let h = 0;
+  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
+  // The golden angle spreads ids that differ by one character apart.
+  return `hsl(${Math.round((h * 137.508) % 360)}, 80%, 62%)`;
+}
+
+let drawSeq = 0;
+
+/**
+ * Draws the trails of the last TRAIL_SECONDS before the selection, with
+ * each player's name at the head. Loads the pieces that cover them first
+ * (and, while playing, the next piece ahead).
+ */
+export async function drawTrails() {
+  if (!state.rec) return;
+  const seq = ++drawSeq;
+  const sel = state.sel;
+  const trail = trailTicks();
+  // While playing, keep a second of frames ahead in hand: fetch the
+  // next piece before the selection reaches the end of what is loaded.
+  if (state.playing && !covered(sel, sel + Math.round(rate() || 20))) {
+    tracksFor(sel, sel + pieceTicks()).catch(() => {});
+  }
+  let pieces;
+  try {
+    pieces = await tracksFor(sel - trail, sel);
+  } catch (e) {
+    if (seq === drawSeq) $('trail-note').textContent = 'Could not load positions: ' + errText(e);
+    return;
+  }
+  if (seq !== drawSeq || !state.rec) return;
+  paintTrails(pieces, sel, trail);
+}
+
+function paintTrails(pieces, sel, trail) {
+  const c = $('trails'), g = c.getContext('2d');
+  const dpr = window.devicePixelRatio || 1;
+  const W = c.width / dpr, H = c.height / dpr;
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.fillStyle = TRAILS_BG;
+  g.fillRect(0, 0, W, H);
+  // Merge the pieces' tracks over the trail window.
+  const tracks = new Map();
+  let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+  for (const p of pieces) {
+    for (const [id, t] of p.tracks) {
+      let m = tracks.get(id);
+      if (!m) { m = { label: t.label, pts: [] }; tracks.set(id, m); }
+      if (t.label) m.label = t.label;
+      for (const pt of t.pts) {
+        if (pt[0] >= sel - trail && pt[0] <= sel) m.pts.push(pt);
+        if (isNaN(pt[1])) continue;
+        // The bounds cover the whole pieces, so the picture holds still
+        // while the selection moves inside them.
+        minX = Math.min(minX, pt[1]); maxX = Math.max(maxX, pt[1]);
+        minY = Math.min(minY, pt[2]); maxY = Math.max(maxY, pt[2]);
+      }
+    }
+  }
+  let drawn = 0;
+  const labels = [];
+  if (isFinite(minX)) {
+    const pad = 28;
+    const sx = (W - 2 * pad) / Math.max(1e-9, maxX - minX), sy = (H - 2 * pad) / Math.max(1e-9, maxY - minY);
+    const s = Math.min(sx, sy);
+    const ox = pad + (W - 2 * pad - (maxX - minX) * s) / 2, oy = pad + (H - 2 * pad - (maxY - minY) * s) / 2;
+    const X = (v) => ox + (v - minX) * s, Y = (v) => oy + (v - minY) * s;
+    g.strokeStyle = 'rgba(255,255,255,0.06)';
+    g.lineWidth = 1;
+    g.beginPath();
+    for (let i = 1; i < 8; i++) {
+      g.moveTo((W * i) / 8, 0); g.lineTo((W * i) / 8, H);
+      g.moveTo(0, (H * i) / 8); g.lineTo(W, (H * i) / 8);
+    }
+    g.stroke();
+    setFont(g, TRAILS_FONT);
+    for (const [id, t] of tracks) {
+      if (!t.pts.length) continue;
+      t.pts.sort((p, q) => p[0] - q[0]);
+      const col = colorFor(id);
+      g.strokeStyle = col;
+      g.lineWidth = 2;
+      g.lineJoin = 'round';
+      // The trail fades into the past in TRAIL_STEPS steps: one path
+      // per step, not a stroke per segment; a point less than a pixel
+      // from the last one drawn is passed over (a player standing still
+      // is one point, not a hundred).
+      const pts = t.pts, gapTicks = trail / 3, since = sel - trail;
+      let step = -1, last = null, lx = 0, ly = 0, qx = 0, qy = 0, behind = false;
+      for (let i = 1; i < pts.length; i++) {
+        const p = pts[i - 1], q = pts[i];
+        if (p[1] !== p[1] || q[1] !== q[1] || q[0] - p[0] > gapTicks) continue; // a gap (NaN): dead or away
+        const k = Math.min(TRAIL_STEPS - 1, Math.max(0, Math.floor(((q[0] - since) / trail) * TRAIL_STEPS)));
+        if (k !== step || last !== p) {
+          if (behind) g.lineTo(qx, qy);
+          if (k !== step) {
+            if (last) g.stroke();
+            step = k;
+            g.globalAlpha = 0.25 + 0.75 * ((k + 1) / TRAIL_STEPS);
+            g.beginPath();
+          }
+          lx = ox + (p[1] - minX) * s;
+          ly = oy + (p[2] - minY) * s;
+          g.moveTo(lx, ly);
+        }
+        qx = ox + (q[1] - minX) * s;
+        qy = oy + (q[2] - minY) * s;
+        last = q;
+        behind = Math.abs(qx - lx) + Math.abs(qy - ly) < 1;
+        if (behind) continue;
+        g.lineTo(qx, qy);
+        lx = qx;
+        ly = qy;
+      }
+      if (behind) g.lineTo(qx, qy);
+      if (last) g.stroke();
+      g.globalAlpha = 1;
+      const h = t.pts[t.pts.length - 1];
+      if (isNaN(h[1])) continue; // not in the game at the selected moment
+      g.fillStyle = col;
+      g.beginPath(); g.arc(X(h[1]), Y(h[2]), 5, 0, Math.PI * 2); g.fill();
+      const label = t.label;
+      g.fillStyle = '#fff';
+      g.fillText(label, X(h[1]) + 8, Y(h[2]) - 6);
+      labels.push(label);
+      drawn++;
+    }
+  }
+  g.fillStyle = 'rgba(255,255,255,0.75)';
+  setFont(g, TRAILS_FONT);
+  g.fillText(`tick ${sel} · ${offset(timeAt(sel))}`, 8, H - 8);
+  c.dataset.tracks = String(drawn);
+  c.dataset.labels = labels.join('\n');
+  c.dataset.tick = String(sel);
+  c.setAttribute('aria-label', drawn ? `Positions around tick ${sel}: ${labels.join(', ')}` : `No positions around tick ${sel}`);
+  $('trail-note').textContent = drawn ? `${drawn} trail${drawn === 1 ? '' : 's'}, the last ${TRAIL_SECONDS} s before the selected moment` :
+    'No positions around this moment (nobody in the game, or this format records none).';
+}
+
+// The trails follow the selected moment.
+onMoment(() => drawTrails());
