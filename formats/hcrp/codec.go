@@ -392,6 +392,20 @@ func sourceReader(src formats.Source) (*Reader, error) {
 	return rd, nil
 }
 
+// withReader opens src and, when r holds ticks of the recording, calls fn
+// with the reader and r clamped to them.
+func withReader(src formats.Source, r formats.Range, fn func(rd *Reader, r formats.Range) error) error {
+	rd, err := sourceReader(src)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if r = r.Clamp(rd.Ticks() - 1); r.Empty() {
+		return nil
+	}
+	return fn(rd, r)
+}
+
 // Frames implements formats.Codec. Decoding starts at the nearest snapshot
 // chunk at or before the one holding from. When that is earlier than from,
 // the first frame is a "state" frame at from with every entity's position
@@ -401,84 +415,77 @@ func sourceReader(src formats.Source) (*Reader, error) {
 // "raw" frame with the rest of its bytes, and decoding goes on with the
 // next chunk.
 func (Codec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
-	rd, err := sourceReader(src)
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	r = r.Clamp(rd.Ticks() - 1)
-	if r.Empty() {
-		return nil
-	}
-	from := r.From
-	var extra []formats.Frame
-	for _, e := range rootEntries(rd.MetaRaw) {
-		if e.Name == "anticheat" || e.Name == "chat" {
-			extra = metaFrames(rd.Meta(), r)
-			break
-		}
-	}
-	flush := func(tick int64) error {
-		for len(extra) > 0 && extra[0].Tick <= tick {
-			if err := emit(extra[0]); err != nil {
-				return err
-			}
-			extra = extra[1:]
-		}
-		return nil
-	}
-	first := findChunk(rd.Index, from)
-	start := snapshotBefore(rd.Index, first)
-	st := NewState()
-	applied := false
-	var sc scanner
-	for i := start; i < len(rd.Index) && !r.Past(int64(rd.Index[i].StartTick)); i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		e := &rd.Index[i]
-		raw, err := rd.Chunk(ctx, i)
-		if err != nil {
-			return err
-		}
-		sc.reset(raw, e)
-		for sc.next() {
-			if sc.tick < from {
-				st.Apply(&sc.Event)
-				applied = true
-				continue
-			}
-			if r.Past(sc.tick) {
+	return withReader(src, r, func(rd *Reader, r formats.Range) error {
+		from := r.From
+		var extra []formats.Frame
+		for _, e := range rootEntries(rd.MetaRaw) {
+			if e.Name == "anticheat" || e.Name == "chat" {
+				extra = metaFrames(rd.Meta(), r)
 				break
 			}
-			if applied {
-				applied = false
-				if err := emit(formats.Frame{Tick: from, Type: "state", Data: stateFields(st)}); err != nil {
+		}
+		flush := func(tick int64) error {
+			for len(extra) > 0 && extra[0].Tick <= tick {
+				if err := emit(extra[0]); err != nil {
+					return err
+				}
+				extra = extra[1:]
+			}
+			return nil
+		}
+		first := findChunk(rd.Index, from)
+		start := snapshotBefore(rd.Index, first)
+		st := NewState()
+		applied := false
+		var sc scanner
+		for i := start; i < len(rd.Index) && !r.Past(int64(rd.Index[i].StartTick)); i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			e := &rd.Index[i]
+			raw, err := rd.Chunk(ctx, i)
+			if err != nil {
+				return err
+			}
+			sc.reset(raw, e)
+			for sc.next() {
+				if sc.tick < from {
+					st.Apply(&sc.Event)
+					applied = true
+					continue
+				}
+				if r.Past(sc.tick) {
+					break
+				}
+				if applied {
+					applied = false
+					if err := emit(formats.Frame{Tick: from, Type: "state", Data: stateFields(st)}); err != nil {
+						return err
+					}
+				}
+				if err := flush(sc.tick); err != nil {
+					return err
+				}
+				if err := emit(formats.Frame{Tick: sc.tick, Type: sc.Event.Type.String(), Data: sc.Event.Fields()}); err != nil {
 					return err
 				}
 			}
-			if err := flush(sc.tick); err != nil {
-				return err
+			if sc.err != nil && !r.Past(sc.tick) {
+				err := chunkError(i, e, &sc)
+				if err := emit(formats.Frame{Tick: max(sc.tick, from), Type: "raw", Data: map[string]any{
+					"chunk": i, "offset": sc.start, "error": err.Error(), "bytes": append([]byte(nil), raw[sc.start:]...),
+				}}); err != nil {
+					return err
+				}
 			}
-			if err := emit(formats.Frame{Tick: sc.tick, Type: sc.Event.Type.String(), Data: sc.Event.Fields()}); err != nil {
+		}
+		if applied {
+			if err := emit(formats.Frame{Tick: from, Type: "state", Data: stateFields(st)}); err != nil {
 				return err
 			}
 		}
-		if sc.err != nil && !r.Past(sc.tick) {
-			err := chunkError(i, e, &sc)
-			if err := emit(formats.Frame{Tick: max(sc.tick, from), Type: "raw", Data: map[string]any{
-				"chunk": i, "offset": sc.start, "error": err.Error(), "bytes": append([]byte(nil), raw[sc.start:]...),
-			}}); err != nil {
-				return err
-			}
-		}
-	}
-	if applied {
-		if err := emit(formats.Frame{Tick: from, Type: "state", Data: stateFields(st)}); err != nil {
-			return err
-		}
-	}
-	return flush(r.To)
+		return flush(r.To)
+	})
 }
 
 func stateFields(st *State) map[string]any {

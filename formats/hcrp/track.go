@@ -19,70 +19,63 @@ var _ formats.Tracker = Codec{}
 // from above), Z its height (y). Its label is the recording's player of
 // that index (entity 0 is the recorded player), else "entity N".
 func (Codec) Track(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Point) error) error {
-	rd, err := sourceReader(src)
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	r = r.Clamp(rd.Ticks() - 1)
-	if r.Empty() {
-		return nil
-	}
-	players := src.Meta().Players
-	point := func(tick int64, id int32, p Pos) formats.Point {
-		label := "entity " + strconv.Itoa(int(id))
-		if id >= 0 && int(id) < len(players) && players[id].Name != "" {
-			label = players[id].Name
-		}
-		return formats.Point{Tick: tick, Track: "e" + strconv.Itoa(int(id)), Label: label, X: p.X, Y: p.Z, Z: p.Y, HasZ: true}
-	}
-	st := NewState()
-	applied := false
-	// where emits every entity the state holds at tick, in id order.
-	where := func(tick int64) error {
-		ids := make([]int32, 0, len(st.Entities))
-		for id := range st.Entities {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			if err := emit(point(tick, id, st.Entities[id].Pos)); err != nil {
-				return err
+	return withReader(src, r, func(rd *Reader, r formats.Range) error {
+		players := src.Meta().Players
+		point := func(tick int64, id int32, p Pos) formats.Point {
+			label := "entity " + strconv.Itoa(int(id))
+			if id >= 0 && int(id) < len(players) && players[id].Name != "" {
+				label = players[id].Name
 			}
+			return formats.Point{Tick: tick, Track: "e" + strconv.Itoa(int(id)), Label: label, X: p.X, Y: p.Z, Z: p.Y, HasZ: true}
 		}
-		return nil
-	}
-	start := int64(rd.Index[snapshotBefore(rd.Index, findChunk(rd.Index, r.From))].StartTick)
-	err = rd.Events(ctx, formats.Ticks(start, r.To), func(tick int64, e *Event) error {
-		if tick < r.From {
-			st.Apply(e)
-			applied = true
+		st := NewState()
+		applied := false
+		// where emits every entity the state holds at tick, in id order.
+		where := func(tick int64) error {
+			ids := make([]int32, 0, len(st.Entities))
+			for id := range st.Entities {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			for _, id := range ids {
+				if err := emit(point(tick, id, st.Entities[id].Pos)); err != nil {
+					return err
+				}
+			}
 			return nil
 		}
-		if applied {
-			applied = false
-			if err := where(r.From); err != nil {
-				return err
+		start := int64(rd.Index[snapshotBefore(rd.Index, findChunk(rd.Index, r.From))].StartTick)
+		err := rd.Events(ctx, formats.Ticks(start, r.To), func(tick int64, e *Event) error {
+			if tick < r.From {
+				st.Apply(e)
+				applied = true
+				return nil
 			}
+			if applied {
+				applied = false
+				if err := where(r.From); err != nil {
+					return err
+				}
+			}
+			st.Apply(e)
+			switch e.Type {
+			case SpawnEntity, AbsoluteMove, DeltaMove:
+				if en := st.Entities[e.Entity]; en != nil {
+					return emit(point(tick, e.Entity, en.Pos))
+				}
+			case DestroyEntity:
+				p := point(tick, e.Entity, Pos{})
+				p.Gap = true
+				return emit(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		st.Apply(e)
-		switch e.Type {
-		case SpawnEntity, AbsoluteMove, DeltaMove:
-			if en := st.Entities[e.Entity]; en != nil {
-				return emit(point(tick, e.Entity, en.Pos))
-			}
-		case DestroyEntity:
-			p := point(tick, e.Entity, Pos{})
-			p.Gap = true
-			return emit(p)
+		if applied {
+			return where(r.From)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if applied {
-		return where(r.From)
-	}
-	return nil
 }

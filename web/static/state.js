@@ -52,16 +52,10 @@ export function timeAt(tick) {
 
 /** The tick at offset ms from the start. */
 export function tickAt(ms) {
-  const cs = state.rec.chunks || [];
-  let i = 0;
-  for (let lo = 0, hi = cs.length - 1; lo <= hi;) {
-    const mid = (lo + hi) >> 1;
-    if (cs[mid].time_ms <= ms) { i = mid; lo = mid + 1; } else hi = mid - 1;
-  }
-  const c = cs[i] || { start_tick: firstTick(), time_ms: 0 };
-  return clamp(c.start_tick + (rate() ? (ms - c.time_ms) / 1000 * rate() : 0));
+  return clamp(tickAtFloat(ms));
 }
 
+/** The time of day of tick (null when the start is unknown). */
 export function wallAt(tick) {
   return state.rec.start ? new Date(Date.parse(state.rec.start) + timeAt(tick)) : null;
 }
