@@ -59,7 +59,7 @@ func (s *Server) writeRecording(w http.ResponseWriter, r *http.Request, ref stri
 	}
 	out := wire.RecordingOf(s.x, m, audit)
 	if !seesModeration(r) {
-		out = recordingForViewer(out)
+		out = s.recordingForViewer(out)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -95,7 +95,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !seesModeration(r) {
-		evs = viewerEvents(evs)
+		evs = s.viewerEvents(m.ID.String(), evs)
 	}
 	if r.URL.Query().Get("compact") != "" {
 		writeJSON(w, http.StatusOK, wire.EventsCompactOf(evs, span, limit))

@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -97,6 +98,9 @@ type Server struct {
 	// one), so that a burst of them queues here and leaves CPU to searches
 	// and ingest.
 	heavy chan struct{}
+	// pseudonymKey keys the pseudonyms of player ids in viewers' answers
+	// (redact.go).
+	pseudonymKey [32]byte
 }
 
 // New returns a server over x.
@@ -121,6 +125,7 @@ func New(x *replay.Archive, cfg Config) *Server {
 	}
 	s := &Server{x: x, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newMetrics(), limiter: newFailLimiter(cfg.Now),
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	rand.Read(s.pseudonymKey[:])
 	s.routes()
 	return s
 }

@@ -122,3 +122,50 @@ func TestViewersSeeNoModeratorData(t *testing.T) {
 		t.Errorf("a moderator's player-id:%s found %d recordings, want 1", account, res.Total)
 	}
 }
+
+// TestViewersSeePseudonyms: a viewer's events name each player id by a
+// pseudonym, the same in every answer and one per id, which is not the id;
+// a moderator sees the ids.
+func TestViewersSeePseudonyms(t *testing.T) {
+	ts := start(t, server.Config{})
+	id, _ := ts.ingestGame(teehistoriangen.Options{Duration: 8 * time.Minute, Seed: 75})
+	viewer := ts.token("vera", replay.RoleViewer)
+	mod := ts.token("mia", replay.RoleModerator)
+	ids := func(tok string) []string {
+		var evs wire.Events
+		ts.want(http.StatusOK, "GET", "/api/v1/recordings/"+id+"/events", tok, nil, &evs)
+		out := make([]string, len(evs.Events))
+		for i, e := range evs.Events {
+			out[i] = e.PlayerID
+		}
+		return out
+	}
+	real, seen, again := ids(mod), ids(viewer), ids(viewer)
+	if !slices.Equal(seen, again) {
+		t.Fatal("a viewer's pseudonyms differ between two answers")
+	}
+	pseudo := regexp.MustCompile(`^p[0-9a-f]{10}$`)
+	of := map[string]string{}
+	for i := range real {
+		if real[i] == "" {
+			if seen[i] != "" {
+				t.Errorf("event %d: no id, but a pseudonym %q", i, seen[i])
+			}
+			continue
+		}
+		if !pseudo.MatchString(seen[i]) || seen[i] == real[i] {
+			t.Fatalf("event %d: a viewer sees id %q as %q", i, real[i], seen[i])
+		}
+		if p, ok := of[real[i]]; ok && p != seen[i] {
+			t.Errorf("id %q has two pseudonyms, %q and %q", real[i], p, seen[i])
+		}
+		of[real[i]] = seen[i]
+	}
+	names := map[string]bool{}
+	for _, p := range of {
+		names[p] = true
+	}
+	if len(of) < 2 || len(names) != len(of) {
+		t.Errorf("%d ids with %d pseudonyms; want one each, at least two", len(of), len(names))
+	}
+}

@@ -132,9 +132,11 @@ function renderMeta() {
 }
 
 /**
- * Who held which client id when, from join and drop events (teehistorian
- * names its clients by id: "client 3 joined"). Returns id -> [{name,
- * from, to}] in tick order.
+ * Who held which player id when, from join and drop events (an id a
+ * format reuses names several players in turn; viewers get pseudonyms,
+ * the same in every answer). Teehistorian's joins and drops carry no id
+ * but name the server's client slot in their text ("client 3 joined").
+ * Returns id -> [{name, from, to}] in tick order.
  */
 function clientNames(events) {
   const byID = new Map();

@@ -10,7 +10,7 @@ export const state = {
   view: [0, 0], // the timeline's visible tick range
   ranges: [], // fetched position ranges: {from, to, tracks (a Promise)}
   playing: false, speed: 1, lastFrame: 0, playAcc: 0,
-  names: null, // client-id intervals (teehistorian)
+  names: null, // who held which player id when
   rangeTouched: false,
   token: 0, // bumped on every navigation, so a stale load stops drawing
 };
