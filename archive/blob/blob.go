@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // ErrNotFound is the error (tested with errors.Is) for a key that names no
@@ -56,6 +57,20 @@ type Store interface {
 	// of keys, with its size. An error from fn stops the listing and is
 	// returned as is.
 	List(ctx context.Context, prefix string, fn func(key string, size int64) error) error
+	// ListInfo is List with each object's modification time: a bucket's
+	// orphan sweep deletes an object no manifest names only once it is
+	// older than a grace age, so that another writer's upload between its
+	// object and its manifest is never taken for an orphan.
+	ListInfo(ctx context.Context, prefix string, fn func(Info) error) error
+}
+
+// Info describes one object as ListInfo sees it.
+type Info struct {
+	Key  string
+	Size int64
+	// Modified is when the object was last written, by the store's clock
+	// (the server's for S3, the file's mtime for Dir).
+	Modified time.Time
 }
 
 // ValidKey reports why key cannot name an object, or nil. Every

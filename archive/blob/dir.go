@@ -252,6 +252,11 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 // keys sort (a subdirectory "a" as "a/"), so keys come out in byte order
 // without collecting them first.
 func (d *Dir) List(ctx context.Context, prefix string, fn func(key string, size int64) error) error {
+	return d.ListInfo(ctx, prefix, func(o Info) error { return fn(o.Key, o.Size) })
+}
+
+// ListInfo implements Store: List with each file's mtime.
+func (d *Dir) ListInfo(ctx context.Context, prefix string, fn func(Info) error) error {
 	if err := validPrefix(prefix); err != nil {
 		return err
 	}
@@ -264,7 +269,7 @@ func (d *Dir) List(ctx context.Context, prefix string, fn func(key string, size 
 
 // walk lists the directory holding keys that start with dirKey (empty or
 // ending in '/'), calling fn for those that start with prefix.
-func (d *Dir) walk(ctx context.Context, dirKey, prefix string, fn func(string, int64) error) error {
+func (d *Dir) walk(ctx context.Context, dirKey, prefix string, fn func(Info) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -314,7 +319,7 @@ func (d *Dir) walk(ctx context.Context, dirKey, prefix string, fn func(string, i
 		if !st.Mode().IsRegular() {
 			continue
 		}
-		if err := fn(e.key, st.Size()); err != nil {
+		if err := fn(Info{Key: e.key, Size: st.Size(), Modified: st.ModTime()}); err != nil {
 			return err
 		}
 	}

@@ -401,6 +401,12 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 // keys a page); objects whose names are not valid keys (the probe, or
 // objects another tool put under the prefix) are skipped.
 func (s *S3) List(ctx context.Context, prefix string, fn func(key string, size int64) error) error {
+	return s.ListInfo(ctx, prefix, func(o Info) error { return fn(o.Key, o.Size) })
+}
+
+// ListInfo implements Store: List with each object's LastModified, as the
+// listing reports it (no request per object).
+func (s *S3) ListInfo(ctx context.Context, prefix string, fn func(Info) error) error {
 	if err := validPrefix(prefix); err != nil {
 		return err
 	}
@@ -414,7 +420,7 @@ func (s *S3) List(ctx context.Context, prefix string, fn func(key string, size i
 		if ValidKey(key) != nil {
 			continue
 		}
-		if err := fn(key, obj.Size); err != nil {
+		if err := fn(Info{Key: key, Size: obj.Size, Modified: obj.LastModified}); err != nil {
 			return err
 		}
 	}

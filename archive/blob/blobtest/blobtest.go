@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/replayarchive/replay/archive/blob"
 	"github.com/replayarchive/replay/internal/memtest"
@@ -62,6 +63,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) blob.Store, o Options) {
 	t.Run("Overwrite", func(t *testing.T) { testOverwrite(t, newStore(t)) })
 	t.Run("SizeMismatch", func(t *testing.T) { testSizeMismatch(t, newStore(t)) })
 	t.Run("List", func(t *testing.T) { testList(t, newStore(t)) })
+	t.Run("ListInfo", func(t *testing.T) { testListInfo(t, newStore(t)) })
 	t.Run("ListMany", func(t *testing.T) { testListMany(t, newStore(t), o.ManyKeys) })
 	t.Run("PutIfAbsent", func(t *testing.T) { testPutIfAbsent(t, newStore(t)) })
 	t.Run("PutIfAbsentGoroutines", func(t *testing.T) { testPutIfAbsentGoroutines(t, newStore(t)) })
@@ -375,6 +377,60 @@ func testList(t *testing.T, s blob.Store) {
 	}
 	if got := list(t, s, "rec/2026-02/"); len(got) != 1 {
 		t.Errorf("after Delete, List(rec/2026-02/) = %v, want only rec/2026-02/a", got)
+	}
+}
+
+// testListInfo: ListInfo lists what List lists, each object with a
+// modification time from when it was written (the store's clock, on this
+// machine for every store the suite runs; S3 listings have whole seconds),
+// and a rewrite moves it forward.
+func testListInfo(t *testing.T, s blob.Store) {
+	const slack = 2 * time.Second
+	before := time.Now()
+	keys := []string{"m/a", "m/b/c", "m/d", "n"}
+	for i, k := range keys {
+		put(t, s, k, pattern(byte(i), 10*i+1))
+	}
+	after := time.Now()
+	infos := func(prefix string) map[string]blob.Info {
+		got := map[string]blob.Info{}
+		var order []string
+		err := s.ListInfo(t.Context(), prefix, func(o blob.Info) error {
+			got[o.Key] = o
+			order = append(order, o.Key)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("ListInfo(%q): %v", prefix, err)
+		}
+		if !slices.IsSorted(order) {
+			t.Fatalf("ListInfo(%q) not in key order: %q", prefix, order)
+		}
+		return got
+	}
+	got := infos("m/")
+	if want := list(t, s, "m/"); len(got) != len(want) || len(got) != 3 {
+		t.Fatalf("ListInfo(m/) = %v, List(m/) = %v, want the 3 keys under m/", got, want)
+	}
+	for i, k := range keys[:3] {
+		o := got[k]
+		if o.Size != int64(10*i+1) {
+			t.Errorf("ListInfo: %s size %d, want %d", k, o.Size, 10*i+1)
+		}
+		if o.Modified.Before(before.Add(-slack)) || o.Modified.After(after.Add(slack)) {
+			t.Errorf("ListInfo: %s modified %s, written between %s and %s", k, o.Modified, before, after)
+		}
+	}
+	// A rewrite a little later is listed as modified later.
+	time.Sleep(slack)
+	put(t, s, "m/a", []byte("again"))
+	if o := infos("m/a")["m/a"]; !o.Modified.After(got["m/a"].Modified) || o.Size != 5 {
+		t.Errorf("rewritten m/a listed as %+v, first written %s", o, got["m/a"].Modified)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if err := s.ListInfo(t.Context(), "", func(blob.Info) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("ListInfo with a failing fn = %v after %d calls, want stop after 1", err, calls)
 	}
 }
 
