@@ -17,7 +17,7 @@ import (
 func (x *Archive) RemoteConfig() (*archive.RemoteConfig, error) { return x.a.RemoteConfig() }
 
 // SetRemote checks that cfg reaches a bucket and stores it: sealed
-// recordings older than cfg.UploadAfter move there at the next Upload. A
+// recordings older than cfg.UploadDelay() move there at the next Upload. A
 // read-only configuration makes this a second node that only reads what
 // another uploads (CatchUp).
 func (x *Archive) SetRemote(ctx context.Context, by Actor, cfg archive.RemoteConfig) error {
@@ -36,11 +36,15 @@ func DescribeRemote(cfg *archive.RemoteConfig) string {
 	if cfg.S3.ReadOnly {
 		return fmt.Sprintf("%s at %s, read-only (catches up on another node's uploads)", cfg.URL, cfg.S3.Endpoint)
 	}
-	after := cfg.UploadAfter
-	if after <= 0 {
-		after = archive.DefaultUploadAfter
+	after := cfg.UploadDelay()
+	when := "older than " + units.FormatDuration(after)
+	switch {
+	case after == 0:
+		when += " (all, as soon as sealed)"
+	case cfg.UploadAfter == nil:
+		when += " (the default)"
 	}
-	return fmt.Sprintf("%s at %s, sealed recordings older than %s move there", cfg.URL, cfg.S3.Endpoint, units.FormatDuration(after))
+	return fmt.Sprintf("%s at %s, sealed recordings %s move there", cfg.URL, cfg.S3.Endpoint, when)
 }
 
 // Upload moves sealed recordings past the upload age to the remote store

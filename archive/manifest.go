@@ -129,14 +129,32 @@ func (m *Manifest) AllFlags() []string {
 // Flagged reports whether the recording carries any flag.
 func (m *Manifest) Flagged() bool { return len(m.Meta.Flags) > 0 || len(m.Flags) > 0 }
 
-// Age is the time the retention policy measures from: the recording's start
-// when the file says it, else when it was ingested.
+// Age is how old the recording is at now for every time-based policy
+// (retention's --max-age and prune --older-than, the remote upload delay,
+// recompress --older-than): now less AgeFrom. It is 0 when the manifest
+// says no time at all, so an unknown age never makes a recording go.
 func (m *Manifest) Age(now time.Time) time.Duration {
-	t := m.Meta.Start
+	t := m.AgeFrom()
 	if t.IsZero() {
-		t = m.Ingested
+		return 0
 	}
 	return now.Sub(t)
+}
+
+// AgeFrom is the instant Age counts from: the recording's start, or its
+// ingest when the file says no start (a header-only SC2 replay, a .milk
+// capture) or one after its ingest (a wrong clock or a bad header: nothing
+// starts after the archive received it). So every recording ages from its
+// ingest at the latest, and a policy of any age reaches it.
+func (m *Manifest) AgeFrom() time.Time {
+	s := m.Meta.Start
+	switch {
+	case s.IsZero():
+		return m.Ingested
+	case m.Ingested.IsZero() || s.Before(m.Ingested):
+		return s
+	}
+	return m.Ingested
 }
 
 // chunks converts the index to the codec's view.

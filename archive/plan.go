@@ -22,7 +22,8 @@ const (
 type Candidate struct {
 	ID     uuid.UUID `json:"id"`
 	Format string    `json:"format"`
-	// Start is the recording's start, else its ingest time (what Age uses).
+	// Start is when the recording's age counts from (Manifest.AgeFrom):
+	// its start, else its ingest time when it has none or a later one.
 	Start       time.Time `json:"start"`
 	Shard       string    `json:"shard"`
 	Reason      string    `json:"reason"`
@@ -58,13 +59,8 @@ type Plan struct {
 	EstimatedCatalogReturn int64 `json:"estimated_catalog_return_bytes"`
 }
 
-// recAge is the instant Manifest.Age measures from.
-func recAge(m *Manifest) time.Time {
-	if m.Meta.Start.IsZero() {
-		return m.Ingested
-	}
-	return m.Meta.Start
-}
+// recAge is the instant Manifest.Age measures from (Manifest.AgeFrom).
+func recAge(m *Manifest) time.Time { return m.AgeFrom() }
 
 // planRetention works out what policy p removes from the recordings that
 // manifests yields (each once, in any order), at opts.Now: by age, then the

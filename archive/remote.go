@@ -22,21 +22,18 @@ package archive
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive/blob"
 	"github.com/replayarchive/replay/archive/internal/chunkcache"
-	"github.com/replayarchive/replay/internal/bounded"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -53,18 +50,33 @@ type RemoteConfig struct {
 	// S3 is how to reach it (endpoint, region, credentials file, and
 	// ReadOnly: a node that only reads what another one uploads).
 	S3 blob.S3Options `json:"s3"`
-	// UploadAfter is the age (from the recording's start, else its ingest)
-	// past which a sealed recording is uploaded; 0 means DefaultUploadAfter.
-	UploadAfter time.Duration `json:"upload_after,omitempty"`
+	// UploadAfter is the age (Manifest.Age: from the recording's start, or
+	// its ingest when that is earlier or the start unknown) past which a
+	// sealed recording is uploaded, so at most this long after its ingest
+	// or seal. nil means DefaultUploadAfter (stored configurations without
+	// the field get the current default); a pointer to 0 means at once.
+	UploadAfter *time.Duration `json:"upload_after,omitempty"`
 	// CacheBytes bounds the local chunk cache; 0 means DefaultCacheBytes.
 	CacheBytes int64 `json:"cache_bytes,omitempty"`
 }
 
-// Defaults of RemoteConfig.
+// Defaults of RemoteConfig. DefaultUploadAfter is minutes, not days: a
+// recording not yet uploaded lives on one disk only, so it goes up at the
+// first tier pass (a server's runs every minute) once it is sealed and
+// this old.
 const (
-	DefaultUploadAfter = 30 * 24 * time.Hour
+	DefaultUploadAfter = 5 * time.Minute
 	DefaultCacheBytes  = 1 << 30
 )
+
+// UploadDelay is the upload age in effect: UploadAfter, else
+// DefaultUploadAfter.
+func (c *RemoteConfig) UploadDelay() time.Duration {
+	if c == nil || c.UploadAfter == nil {
+		return DefaultUploadAfter
+	}
+	return *c.UploadAfter
+}
 
 // tierState is the archive's handle on its remote store, opened on first
 // use (opening an S3 store asks the server, which read-only commands that
@@ -80,18 +92,6 @@ type tierState struct {
 	// a manifest that a pass updates last).
 	uploadMu sync.Mutex
 }
-
-// objectKey is where recording m's chunks go.
-func objectKey(m *Manifest) string {
-	t := m.Meta.Start
-	if t.IsZero() {
-		t = m.Ingested
-	}
-	return "rec/" + t.UTC().Format("2006-01") + "/" + m.ID.String()
-}
-
-// manifestKey is the commit point of recording id in the bucket.
-func manifestKey(id uuid.UUID) string { return "manifests/" + id.String() }
 
 // RemoteConfig returns the stored remote configuration, or nil.
 func (a *Archive) RemoteConfig() (*RemoteConfig, error) {
@@ -125,8 +125,8 @@ func (a *Archive) SetRemote(ctx context.Context, cfg RemoteConfig) error {
 	if a.opts.ReadOnly {
 		return errors.New("archive: set remote: opened read-only")
 	}
-	if cfg.UploadAfter < 0 || cfg.CacheBytes < 0 {
-		return fmt.Errorf("archive: set remote: negative upload age %s or cache size %d", cfg.UploadAfter, cfg.CacheBytes)
+	if cfg.UploadDelay() < 0 || cfg.CacheBytes < 0 {
+		return fmt.Errorf("archive: set remote: negative upload age %s or cache size %d", cfg.UploadDelay(), cfg.CacheBytes)
 	}
 	s, err := blob.NewS3(ctx, cfg.URL, cfg.S3)
 	if err != nil {
@@ -230,6 +230,10 @@ type remoteManifest struct {
 	Heads []byte `json:"heads"`
 	// Events is the stored events (the events bucket's value), if any.
 	Events []byte `json:"events,omitempty"`
+	// Writer is the uploading archive's writer id (remoteobject.go): an
+	// upload finishes its own manifest and refuses another writer's.
+	// Manifests of older builds have none.
+	Writer string `json:"writer,omitempty"`
 }
 
 // remoteManifestVersion is remoteManifest.Version as written now.
@@ -241,8 +245,12 @@ const maxRemoteManifest = 256 << 20
 
 // UploadOptions tune Upload.
 type UploadOptions struct {
-	// OlderThan overrides the configured UploadAfter (> 0).
+	// OlderThan, when > 0, replaces the configured UploadAfter for this
+	// upload.
 	OlderThan time.Duration
+	// AtOnce uploads every sealed recording whatever its age (remote
+	// upload --older-than 0s): the zero that OlderThan cannot say.
+	AtOnce bool
 	// Progress, if set, is called after each recording is uploaded.
 	Progress func(m *Manifest)
 	// afterObject runs between the object and the manifest upload (tests
@@ -256,13 +264,17 @@ type UploadReport struct {
 	Bytes      int64 `json:"bytes"`
 	// Shards lists the shards that lost chunks (compacted or removed).
 	Shards []string `json:"shards,omitempty"`
+	// Conflicts says why recordings stayed local: the bucket holds them
+	// from another writer (ErrUploadConflict), whose object is left alone.
+	Conflicts []string `json:"conflicts,omitempty"`
 }
 
-// Upload moves every sealed recording older than the upload age to the
-// remote store, one at a time: the object, the manifest object
+// Upload moves every sealed recording older than the upload age
+// (Manifest.Age, so at most that long after its ingest, whatever its start
+// says) to the remote store, one at a time: the object, the manifest object
 // (put-if-absent), the catalog, and only then the local chunks are dropped.
 // Held recordings move too (a hold pins against deletion, not location);
-// growing ones stay local until sealed.
+// live and growing ones stay local until sealed.
 func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport, error) {
 	store, cfg, err := a.remote(ctx)
 	if err != nil {
@@ -271,12 +283,12 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 	if a.remoteReadOnly(store, cfg) {
 		return nil, fmt.Errorf("archive: upload: the remote store is read-only for this node")
 	}
-	age := opts.OlderThan
-	if age <= 0 {
-		age = cfg.UploadAfter
-	}
-	if age <= 0 {
-		age = DefaultUploadAfter
+	age := cfg.UploadDelay()
+	switch {
+	case opts.AtOnce:
+		age = 0
+	case opts.OlderThan > 0:
+		age = opts.OlderThan
 	}
 	a.tier.uploadMu.Lock()
 	defer a.tier.uploadMu.Unlock()
@@ -301,6 +313,10 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted meanwhile
 		}
+		if errors.Is(err, ErrUploadConflict) {
+			rep.Conflicts = append(rep.Conflicts, err.Error())
+			continue
+		}
 		if err != nil {
 			return rep, err
 		}
@@ -319,127 +335,6 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 		}
 	}
 	return rep, nil
-}
-
-// uploadOne moves recording id to store and returns its updated manifest.
-func (a *Archive) uploadOne(ctx context.Context, store blob.Store, id uuid.UUID, opts UploadOptions) (*Manifest, error) {
-	var m *Manifest
-	rm := remoteManifest{Version: remoteManifestVersion}
-	err := a.catalog.View(func(tx *bolt.Tx) (err error) {
-		if m, err = getManifest(tx, id); err != nil {
-			return err
-		}
-		rm.Heads = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
-		return nil
-	})
-	if err == nil {
-		rm.Events, err = a.eventsValue(id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if m.Remote != "" {
-		return m, nil
-	}
-	key := objectKey(m)
-	var size int64
-	for _, c := range m.Chunks {
-		size += c.Stored
-	}
-	// 1. The object, streamed from the shard one blob at a time.
-	pr, pw := io.Pipe()
-	go func() {
-		var buf []byte
-		for _, c := range m.Chunks {
-			b, err := a.readBlobInto(m.Shard, m.owner(), c.StartTick, buf)
-			if err == nil && int64(len(b)) != c.Stored {
-				err = fmt.Errorf("chunk at tick %d holds %d bytes, the manifest says %d", c.StartTick, len(b), c.Stored)
-			}
-			if err == nil {
-				_, err = pw.Write(b)
-			}
-			if err != nil {
-				pw.CloseWithError(fmt.Errorf("recording %s: %w", id, err))
-				return
-			}
-			buf = b
-		}
-		pw.Close()
-	}()
-	err = store.Put(ctx, key, pr, size)
-	pr.CloseWithError(io.ErrClosedPipe) // stops the writer if Put gave up early
-	if err != nil {
-		return nil, fmt.Errorf("archive: upload %s: %w", id, err)
-	}
-	if got, err := store.Stat(ctx, key); err != nil || got != size {
-		return nil, fmt.Errorf("archive: upload %s: object %s holds %d bytes, want %d (%v)", id, key, got, size, err)
-	}
-	if opts.afterObject != nil {
-		opts.afterObject()
-	}
-	// 2. The manifest object: the commit point.
-	up := *m
-	up.Remote, up.RemoteBytes = key, size
-	rm.Manifest = &up
-	body, err := json.Marshal(rm)
-	if err != nil {
-		return nil, err
-	}
-	created, err := store.PutIfAbsent(ctx, manifestKey(id), bytes.NewReader(body), int64(len(body)))
-	if err != nil {
-		return nil, fmt.Errorf("archive: upload %s: manifest: %w", id, err)
-	}
-	if !created {
-		// An earlier upload died after its manifest: it must be this one.
-		old, err := readRemoteManifest(ctx, store, id)
-		if err != nil {
-			return nil, fmt.Errorf("archive: upload %s: %w", id, err)
-		}
-		if old.Manifest.SHA256 != m.SHA256 || old.Manifest.Remote != key {
-			return nil, fmt.Errorf("archive: upload %s: the bucket already holds manifest %s for other bytes (sha256 %.12s…, object %s): another node writes to this bucket",
-				id, manifestKey(id), old.Manifest.SHA256, old.Manifest.Remote)
-		}
-	}
-	// 3. The catalog, then 4. the local chunks.
-	a.commitMu.Lock()
-	err = a.catalog.Update(func(tx *bolt.Tx) error {
-		cur, err := getManifest(tx, id)
-		if err != nil {
-			return err
-		}
-		if cur.SHA256 != m.SHA256 {
-			return fmt.Errorf("%s: replaced during the upload: %w", id, ErrNotFound)
-		}
-		cur.Remote, cur.RemoteBytes = key, size
-		m = cur
-		return putManifest(tx, cur)
-	})
-	a.commitMu.Unlock()
-	if errors.Is(err, ErrNotFound) {
-		// Deleted while uploading: the bucket must not keep it.
-		return nil, errors.Join(err, a.deleteRemote(ctx, store, id, key))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("archive: upload %s: catalog: %w", id, err)
-	}
-	if err := a.deleteChunks(m.Shard, m.owner()); err != nil {
-		return nil, fmt.Errorf("archive: upload %s: drop local chunks (left for a repairing Check to remove): %w", id, err)
-	}
-	return m, nil
-}
-
-// deleteRemote removes a recording from the bucket, manifest first (the
-// recording is gone from every node once it is), then the object, and
-// drops its cached chunks.
-func (a *Archive) deleteRemote(ctx context.Context, store blob.Store, id uuid.UUID, key string) error {
-	if err := store.Delete(ctx, manifestKey(id)); err != nil {
-		return fmt.Errorf("archive: delete %s: %w", manifestKey(id), err)
-	}
-	if err := store.Delete(ctx, key); err != nil {
-		return fmt.Errorf("archive: delete %s: %w", key, err)
-	}
-	a.chunkCache().Drop(id)
-	return nil
 }
 
 // sweepRemote deletes the bucket objects of tombstoned remote recordings,
@@ -487,41 +382,6 @@ func cmpOr(a, b error) error {
 		return a
 	}
 	return b
-}
-
-// readRemoteManifest reads and checks manifests/<id>.
-func readRemoteManifest(ctx context.Context, store blob.Store, id uuid.UUID) (*remoteManifest, error) {
-	rc, err := store.Get(ctx, manifestKey(id))
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	body, err := bounded.ReadAll(rc, maxRemoteManifest, manifestKey(id))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", manifestKey(id), err)
-	}
-	rm := new(remoteManifest)
-	if err := json.Unmarshal(body, rm); err != nil {
-		return nil, fmt.Errorf("%s: %w", manifestKey(id), err)
-	}
-	switch {
-	case rm.Version != remoteManifestVersion:
-		return nil, fmt.Errorf("%s: version %d, this build reads %d", manifestKey(id), rm.Version, remoteManifestVersion)
-	case rm.Manifest == nil || rm.Manifest.ID != id:
-		return nil, fmt.Errorf("%s: names another recording", manifestKey(id))
-	case blob.ValidKey(rm.Manifest.Remote) != nil || !strings.HasPrefix(rm.Manifest.Remote, "rec/"):
-		return nil, fmt.Errorf("%s: object key %q is not under rec/", manifestKey(id), rm.Manifest.Remote)
-	case len(rm.Heads) == 0:
-		return nil, fmt.Errorf("%s: no header and trailer", manifestKey(id))
-	}
-	var sum int64
-	for _, c := range rm.Manifest.Chunks {
-		sum += c.Stored
-	}
-	if sum != rm.Manifest.RemoteBytes {
-		return nil, fmt.Errorf("%s: chunks add up to %d bytes, the object to %d", manifestKey(id), sum, rm.Manifest.RemoteBytes)
-	}
-	return rm, nil
 }
 
 // remoteBlob returns chunk i of remote recording r: from the cache, else

@@ -14,6 +14,7 @@ import (
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/archive/blob"
+	"github.com/replayarchive/replay/internal/units"
 )
 
 // s3Flags say how to reach a bucket; remote set and serve --remote share
@@ -55,9 +56,9 @@ type remoteOptions struct {
 func (o *remoteOptions) AddFlags(fs *flag.FlagSet) {
 	o.s3.AddFlags(fs)
 	fs.BoolVar(&o.readOnly, "read-only", false, "set: only read the bucket (a second node; 'remote sync' catches up)")
-	fs.StringVar(&o.uploadAfter, "upload-after", "30d", "set: upload sealed recordings older than `DUR`")
+	fs.StringVar(&o.uploadAfter, "upload-after", "", "set: upload sealed recordings older than `DUR` (from start, or ingest when later; 0s: at once; default 5m)")
 	fs.StringVar(&o.cache, "cache", "1GiB", "set: bound the local chunk cache to `SIZE`")
-	fs.StringVar(&o.olderThan, "older-than", "", "upload: this `DUR` instead of the stored --upload-after")
+	fs.StringVar(&o.olderThan, "older-than", "", "upload: this `DUR` instead of the stored --upload-after (0s: every sealed recording)")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 }
 
@@ -69,7 +70,11 @@ func cmdRemote() *command {
 		access:  writeAccess,
 		help: `'remote set' stores where sealed recordings go: an S3-compatible bucket
 and prefix, its --endpoint, and how old a recording must be to move
-(--upload-after, counted from its start, else its ingest). It checks the
+(--upload-after, default 5m: counted from its start, or from its ingest
+when it has no start or one after its ingest, so a recording goes up at
+most that long after it was ingested or sealed; 0s: as soon as sealed;
+without the flag the current default applies, also after an upgrade). A
+recording not yet uploaded lives on this disk alone. It checks the
 bucket first: that it exists and that the server honours conditional
 writes. No secret is stored: the keys come from AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY, or the --credentials-file named (read at each use).
@@ -108,8 +113,12 @@ func runRemote(ctx context.Context, e *env, o *remoteOptions, args []string) err
 			return usagef("remote set takes the bucket URL, s3://BUCKET/PREFIX")
 		}
 		cfg := o.s3.config(e, args[1], o.readOnly)
-		if cfg.UploadAfter, err = parseDurationFlag("--upload-after", o.uploadAfter); err != nil {
-			return err
+		if o.uploadAfter != "" {
+			d, err := parseDurationFlag("--upload-after", o.uploadAfter)
+			if err != nil {
+				return err
+			}
+			cfg.UploadAfter = &d
 		}
 		if cfg.CacheBytes, err = parseSizeFlag("--cache", o.cache); err != nil {
 			return err
@@ -132,6 +141,9 @@ func runRemote(ctx context.Context, e *env, o *remoteOptions, args []string) err
 			return nil
 		}
 		fmt.Fprintf(e.stdout, "remote: %s\n", replay.DescribeRemote(cfg))
+		if note := uploadDelayNote(cfg); note != "" {
+			fmt.Fprintf(e.stdout, "note: %s\n", note)
+		}
 		return nil
 	case "upload":
 		var opts archive.UploadOptions
@@ -139,6 +151,7 @@ func runRemote(ctx context.Context, e *env, o *remoteOptions, args []string) err
 			if opts.OlderThan, err = parseDurationFlag("--older-than", o.olderThan); err != nil {
 				return err
 			}
+			opts.AtOnce = opts.OlderThan == 0 // a flag given is a flag honoured
 		}
 		if !o.json {
 			opts.Progress = func(m *archive.Manifest) {
@@ -168,10 +181,26 @@ func runRemote(ctx context.Context, e *env, o *remoteOptions, args []string) err
 	return usagef("remote takes set, show, upload or sync, not %q", args[0])
 }
 
+// uploadDelayNote warns about a writing node's upload age past an hour
+// (a configuration stored with the old default of 30 days keeps its
+// value): until then a recording lives on this disk alone.
+func uploadDelayNote(cfg *archive.RemoteConfig) string {
+	if cfg == nil || cfg.S3.ReadOnly || cfg.UploadDelay() <= time.Hour {
+		return ""
+	}
+	return fmt.Sprintf("a sealed recording stays on this disk alone for up to %s after its ingest (--upload-after %s; 30d was the default before 5m); 'remote set' without --upload-after uploads within minutes",
+		units.FormatDuration(cfg.UploadDelay()), units.FormatDuration(cfg.UploadDelay()))
+}
+
 // startTier runs the tier's periodic work in a server until ctx ends: a
 // writing node uploads sealed recordings, a read-only one catches up on
 // the bucket, now and then every every. The returned func waits for it.
 func startTier(ctx context.Context, x *replay.Archive, every time.Duration, log *slog.Logger) func() {
+	if cfg, err := x.RemoteConfig(); err == nil {
+		if note := uploadDelayNote(cfg); note != "" {
+			log.Warn("remote upload", "note", note)
+		}
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
