@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
@@ -25,6 +26,11 @@ type CheckOptions struct {
 	// finishes interrupted deletes and rebuilds the reference counts of
 	// shared blobs and the index of sizes.
 	Repair bool
+	// OrphanGrace is how old a bucket object no manifest names (or a
+	// manifest whose object is gone) must be before Repair deletes it:
+	// younger ones may be another writer's upload in flight. 0 means
+	// DefaultOrphanGrace; less than MinOrphanGrace is refused.
+	OrphanGrace time.Duration
 	// Progress, if set, is called after each recording is checked.
 	Progress func(done, total int)
 }
@@ -194,7 +200,7 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	for _, d := range dangling {
 		rep.Dangling = append(rep.Dangling, fmt.Sprintf("%s/%x", d.bucket, d.key))
 	}
-	if rep.Remote, err = a.checkRemote(ctx, manifests, opts.Repair); err != nil {
+	if rep.Remote, err = a.checkRemote(ctx, manifests, opts.Repair, opts.OrphanGrace); err != nil {
 		return nil, err
 	}
 	if rep.Spools, err = a.leftoverSpools(opts.Repair); err != nil {

@@ -4,19 +4,23 @@
 //
 // Bucket layout, under the store's prefix:
 //
-//	rec/YYYY-MM/<id>   the recording's chunk blobs concatenated, in order;
+//	rec/YYYY-MM/<nonce>/<id>  the recording's chunk blobs concatenated, in
+//	                   order, one object per upload (remoteobject.go);
 //	                   chunk i starts at the sum of the stored sizes before
 //	                   it (ChunkEntry.Stored), so the manifest holds every
-//	                   chunk's offset and length
+//	                   chunk's offset and length. Older builds wrote
+//	                   rec/YYYY-MM/<id>; manifests naming it read the same.
 //	manifests/<id>     the manifest with the stored header, trailer and
-//	                   events (remoteManifest), written with put-if-absent:
-//	                   the commit point
+//	                   events (remoteManifest), naming its object, written
+//	                   with put-if-absent: the commit point
 //
-// Write order: the object, then the manifest object, then the catalog
-// records the key, then the local chunks are deleted. A crash leaves at
-// worst an object without a manifest (Check reports it, Repair deletes
-// it), or local chunks no manifest owns (Check's local orphans). Delete
-// order is the reverse: manifest object first, then the object.
+// Write order: the object (put-if-absent, at its upload's own key), then
+// the manifest object, then the catalog records the key, then the local
+// chunks are deleted. A crash leaves at worst an object without a manifest
+// (Check reports it, Repair deletes it past a grace age), or local chunks
+// no manifest owns (Check's local orphans). Delete order is the reverse:
+// manifest object first, then the object. Several writers may share a
+// bucket: none replaces or deletes what another wrote (remoteobject.go).
 
 package archive
 

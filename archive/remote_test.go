@@ -242,8 +242,9 @@ func TestUploadHelperProcess(t *testing.T) {
 
 // TestRemoteUploadKilled kills an upload between the object and its
 // manifest: the recording stays local and readable, the bucket holds one
-// orphan object that check reports and check --repair removes, and the
-// next upload completes.
+// orphan object that check reports as young (it may be an upload in
+// flight) and check --repair keeps until it is past the grace age, then
+// removes; the next upload completes.
 func TestRemoteUploadKilled(t *testing.T) {
 	srv := s3test.Start(t)
 	url := srv.URL()
@@ -272,7 +273,9 @@ func TestRemoteUploadKilled(t *testing.T) {
 		t.Fatalf("objects after the kill: %v, want the one orphan", keys)
 	}
 
-	a = openTest(t, dir, Options{Remote: store, Now: tierClock})
+	var now atomic.Pointer[time.Time]
+	now.Store(&tierNow)
+	a = openTest(t, dir, Options{Remote: store, Now: func() time.Time { return *now.Load() }})
 	for i, id := range ids {
 		if m, _ := a.Manifest(id); m.Remote != "" {
 			t.Errorf("%s is remote after a killed upload", id)
@@ -285,8 +288,20 @@ func TestRemoteUploadKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.OK() || len(rep.Remote.Orphans) != 1 || len(rep.Remote.Missing) != 0 || rep.Orphans != 0 || len(rep.Problems) != 0 {
-		t.Fatalf("check after the kill: %+v, remote %+v; want one orphan object", rep, rep.Remote)
+	if !rep.OK() || len(rep.Remote.Young) != 1 || len(rep.Remote.Orphans) != 0 || len(rep.Remote.Missing) != 0 || rep.Orphans != 0 || len(rep.Problems) != 0 {
+		t.Fatalf("check after the kill: %+v, remote %+v; want one young object", rep, rep.Remote)
+	}
+	if rep, err = a.Check(t.Context(), CheckOptions{Repair: true}); err != nil || !rep.Remote.Repaired {
+		t.Fatalf("check --repair: %+v, %v", rep, err)
+	}
+	if keys := bucketKeys(t, store, "rec/"); len(keys) != 1 {
+		t.Fatalf("a young object was repaired away: %v", keys)
+	}
+	later := time.Now().Add(DefaultOrphanGrace + time.Hour)
+	now.Store(&later)
+	rep, err = a.Check(t.Context(), CheckOptions{})
+	if err != nil || rep.OK() || len(rep.Remote.Orphans) != 1 {
+		t.Fatalf("check a day later: %+v, remote %+v, %v; want one orphan object", rep, rep.Remote, err)
 	}
 	if rep, err = a.Check(t.Context(), CheckOptions{Repair: true}); err != nil || !rep.Remote.Repaired {
 		t.Fatalf("check --repair: %+v, %v", rep, err)
@@ -300,11 +315,19 @@ func TestRemoteUploadKilled(t *testing.T) {
 	if up, err := a.Upload(t.Context(), UploadOptions{OlderThan: time.Hour}); err != nil || up.Recordings != 2 {
 		t.Fatalf("upload after repair: %+v, %v", up, err)
 	}
-	// A manifest whose object is gone is reported, and repair removes it.
+	// A manifest whose object is gone is reported, and repair removes it
+	// past the grace age.
+	now.Store(&tierNow)
 	m, _ := a.Manifest(ids[0])
 	if err := store.Delete(t.Context(), m.Remote); err != nil {
 		t.Fatal(err)
 	}
+	rep, err = a.Check(t.Context(), CheckOptions{Repair: true})
+	if err != nil || len(rep.Remote.Young) != 1 || len(rep.Problems) != 1 || len(bucketKeys(t, store, "manifests/")) != 2 {
+		t.Fatalf("check of a young missing object: %+v %+v, %v", rep, rep.Remote, err)
+	}
+	later = time.Now().Add(DefaultOrphanGrace + time.Hour)
+	now.Store(&later)
 	rep, err = a.Check(t.Context(), CheckOptions{Repair: true})
 	if err != nil || len(rep.Remote.Missing) != 1 || len(rep.Problems) != 1 {
 		t.Fatalf("check of a missing object: %+v %+v, %v", rep, rep.Remote, err)

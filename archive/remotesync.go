@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive/blob"
@@ -19,13 +21,22 @@ import (
 type RemoteCheck struct {
 	Objects   int `json:"objects"`
 	Manifests int `json:"manifests"`
-	// Orphans are objects without a manifest object (an upload killed
-	// before its commit point, or a delete killed after it).
+	// Orphans are objects no manifest names (an upload killed before its
+	// commit point, the loser of two writers' race, or a delete killed
+	// after it) older than the grace age; Repair deletes them.
 	Orphans     []string `json:"orphans"`
 	OrphanBytes int64    `json:"orphan_bytes"`
-	// Missing are manifest objects whose object is gone: the recording
-	// cannot be read on any node.
+	// Missing are manifest objects older than the grace age whose object
+	// is gone: the recording cannot be read on any node. Repair deletes
+	// them.
 	Missing []string `json:"missing"`
+	// Young are would-be orphans and missing manifests younger than the
+	// grace age: most likely an upload or a delete in flight on another
+	// writer. They are left alone.
+	Young []string `json:"young,omitempty"`
+	// Unreadable are manifest objects that could not be read or are not
+	// manifests: their recording's objects are left alone.
+	Unreadable []string `json:"unreadable,omitempty"`
 	// Stray are keys that are neither (not written by an archive).
 	Stray    []string `json:"stray,omitempty"`
 	Repaired bool     `json:"repaired"`
@@ -33,10 +44,11 @@ type RemoteCheck struct {
 
 // ok reports whether the bucket holds nothing amiss (nil: no bucket).
 func (c *RemoteCheck) ok() bool {
-	return c == nil || (len(c.Orphans) == 0 && len(c.Missing) == 0)
+	return c == nil || (len(c.Orphans) == 0 && len(c.Missing) == 0 && len(c.Unreadable) == 0)
 }
 
-// keyID returns the recording id a bucket key ends with.
+// keyID returns the recording id a bucket key ends with (both layouts of
+// rec/ end with it, as manifests/ does).
 func keyID(key string) (uuid.UUID, bool) {
 	id, err := uuid.Parse(path.Base(key))
 	return id, err == nil && path.Base(key) == id.String()
@@ -60,12 +72,41 @@ func listIDs(ctx context.Context, store blob.Store, prefix string, stray *[]stri
 	return keys, sizes, nil
 }
 
-// checkRemote lists the bucket: objects without a manifest object are
-// orphans, manifest objects without their object are missing, and every
-// remote recording of this catalog must have an object of its size. With
-// repair (on a node that may write to the bucket) orphans and manifests
-// without objects are deleted. No remote store: nil.
-func (a *Archive) checkRemote(ctx context.Context, manifests []*Manifest, repair bool) (*RemoteCheck, error) {
+// listInfos lists the objects under prefix by recording id (several per
+// id under rec/: the uploads of several writers); other keys go to stray.
+func listInfos(ctx context.Context, store blob.Store, prefix string, stray *[]string) (map[uuid.UUID][]blob.Info, error) {
+	out := map[uuid.UUID][]blob.Info{}
+	err := store.ListInfo(ctx, prefix, func(o blob.Info) error {
+		if id, ok := keyID(o.Key); ok {
+			out[id] = append(out[id], o)
+		} else {
+			*stray = append(*stray, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: list %s in the remote store: %w", prefix, err)
+	}
+	return out, nil
+}
+
+// checkRemote lists the bucket: objects no manifest names are orphans,
+// manifest objects whose object is gone are missing, and every remote
+// recording of this catalog must have an object of its size. With repair
+// (on a node that may write to the bucket) orphans and manifests without
+// objects are deleted, but only those older than grace (0:
+// DefaultOrphanGrace) by the archive's clock: an upload on another writer
+// between its object and its manifest is never taken for an orphan, nor a
+// manifest it committed after the listing of objects. Objects are listed
+// before manifests for that; an upload commits its manifest within
+// uploadWindow of its object, well inside the grace. No remote store: nil.
+func (a *Archive) checkRemote(ctx context.Context, manifests []*Manifest, repair bool, grace time.Duration) (*RemoteCheck, error) {
+	if grace == 0 {
+		grace = DefaultOrphanGrace
+	}
+	if grace < MinOrphanGrace {
+		return nil, fmt.Errorf("archive: check: orphan grace %s is shorter than %s: uploads in flight on other writers would be taken for orphans", grace, MinOrphanGrace)
+	}
 	store, cfg, err := a.remote(ctx)
 	if errors.Is(err, ErrNoRemote) {
 		return nil, nil
@@ -76,27 +117,77 @@ func (a *Archive) checkRemote(ctx context.Context, manifests []*Manifest, repair
 	a.tier.uploadMu.Lock()
 	defer a.tier.uploadMu.Unlock()
 	rc := &RemoteCheck{Orphans: []string{}, Missing: []string{}}
-	man, _, err := listIDs(ctx, store, "manifests/", &rc.Stray)
+	cutoff := a.opts.Now().Add(-grace) // before the listings start
+	objs, err := listInfos(ctx, store, "rec/", &rc.Stray)
 	if err != nil {
 		return nil, err
 	}
-	objs, sizes, err := listIDs(ctx, store, "rec/", &rc.Stray)
+	mans, err := listInfos(ctx, store, "manifests/", &rc.Stray)
 	if err != nil {
 		return nil, err
 	}
-	rc.Objects, rc.Manifests = len(objs), len(man)
+	rc.Manifests = len(mans)
+	for _, o := range objs {
+		rc.Objects += len(o)
+	}
+	known := map[uuid.UUID]string{}
+	for _, m := range manifests {
+		if m.Remote != "" {
+			known[m.ID] = m.Remote
+		}
+	}
+	// The key each manifest names: this catalog's when it is the id's one
+	// object, else the manifest's own word (one GET).
+	named := map[uuid.UUID]string{}
+	for id, ms := range mans {
+		if len(objs[id]) == 0 {
+			continue
+		}
+		if k, ok := known[id]; ok && len(objs[id]) == 1 && objs[id][0].Key == k {
+			named[id] = k
+			continue
+		}
+		rm, err := readRemoteManifest(ctx, store, id)
+		switch {
+		case errors.Is(err, blob.ErrNotFound): // deleted since the listing
+		case err != nil:
+			rc.Unreadable = append(rc.Unreadable, fmt.Sprintf("%s: %v", ms[0].Key, err))
+			named[id] = "" // its objects are left alone
+		default:
+			named[id] = rm.Manifest.Remote
+		}
+	}
 	var orphans, missing []string
-	for id, key := range objs {
-		if _, ok := man[id]; !ok {
-			orphans = append(orphans, key)
-			rc.OrphanBytes += sizes[id]
+	old := func(o blob.Info) bool {
+		if o.Modified.Before(cutoff) {
+			return true
+		}
+		rc.Young = append(rc.Young, o.Key)
+		return false
+	}
+	for id, list := range objs {
+		key, ok := named[id]
+		if ok && key == "" {
+			continue // unreadable manifest
+		}
+		for _, o := range list {
+			if o.Key != key && old(o) {
+				orphans = append(orphans, o.Key)
+				rc.OrphanBytes += o.Size
+			}
+		}
+		if ok && !slices.ContainsFunc(list, func(o blob.Info) bool { return o.Key == key }) && old(mans[id][0]) {
+			missing = append(missing, mans[id][0].Key)
 		}
 	}
-	for id, key := range man {
-		if _, ok := objs[id]; !ok {
-			missing = append(missing, key)
+	for id, ms := range mans {
+		if len(objs[id]) == 0 && old(ms[0]) {
+			missing = append(missing, ms[0].Key)
 		}
 	}
+	slices.Sort(orphans)
+	slices.Sort(missing)
+	slices.Sort(rc.Young)
 	rc.Orphans = append(rc.Orphans, orphans...)
 	rc.Missing = append(rc.Missing, missing...)
 	if repair && !a.remoteReadOnly(store, cfg) {
