@@ -21,7 +21,11 @@ type Recording struct {
 	Ingested    time.Time `json:"ingested"`
 	// Recompressed is when 'recompress' re-encoded the chunks; absent if
 	// never.
-	Recompressed   time.Time            `json:"recompressed,omitzero"`
+	Recompressed time.Time `json:"recompressed,omitzero"`
+	// Location is where the chunks are: "local" (this node's disk alone,
+	// not uploaded yet), "remote" (the bucket) or "both" (the bucket, and
+	// all of it in this node's chunk cache).
+	Location       string               `json:"location"`
 	Start          string               `json:"start,omitempty"`
 	DurationMS     int64                `json:"duration_ms"`
 	Ticks          int64                `json:"ticks"`
@@ -59,6 +63,7 @@ func RecordingOf(x *replay.Archive, m *archive.Manifest, audit []archive.AuditEn
 	out := Recording{
 		ID: m.ID.String(), Format: m.Format, SourceName: m.SourceName, SHA256: m.SHA256,
 		NativeBytes: m.NativeBytes, StoredBytes: m.StoredBytes, Ingested: m.Ingested, Recompressed: m.Recompressed,
+		Location:   x.Location(m),
 		DurationMS: m.Meta.Duration.Milliseconds(), Ticks: m.Meta.Ticks, TickRate: m.Meta.TickRate, LastTick: -1,
 		Map: m.Meta.Map, Server: m.Meta.Server, Session: m.Meta.Session,
 		Players: nonNil(m.Meta.Players), Flags: nonNil(m.Flags), FileFlags: nonNil(m.Meta.Flags), Hold: m.Hold,

@@ -33,9 +33,13 @@ func cmdLs() *command {
 	return &command{
 		name:    "ls",
 		args:    "[--json] [--format F]",
-		summary: "list recordings (id, format, start, duration, players, map, flags, hold)",
-		flags:   o.AddFlags,
-		run:     func(ctx context.Context, e *env, args []string) error { return runLs(ctx, e, o, args) },
+		summary: "list recordings (id, format, start, duration, players, map, where, flags, hold)",
+		help: `MARKS says first where the chunks are: local (on this disk alone, not
+uploaded yet), remote (in the bucket) or both (in the bucket, and all of
+it in the local chunk cache); then held and the flags. --json gives it as
+"location".`,
+		flags: o.AddFlags,
+		run:   func(ctx context.Context, e *env, args []string) error { return runLs(ctx, e, o, args) },
 	}
 }
 
@@ -75,7 +79,7 @@ func runLs(ctx context.Context, e *env, o *lsOptions, args []string) error {
 	fmt.Fprintln(tw, "ID\tFORMAT\tSTART\tDURATION\tPLAYERS\tMAP\tSIZE\tMARKS")
 	for _, m := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", m.ID, m.Format, fmtTime(m.Meta.Start),
-			fmtDuration(m.Meta.Duration), len(m.Meta.Players), trunc(textsafe.Line(m.Meta.Map), 24), humanBytes(m.NativeBytes), textsafe.Line(marks(m)))
+			fmtDuration(m.Meta.Duration), len(m.Meta.Players), trunc(textsafe.Line(m.Meta.Map), 24), humanBytes(m.NativeBytes), textsafe.Line(strings.TrimSpace(x.Location(m)+" "+marks(m))))
 	}
 	tw.Flush()
 	if len(rows) == 0 {

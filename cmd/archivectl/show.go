@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/textsafe"
 	"github.com/replayarchive/replay/internal/units"
 	"github.com/replayarchive/replay/wire"
@@ -31,11 +32,13 @@ func cmdShow() *command {
 	return &command{
 		name:    "show",
 		args:    "ID [--json]",
-		summary: "show one recording: metadata, players, chunks, flags, hold",
+		summary: "show one recording: metadata, where it lives, players, chunks, flags, hold",
 		help: `--json prints the object GET /api/v1/recordings/{id} answers, field for
 field (package wire): flags as objects with their notes, the file's own
 flags in file_flags, chunks as a list of tick ranges, the last 100 audit
-entries; 'ls --json' lists the same objects.`,
+entries, and "location": local (on this disk alone, not uploaded yet),
+remote (in the bucket) or both (in the bucket, and all of it in the local
+chunk cache); 'ls --json' lists the same objects.`,
 		flags: o.AddFlags,
 		run:   func(ctx context.Context, e *env, args []string) error { return runShow(ctx, e, o, args) },
 	}
@@ -73,6 +76,7 @@ func runShow(ctx context.Context, e *env, o *showOptions, args []string) error {
 	fmt.Fprintf(w, "size:      %s native, %s stored (%.1f%%), %d chunks\n", humanBytes(m.NativeBytes), humanBytes(m.StoredBytes),
 		100*float64(m.StoredBytes)/float64(max(m.NativeBytes, 1)), len(m.Chunks))
 	fmt.Fprintf(w, "sha256:    %s\ningested:  %s from %s\n", m.SHA256, fmtTime(m.Ingested), orDash(safe(m.SourceName)))
+	fmt.Fprintf(w, "where:     %s\n", describeLocation(x.Location(m), m))
 	if !m.Recompressed.IsZero() {
 		fmt.Fprintf(w, "recompressed: %s (zstd's best level)\n", fmtTime(m.Recompressed))
 	}
@@ -139,6 +143,20 @@ func runShow(ctx context.Context, e *env, o *showOptions, args []string) error {
 		fmt.Fprintf(w, "frames:    archivectl frames %s --from 0 --to 100   (%s recordings cannot be clipped)\n", short, m.Format)
 	}
 	return nil
+}
+
+// describeLocation says in words where a recording's chunks are.
+func describeLocation(loc string, m *archive.Manifest) string {
+	switch loc {
+	case archive.LocationLocal:
+		if m.Live || m.Meta.Growing {
+			return "local (on this disk alone; uploaded once sealed, with a remote store)"
+		}
+		return "local (on this disk alone; with a remote store, uploaded at the next pass past --upload-after)"
+	case archive.LocationBoth:
+		return "both (" + textsafe.Line(m.Remote) + " in the bucket, all of it in the local chunk cache)"
+	}
+	return "remote (" + textsafe.Line(m.Remote) + " in the bucket)"
 }
 
 func orDash(s string) string {
