@@ -13,9 +13,10 @@ import (
 
 // checkOptions are the flags of archivectl check.
 type checkOptions struct {
-	readData bool
-	repair   bool
-	json     bool
+	readData    bool
+	repair      bool
+	json        bool
+	orphanGrace string
 }
 
 // AddFlags declares the flags on fs.
@@ -23,13 +24,14 @@ func (o *checkOptions) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.readData, "read-data", false, "decompress and verify every chunk and sha256")
 	fs.BoolVar(&o.repair, "repair", false, "remove orphans and dangling entries, finish interrupted deletes")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.StringVar(&o.orphanGrace, "orphan-grace", "24h", "with a remote store, --repair deletes bucket objects no manifest names only past this age (at least 12h)")
 }
 
 func cmdCheck() *command {
 	o := new(checkOptions)
 	return &command{
 		name:    "check",
-		args:    "[--read-data] [--repair] [--json]",
+		args:    "[--read-data] [--repair [--orphan-grace 24h]] [--json]",
 		summary: "verify manifests, chunks and catalog; --repair removes orphans",
 		help: `Without flags, check proves that every manifest has its header and all its
 chunks, that no chunk in any shard is without a manifest, and that the
@@ -41,8 +43,11 @@ crash during ingest or prune) and dangling catalog entries, rebuilds the
 reference counts of shared blobs from the chunks that refer to them and
 the index of sizes from the sources and takedowns, removes the upload spools
 (<archive>/tmp/upload-*) a process killed mid-upload left (any command that
-opens the archive for writing removes them too), then checks again. Exit
-status 1 when problems remain.`,
+opens the archive for writing removes them too), then checks again. With a
+remote store it also deletes bucket objects no manifest names and manifests
+whose object is gone, once older than --orphan-grace (24h, at least 12h):
+younger ones may be another writer's upload in flight, and are listed as
+young. Exit status 1 when problems remain.`,
 		flags: o.AddFlags,
 		run:   func(ctx context.Context, e *env, args []string) error { return runCheck(ctx, e, o, args) },
 	}
@@ -62,7 +67,11 @@ func runCheck(ctx context.Context, e *env, o *checkOptions, args []string) error
 		return err
 	}
 	prog := newProgress(e.stderr, "check")
-	copts := archive.CheckOptions{ReadData: o.readData, Repair: o.repair, Progress: func(done, total int) {
+	grace, err := parseDurationFlag("--orphan-grace", o.orphanGrace)
+	if err != nil {
+		return err
+	}
+	copts := archive.CheckOptions{ReadData: o.readData, Repair: o.repair, OrphanGrace: grace, Progress: func(done, total int) {
 		prog.update(func() string { return fmt.Sprintf("%d/%d recordings", done, total) })
 	}}
 	rep, err := x.Check(ctx, copts)
@@ -146,6 +155,12 @@ func printCheck(e *env, r *archive.CheckReport, readData bool) {
 		}
 		for _, k := range rc.Missing {
 			fmt.Fprintf(e.stdout, "remote manifest without its object: %s; run check --repair\n", k)
+		}
+		for _, k := range rc.Unreadable {
+			fmt.Fprintf(e.stdout, "remote manifest unreadable: %s\n", k)
+		}
+		if len(rc.Young) > 0 {
+			fmt.Fprintf(e.stdout, "remote: %d objects or manifests younger than the orphan grace left alone (uploads or deletes in flight)\n", len(rc.Young))
 		}
 	}
 	if r.OK() {

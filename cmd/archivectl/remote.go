@@ -164,6 +164,9 @@ func runRemote(ctx context.Context, e *env, o *remoteOptions, args []string) err
 				writeJSON(e, rep)
 			} else {
 				fmt.Fprintf(e.stdout, "%d recordings uploaded, %s\n", rep.Recordings, humanBytes(rep.Bytes))
+				for _, c := range rep.Conflicts {
+					fmt.Fprintf(e.stdout, "kept local: %s\n", c)
+				}
 			}
 		}
 		return err
