@@ -182,11 +182,41 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	content := newRecordingReader(r.Context(), rec)
+	if r.Header.Get("Range") == "" {
+		// The first chunk is read (and kept by the reader) before the 200
+		// and its Content-Length commit the answer: a recording that cannot
+		// be read at all (its remote object gone, the store unreachable)
+		// is an error answer, not a body that breaks off. A chunk failing
+		// later still cuts the body short of its Content-Length, and the
+		// connection is closed: a broken download, never a short file.
+		if err := probeFirstChunk(content, rec); err != nil {
+			s.fail(w, err)
+			return
+		}
+	}
 	setDownload(w, downloadName(m, rec.Extension(), ""))
 	w.Header().Set("ETag", `"`+m.SHA256+`"`)
 	// Range and If-None-Match are answered; the reader decodes only the
 	// chunks a range touches.
-	s.serveContent(w, r, m.Ingested, newRecordingReader(r.Context(), rec))
+	s.serveContent(w, r, m.Ingested, content)
+}
+
+// probeFirstChunk reads one byte of the recording's first chunk through
+// content and seeks back to the start.
+func probeFirstChunk(content io.ReadSeeker, rec *replay.Recording) error {
+	cs := rec.Chunks()
+	if len(cs) == 0 {
+		return nil
+	}
+	if _, err := content.Seek(cs[0].Offset, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := content.Read(make([]byte, 1)); err != nil {
+		return fmt.Errorf("recording %s: %w", rec.Manifest().ID, err)
+	}
+	_, err := content.Seek(0, io.SeekStart)
+	return err
 }
 
 func (s *Server) clip(w http.ResponseWriter, r *http.Request) {
