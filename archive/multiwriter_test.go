@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/internal/s3test"
+	bolt "go.etcd.io/bbolt"
 )
 
 // readingNode opens an archive that reads url read-only and catches up.
@@ -327,6 +329,65 @@ func TestUploadChecksObjectAfterManifest(t *testing.T) {
 	for i, id := range ids {
 		if got, err := tryExport(a, id); err != nil || !bytes.Equal(got, files[i]) {
 			t.Errorf("export of %s: %v", id, err)
+		}
+	}
+}
+
+// TestLegacyLayoutStaysReadable: a recording an older build uploaded
+// (its object at rec/YYYY-MM/<id>, a manifest with no writer id) reads on
+// a catching-up node, passes check, and an upload killed after such a
+// manifest is finished by this build rather than refused.
+func TestLegacyLayoutStaysReadable(t *testing.T) {
+	store, err := blob.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := openTest(t, "", Options{Remote: store, Now: tierClock})
+	ids, files := ingestOld(t, a, "l", 1)
+	m, _ := a.Manifest(ids[0])
+	// What an older build's upload left when killed after its manifest.
+	key, size := legacyObjectKey(m), storedSize(m.Chunks)
+	r, stop := a.chunkStream(m)
+	err = store.Put(t.Context(), key, r, size)
+	stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := remoteManifest{Version: 1}
+	if err := a.catalog.View(func(tx *bolt.Tx) error { rm.Heads = bytes.Clone(tx.Bucket(bucketHeads).Get(m.ID[:])); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if rm.Events, err = a.eventsValue(m.ID); err != nil {
+		t.Fatal(err)
+	}
+	up := *m
+	up.Remote, up.RemoteBytes = key, size
+	rm.Manifest = &up
+	body, _ := json.Marshal(rm)
+	if _, err := store.PutIfAbsent(t.Context(), manifestKey(m.ID), bytes.NewReader(body), int64(len(body))); err != nil {
+		t.Fatal(err)
+	}
+
+	reader := openTest(t, "", Options{Remote: store, Now: tierClock})
+	if rep, err := reader.CatchUp(t.Context()); err != nil || rep.Added != 1 {
+		t.Fatalf("catch-up of an older build's manifest: %+v, %v", rep, err)
+	}
+	if got, err := tryExport(reader, ids[0]); err != nil || !bytes.Equal(got, files[0]) {
+		t.Errorf("reading node's export of the older layout: %v", err)
+	}
+	rep, err := a.Upload(t.Context(), UploadOptions{OlderThan: time.Hour})
+	if err != nil || rep.Recordings != 1 || len(rep.Conflicts) != 0 {
+		t.Fatalf("upload after an older build's killed upload: %+v, %v", rep, err)
+	}
+	if m, _ := a.Manifest(ids[0]); m.Remote != key {
+		t.Errorf("remote key %q, want the older build's %q", m.Remote, key)
+	}
+	if got, err := tryExport(a, ids[0]); err != nil || !bytes.Equal(got, files[0]) {
+		t.Errorf("export of the older layout: %v", err)
+	}
+	for _, x := range []*Archive{a, reader} {
+		if c, err := x.Check(t.Context(), CheckOptions{ReadData: true}); err != nil || !c.OK() || len(c.Remote.Young) != 0 {
+			t.Errorf("check on %s: %+v %+v, %v", x.dir, c, c.Remote, err)
 		}
 	}
 }
