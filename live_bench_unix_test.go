@@ -41,7 +41,7 @@ type liveServer struct {
 	next    int
 }
 
-// BenchmarkLiveAppendLatency (issue 13): 16 files grow at the rate of a
+// BenchmarkLiveAppendLatency: 16 files grow at the rate of a
 // full DDNet server (64 players, the generator's ~10 KB/s, written once per
 // 20 ms tick with a cut inside the next record) in a directory that
 // watch.Run follows, as serve --watch does, each grow going through

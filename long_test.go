@@ -17,7 +17,7 @@ import (
 	"github.com/replayarchive/replay/query"
 )
 
-// TestLongFileEveryCommandSearchable (issue 13): in a 16-hour server file
+// TestLongFileEveryCommandSearchable: in a 16-hour server file
 // every console command is found by cmd:, however many events the file
 // holds (the archive keeps them all: ingest's TestLongFileKeepsEveryEvent
 // goes past the old 100,000-event bound; this one stays small enough to

@@ -217,7 +217,7 @@ func newArchive(dir string, opts Options, db *bolt.DB) (*Archive, error) {
 	// The archive-wide encoder compresses headers, trailers and the chunks
 	// of live recordings, each on its own (EncodeAll): the chunk encoders'
 	// options, whose window (chunkenc.Window) replaces the default 8 MiB
-	// whose 16 MiB history every commit paid for (issue 15).
+	// whose 16 MiB history every commit paid for.
 	enc, err := zstd.NewWriter(nil, chunkenc.EncoderOptions()...)
 	if err != nil {
 		db.Close()
@@ -276,7 +276,7 @@ const boltPageSize = 1024
 // (initialMmapSize), bbolt grows a file by that step past what a commit
 // needs, and the file system keeps the step as a sparse tail: the default
 // 16 MiB made every small catalog and shard a 16 MiB file, which a cp or
-// tar copies in full (issue 15). A fixed 1 MiB still made a three-game
+// tar copies in full. A fixed 1 MiB still made a three-game
 // archive 2.3× its allocated size. A step of a sixteenth of the data keeps
 // the apparent size within 1.07× of the data for files of 1 MiB and more,
 // and a growing file still pays one truncate and fsync per sixteenth.

@@ -1,7 +1,7 @@
 // A recording's searchable events as they arrive during its ingest: a JSON
 // array compressed as it is written, so that neither the codec nor the
-// Pending holds the events themselves until the commit (issue 13: a server
-// file of days holds hundreds of thousands; issue 15: bounded memory).
+// Pending holds the events themselves until the commit (a server file of
+// days holds hundreds of thousands, in bounded memory).
 
 package archive
 

@@ -460,7 +460,7 @@ func (a *Archive) writeFault(file string) error {
 }
 
 // canGrow refuses to extend m with a file of another format or session,
-// and extends no held recording: ids cannot be hijacked (issue 12).
+// and extends no held recording: ids cannot be hijacked.
 func canGrow(m *Manifest, format, session string) error {
 	refuse := func(format string, args ...any) error {
 		return &ReplaceError{ID: m.ID, Reason: fmt.Sprintf(format, args...)}

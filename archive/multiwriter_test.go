@@ -49,7 +49,7 @@ func tryExport(a *Archive, id uuid.UUID) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// TestTwoWritersRepairDuringUpload is issue 31's first defect: W1 uploads
+// TestTwoWritersRepairDuringUpload: W1 uploads
 // while W2, another writer on the same bucket prefix (its own catalog, the
 // real clock), runs check --repair: between each of W1's objects and its
 // manifest, and in a loop beside the whole upload. No recording is lost:
@@ -121,7 +121,7 @@ func TestTwoWritersRepairDuringUpload(t *testing.T) {
 	}
 }
 
-// TestTwoWritersDifferentBytes is issue 31's second defect: A and C hold
+// TestTwoWritersDifferentBytes: A and C hold
 // the same game with different stored bytes (A recompressed it) and both
 // upload it, one after the other and racing (A commits between C's object
 // and C's manifest). Neither's object is replaced: A's upload wins, C

@@ -73,7 +73,7 @@ func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 	}
 	r := &Recording{a: a, m: m, meta: m.Meta, header: h, trailer: t, table: table}
 	// Opening must not cost more for a long recording than for a short
-	// one (issue 15): the table is decoded once, straight into the codec's
+	// one: the table is decoded once, straight into the codec's
 	// view and the CRCs; m.Chunks waits until someone asks for it.
 	remote := m.Remote != ""
 	if remote {

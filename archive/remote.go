@@ -1,4 +1,4 @@
-// The object-storage tier (issue 17): sealed recordings move out of the
+// The object-storage tier: sealed recordings move out of the
 // local shards into a blob.Store (an S3 bucket), and are read back through
 // a bounded local chunk cache.
 //

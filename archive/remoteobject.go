@@ -1,5 +1,5 @@
 // Objects and manifests in the bucket, safe with several writers on one
-// prefix (issue 31).
+// prefix.
 //
 // Every upload writes its own object, at a key no other upload uses:
 // rec/YYYY-MM/<nonce>/<id>, with 8 random bytes of nonce, written with
@@ -81,7 +81,7 @@ func objectMonth(m *Manifest) string {
 	return t.UTC().Format("2006-01")
 }
 
-// legacyObjectKey is where builds before issue 31 put recording m's
+// legacyObjectKey is where older builds put recording m's
 // object, one key per recording. Manifests naming it stay readable.
 func legacyObjectKey(m *Manifest) string {
 	return "rec/" + objectMonth(m) + "/" + m.ID.String()

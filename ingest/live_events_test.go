@@ -22,7 +22,7 @@ import (
 	"github.com/replayarchive/replay/query"
 )
 
-// TestLiveEveryEventSearchable checks issue 13's "every event is
+// TestLiveEveryEventSearchable checks that "every event is
 // searchable" on the live path: a live recording grown in many steps
 // (cuts inside records) keeps every event, far past the codec's MaxEvents
 // (the bound on events Split holds in memory, set to 40 here in place of

@@ -76,7 +76,7 @@ func TestGrowLive(t *testing.T) {
 	if g := growTo(t, p, path, file[:len(file)/4], false); g.Action != GrowNotLive || !strings.Contains(g.Why, "shrank") {
 		t.Errorf("shrunk: %s %q", g.Action, g.Why)
 	}
-	// A held recording is not extended (issue 12: ids are not hijacked).
+	// A held recording is not extended: ids are not hijacked.
 	if _, err := a.SetHold(id, "case 7"); err != nil {
 		t.Fatal(err)
 	}

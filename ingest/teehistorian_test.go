@@ -290,7 +290,7 @@ func BenchmarkBaselineReadHashHour(b *testing.B) {
 	}
 }
 
-// TestLongFileKeepsEveryEvent (issue 13): a 16-hour server file of two
+// TestLongFileKeepsEveryEvent: a 16-hour server file of two
 // mostly idle players and 7,000 console commands an hour holds more events
 // than the in-memory bound (teehistorian.DefaultMaxEvents): the archive keeps
 // every one, in order, equal to those the codec lists when nothing bounds it

@@ -370,7 +370,7 @@ func checkTeehistorian(t *testing.T, name string, data []byte) {
 
 const samiiID = "7cee836b-aec8-44d9-9083-94d07d88bc05"
 
-// TestModeratorAndViewer is issue 14's browser test: search for a player
+// TestModeratorAndViewer is the moderators' page end to end: search for a player
 // of a corpus file, open the hit, see the timeline and the trails drawn,
 // download a clip (a valid teehistorian file), flag the recording as a
 // moderator and see the flag in the history; then, signed in as a viewer,

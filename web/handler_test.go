@@ -94,7 +94,7 @@ func TestHandlerAssets(t *testing.T) {
 }
 
 // The page loads nothing from another origin: no CDN, no fonts, no
-// analytics (issue 14: no runtime downloads).
+// analytics (the page downloads nothing at run time).
 func TestNoExternalResources(t *testing.T) {
 	h := web.Handler()
 	_, page := get(t, h, "GET", "/")

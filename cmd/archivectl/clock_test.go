@@ -50,7 +50,7 @@ func tickClock(t int64) string {
 	return clockStart.Add(teehistorian.TickTime(t)).Truncate(time.Second).Format(time.RFC3339)
 }
 
-// TestSearchShowsWallClock checks issue 13's "hits show the wall-clock
+// TestSearchShowsWallClock checks that "hits show the wall-clock
 // time": every event line of archivectl search carries the time of day
 // (UTC, to the second) at which its tick happened, computed here from the
 // header's start time and the tick rate, next to its offset.
@@ -128,7 +128,7 @@ func fileTicks(t *testing.T, path string) []int64 {
 	return ticks
 }
 
-// TestClipsByTime checks issue 13's clips by time end to end through
+// TestClipsByTime checks clips by time end to end through
 // archivectl export on a generated recording: --from/--to as offsets and
 // --at/--around as a wall-clock time give the ticks computed from the
 // header's start time and the tick rate; the clip is a valid file whose

@@ -80,7 +80,7 @@ func (s *hcrpServer) stream() []byte {
 	return b
 }
 
-// TestLiveHCRPSet is issue 13's promise for HCRP live segment sets,
+// TestLiveHCRPSet is the live-recording promise for HCRP segment sets,
 // through serve --watch: a set written commit by commit into the watched
 // directory is one live recording from its first commit, each commit's
 // checkpoint is found by the search API while the set grows, and the set

@@ -103,7 +103,7 @@ func (s *gameServer) write(end int) {
 	s.written = end
 }
 
-// TestLiveRecording is issue 13's promise, through serve --watch: a game
+// TestLiveRecording is the live-recording promise, through serve --watch: a game
 // written as a server writes it is one live recording under its
 // game_uuid, each console command is found by the server's search API
 // (GET /api/v1/recordings, one hit, the command among its events) within 2 s of its

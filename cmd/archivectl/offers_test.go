@@ -9,7 +9,7 @@ import (
 	"github.com/replayarchive/replay/formats/formatstest"
 )
 
-// TestOffersOnlyWhatWorks checks issue 16's "offer only what works": a
+// TestOffersOnlyWhatWorks checks that the page offers only what works: a
 // StarCraft II recording (no clips) is offered the whole file and its
 // frames, never a clip command, by show and by a search hit, and the
 // offered commands run; a teehistorian recording is offered a clip with

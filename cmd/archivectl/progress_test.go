@@ -34,7 +34,7 @@ func gamesDir(t *testing.T, n int) string {
 	return dir
 }
 
-// TestIngestStatusLines checks issue 13's progress for long work when the
+// TestIngestStatusLines checks the progress of long work when the
 // output is not a terminal: a plain ingest logs a status line every
 // --status-every on stderr (no terminal redraws), and with --json puts
 // restic-style "status" lines among its "ingest" lines on stdout.

@@ -80,9 +80,11 @@ writes. No secret is stored: the keys come from AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY, or the --credentials-file named (read at each use).
 
 'remote upload' moves every sealed recording past the age: its chunks go
-up as one object rec/YYYY-MM/<id>, then its manifest as manifests/<id>
-(written only if absent: the commit point), then the local chunks are
-dropped. Seeks and clips read one ranged GET per chunk through a local
+up as one object of its own, rec/YYYY-MM/<nonce>/<id> (written only if
+absent), then its manifest as manifests/<id> (written only if absent: the
+commit point, naming the object and the writer), then the local chunks are
+dropped once the object is found in place. A recording another writer
+uploaded first stays local and is reported. Seeks and clips read one ranged GET per chunk through a local
 cache bounded by --cache; a whole export is one GET, checked against the
 sha256. Takedowns and retention delete the objects. 'serve' uploads every
 --tier-every by itself.

@@ -13,7 +13,7 @@ import (
 	"github.com/replayarchive/replay/wire"
 )
 
-// TestUploadDelayCLI runs issue 31's upload timing from the command line
+// TestUploadDelayCLI runs the upload timing from the command line
 // on a recording whose start lies in the future (its header says 2099):
 // remote set without --upload-after stores no value and says the default
 // (5m) applies, so a fresh recording waits; remote upload --older-than 0s

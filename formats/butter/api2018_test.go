@@ -152,7 +152,7 @@ func TestAPI2018ParseFrame(t *testing.T) {
 	}
 }
 
-// TestAPI2018EchoReplayToButterAndBack is issue 16's check: a 2018-shape
+// TestAPI2018EchoReplayToButterAndBack: a 2018-shape
 // .echoreplay (plain and zipped) ingests, converts to .butter, and the
 // .butter converts back, with every pose kept within quantization.
 func TestAPI2018EchoReplayToButterAndBack(t *testing.T) {

@@ -1,4 +1,4 @@
-// Tests of hostile input (issue 12): zip bombs, lying lengths and
+// Tests of hostile input: zip bombs, lying lengths and
 // decompression bombs end with a clear error, quickly, and without the
 // memory their sizes claim.
 

@@ -1,4 +1,4 @@
-// Tests of hostile input (issue 12): lying lengths in small files cost no
+// Tests of hostile input: lying lengths in small files cost no
 // more memory than the file.
 
 package hcrp_test

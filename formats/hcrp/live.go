@@ -147,7 +147,7 @@ func (c Codec) splitDirTail(ctx context.Context, fsys fs.FS, name string, in for
 		return nil, fmt.Errorf("write header: %w", err)
 	}
 	meta, col := newMetadata(set.hdr, set.meta)
-	col.keepAll = true // every event of a live recording is searchable (issue 13)
+	col.keepAll = true // every event of a live recording is searchable
 	col.sink = sink
 	if ls.Seen != nil {
 		col.seen = ls.Seen

@@ -1,4 +1,4 @@
-// The hostile replays of issue 12, built by the test from a corpus replay:
+// Hostile replays, built by the test from a corpus replay:
 // decompression bombs in the inner files and the versioned-decoder crasher
 // end in a clear error (or a warning naming it), within the memory budget.
 
@@ -90,7 +90,7 @@ func TestBombs(t *testing.T) {
 		{"message events: 256 KiB of zeros, zlib", msg(mpqtest.ZlibZeros(256<<10), 256<<10, single), "expected at most 32768 events in replay.message.events", true, ""},
 		{"game events: 262,144 zlib sectors of 512 B", mpqtest.File{Name: fileGameEvents, Data: sectored, Size: zeros, Flags: mpq.FlagCompress}, "", true, "needs 262144 sectors, expected at most 65536"},
 		{"game events: 128 MiB of zeros, zlib", mpqtest.File{Name: fileGameEvents, Data: zl, Size: zeros, Flags: single}, "", true, "replay.game.events"},
-		{"details: the issue 12 crasher", mpqtest.File{Name: fileDetails, Data: crasher, Size: uint32(len(crasher)), Flags: mpq.FlagSingleUnit}, "expected valid replay.details", false, ""},
+		{"details: the fuzzer's crasher", mpqtest.File{Name: fileDetails, Data: crasher, Size: uint32(len(crasher)), Flags: mpq.FlagSingleUnit}, "expected valid replay.details", false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := rebuild(t, base, tc.swap)

@@ -37,7 +37,7 @@ func vint(n int64) []byte {
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
-// crasher is the FuzzVersioned input of issue 12: as replay.details it made
+// crasher is an input FuzzVersioned found: as replay.details it made
 // s2prot's versioned decoder ask for about 212 GB.
 var crasher = []byte{0x05, 0x02, 0x00, 0x02, 0x04, 0x30, 0xfe, 0xa2, 0xca, 0x8c, 0x63, 0x8f, 0xaa, 0xd5, 0x30}
 
@@ -206,7 +206,7 @@ func TestHostileLengths(t *testing.T) {
 		data      []byte
 		want      string
 	}{
-		{"issue 12 crasher as details", true, p.details, crasher, "kind 2 where the table expects kind 4"},
+		{"the fuzzer's crasher as details", true, p.details, crasher, "kind 2 where the table expects kind 4"},
 		{"huge versioned array", true, arrayT, cat(b(0), vint(1<<40)), "array of 1099511627776 elements"},
 		{"negative versioned array", true, arrayT, cat(b(0), vint(-1)), "array of -1 elements"},
 		{"huge versioned blob", true, blobT, cat(b(2), vint(1<<33), b(1, 2)), "8589934592 bytes wanted"},

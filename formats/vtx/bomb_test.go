@@ -1,4 +1,4 @@
-// Tests of hostile input (issue 12): lying sizes in tiny files cost no
+// Tests of hostile input: lying sizes in tiny files cost no
 // more memory than the file, with the default limits.
 
 package vtx

@@ -1,4 +1,4 @@
-// Decompression bombs of issue 12 against the MPQ reader: each is refused
+// Decompression bombs against the MPQ reader: each is refused
 // with a clear error before it allocates, or stays within the budget.
 
 package mpq_test
