@@ -2,12 +2,9 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
@@ -24,30 +21,8 @@ func TestFileOfUnreadableRemoteRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := replay.Open(filepath.Join(t.TempDir(), "archive"), replay.Options{Create: true, Archive: archive.Options{NoSync: true, Remote: store}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.Config{MaxUpload: 64 << 20, LocalSecret: replay.NewSecret()}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() {
-		done <- server.New(x, cfg).ListenAndServe(ctx, "127.0.0.1:0", "", "", 5*time.Second, func(u string) { ready <- u })
-	}()
-	var url string
-	select {
-	case url = <-ready:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		x.Close()
-	})
-	ts := &testServer{t: t, x: x, url: url, owner: cfg.LocalSecret}
+	ts := startWith(t, archive.Options{NoSync: true, Remote: store}, server.Config{MaxUpload: 64 << 20})
+	x := ts.x
 
 	tutorial := corpusFile(t, "Tutorial.teehistorian")
 	var up wire.Upload
@@ -60,7 +35,7 @@ func TestFileOfUnreadableRemoteRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	req, _ := http.NewRequest("GET", url+"/api/v1/recordings/"+up.ID+"/file", nil)
+	req, _ := http.NewRequest("GET", ts.url+"/api/v1/recordings/"+up.ID+"/file", nil)
 	req.Header.Set("Authorization", "Bearer "+ts.owner)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -38,7 +38,13 @@ type testServer struct {
 
 func start(t *testing.T, cfg server.Config) *testServer {
 	t.Helper()
-	x, err := replay.Open(filepath.Join(t.TempDir(), "archive"), replay.Options{Create: true, Archive: archive.Options{NoSync: true}})
+	return startWith(t, archive.Options{NoSync: true}, cfg)
+}
+
+// startWith is start over an archive opened with opts.
+func startWith(t *testing.T, opts archive.Options, cfg server.Config) *testServer {
+	t.Helper()
+	x, err := replay.Open(filepath.Join(t.TempDir(), "archive"), replay.Options{Create: true, Archive: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
