@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,5 +154,35 @@ func TestServeRemote(t *testing.T) {
 	waitLog("removed=1")
 	if _, _, code := two.run("show", "7199"); code != exitNotFound {
 		t.Errorf("the second node's server still shows a deleted recording: exit %d", code)
+	}
+}
+
+// TestServeRemoteWriteUploadAfter: a writing node's --upload-after is its
+// delay (0s: a recording goes to the bucket at the next tier pass), and
+// the flag is refused on a node that only reads the bucket.
+func TestServeRemoteWriteUploadAfter(t *testing.T) {
+	corpus := formatstest.CorpusDir(t, "teehistorian")
+	tut := filepath.Join(corpus, "Tutorial.teehistorian")
+	srv := s3test.Start(t)
+	s3 := []string{"--endpoint", srv.Endpoint, "--region", "us-east-1", "--credentials-file", srv.CredentialsFile}
+	c := newCLI(t)
+	c.ok("init")
+	if _, errs, code := c.run(append([]string{"serve", "--listen", "127.0.0.1:0", "--remote", srv.URL(), "--upload-after", "0s"}, s3...)...); code != exitUsage || !strings.Contains(errs, "--remote-write") {
+		t.Errorf("--upload-after on a reading node: exit %d, %s", code, errs)
+	}
+	serveArchive(t, c, append([]string{"--remote", srv.URL(), "--remote-write", "--upload-after", "0s", "--tier-every", "200ms"}, s3...)...)
+	c.ok("ingest", tut)
+	var loc string
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var rec struct{ Location string }
+		if err := json.Unmarshal([]byte(c.ok("show", "7199", "--json")), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if loc = rec.Location; loc != "local" {
+			break
+		}
+	}
+	if loc != "remote" && loc != "both" {
+		t.Errorf("a recording on a node with --upload-after 0s is %q after 15 s, want it in the bucket", loc)
 	}
 }

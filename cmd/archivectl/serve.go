@@ -32,6 +32,7 @@ type serveOptions struct {
 	remote          string
 	s3              s3Flags
 	remoteRW        bool
+	uploadAfter     string
 	tierEvery       string
 	hosts           stringList
 	trustedProxies  stringList
@@ -52,6 +53,7 @@ func (o *serveOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.remote, "remote", "", "serve the recordings in bucket `s3://BUCKET/PREFIX` (read-only: a second node), as 'remote set --read-only' stores it")
 	o.s3.AddFlags(fs)
 	fs.BoolVar(&o.remoteRW, "remote-write", false, "with --remote, upload to the bucket and delete from it (this node writes)")
+	fs.StringVar(&o.uploadAfter, "upload-after", "", "with --remote-write, upload sealed recordings older than `DUR` (0s: at once; default 5m, as 'remote set')")
 	fs.StringVar(&o.tierEvery, "tier-every", "1m", "with a remote store, upload (or, read-only, catch up) every `DUR`")
 	fs.Var(&o.hosts, "host", "also answer to the name `NAME` in the Host header (repeatable; the name a proxy or users reach the server by)")
 	fs.Var(&o.trustedProxies, "trusted-proxy", "believe X-Forwarded-For from the reverse proxy at `CIDR` (repeatable), for the limit on wrong tokens")
@@ -94,8 +96,11 @@ public name with --host.
 node of a bucket another node uploads to: it adds their recordings to its
 catalog and index every --tier-every and serves them, reading chunks
 through its local cache; --remote-write lets it upload and delete too
-(one writer per bucket). With a remote store set by 'archivectl remote
-set', the server uploads sealed recordings every --tier-every.
+(several writers may share a bucket: each upload writes an object of its
+own, and what another writer uploaded first is kept, not replaced), each
+sealed recording once it is older than --upload-after (default 5m). With
+a remote store set by 'archivectl remote set', the server uploads sealed
+recordings every --tier-every.
 
 --recompress-every DUR re-encodes, on that schedule, the sealed recordings
 older than --recompress-after (7d) at zstd's best level, once each, and
@@ -174,8 +179,19 @@ func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error
 	if err != nil {
 		return err
 	}
+	if o.uploadAfter != "" && !o.remoteRW {
+		return usagef("--upload-after goes with --remote-write (a node that reads the bucket uploads nothing)")
+	}
 	if o.remote != "" {
-		if err := x.SetRemote(ctx, e.who, o.s3.config(e, o.remote, !o.remoteRW)); err != nil {
+		rc := o.s3.config(e, o.remote, !o.remoteRW)
+		if o.uploadAfter != "" {
+			d, err := parseDurationFlag("--upload-after", o.uploadAfter)
+			if err != nil {
+				return err
+			}
+			rc.UploadAfter = &d
+		}
+		if err := x.SetRemote(ctx, e.who, rc); err != nil {
 			return err
 		}
 	} else if o.remoteRW {
