@@ -189,7 +189,7 @@ func (x *Archive) LiftTakedown(ctx context.Context, by Actor, ref, reason string
 	if err != nil {
 		return nil, err
 	}
-	t, err := x.a.LiftTakedown(found.SHA256)
+	t, err := x.a.LiftTakedown(ctx, found.SHA256)
 	if err != nil {
 		return nil, err
 	}

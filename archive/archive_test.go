@@ -508,7 +508,7 @@ func TestSourceSizes(t *testing.T) {
 	if !may(a, size) {
 		t.Errorf("after the takedown: may not hold %d bytes", size)
 	}
-	if _, err := a.LiftTakedown(m.SHA256); err != nil {
+	if _, err := a.LiftTakedown(t.Context(), m.SHA256); err != nil {
 		t.Fatal(err)
 	}
 	if may(a, size) || !may(a, otherSize) {

@@ -110,13 +110,13 @@ func TestTakedown(t *testing.T) {
 		t.Fatalf("check: %+v %v", rep, err)
 	}
 
-	if _, err := a.LiftTakedown(strings.Repeat("0", 64)); !errors.Is(err, ErrNoTakedown) {
+	if _, err := a.LiftTakedown(t.Context(), strings.Repeat("0", 64)); !errors.Is(err, ErrNoTakedown) {
 		t.Errorf("lifting nothing: %v", err)
 	}
-	if _, err := a.LiftTakedown("not hex"); err == nil {
+	if _, err := a.LiftTakedown(t.Context(), "not hex"); err == nil {
 		t.Error("a bad sha256 was accepted")
 	}
-	if _, err := a.LiftTakedown(list[0].SHA256); err != nil {
+	if _, err := a.LiftTakedown(t.Context(), list[0].SHA256); err != nil {
 		t.Fatal(err)
 	}
 	if back := ingest(t, a, file, nil); back.Outcome != Ingested || back.ID != first.ID {

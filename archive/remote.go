@@ -13,6 +13,9 @@
 //	manifests/<id>     the manifest with the stored header, trailer and
 //	                   events (remoteManifest), naming its object, written
 //	                   with put-if-absent: the commit point
+//	takedowns/<sha256> a takedown made on a writing node (the JSON of its
+//	                   Takedown, put-if-absent), which every node's sync
+//	                   records and applies (remotetakedown.go)
 //
 // Write order: the object (put-if-absent, at its upload's own key), then
 // the manifest object, then the catalog records the key, then the local
@@ -271,6 +274,11 @@ type UploadReport struct {
 	// Conflicts says why recordings stayed local: the bucket holds them
 	// from another writer (ErrUploadConflict), whose object is left alone.
 	Conflicts []string `json:"conflicts,omitempty"`
+	// TakenDown says which recordings were refused: their bytes or
+	// identity are taken down in the bucket (a takedown made on another
+	// node, recorded here first). Those the takedown names by bytes or id
+	// are taken down here too; others stay local, refused.
+	TakenDown []string `json:"taken_down,omitempty"`
 }
 
 // Upload moves every sealed recording older than the upload age
@@ -296,6 +304,17 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 	}
 	a.tier.uploadMu.Lock()
 	defer a.tier.uploadMu.Unlock()
+	rep := &UploadReport{}
+	// The bucket's takedowns first: nothing they refuse goes up.
+	_, dropped, err := a.syncTakedowns(ctx, store)
+	for _, m := range dropped {
+		if m.Remote == "" {
+			rep.TakenDown = append(rep.TakenDown, fmt.Sprintf("recording %s (sha256 %.12s…): taken down in the bucket, taken down here", m.ID, m.SHA256))
+		}
+	}
+	if err != nil {
+		return rep, fmt.Errorf("archive: upload: %w", err)
+	}
 	now := a.opts.Now()
 	var ids []uuid.UUID
 	err = a.List(ctx, func(m *Manifest) error {
@@ -307,7 +326,6 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 	if err != nil {
 		return nil, err
 	}
-	rep := &UploadReport{}
 	touched := map[string]bool{}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
@@ -319,6 +337,10 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 		}
 		if errors.Is(err, ErrUploadConflict) {
 			rep.Conflicts = append(rep.Conflicts, err.Error())
+			continue
+		}
+		if errors.As(err, new(*TakenDownError)) {
+			rep.TakenDown = append(rep.TakenDown, err.Error())
 			continue
 		}
 		if err != nil {

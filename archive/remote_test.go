@@ -159,11 +159,13 @@ func TestRemoteUploadAndRead(t *testing.T) {
 		t.Fatalf("check: %+v %+v, %v", crep, crep.Remote, err)
 	}
 
-	// A takedown deletes the objects and the cached chunks.
+	// A takedown deletes the objects and the cached chunks, and leaves
+	// its record for the other nodes.
 	if _, err := a.TakeDown(t.Context(), ids[1], DeleteOptions{By: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if keys := bucketKeys(t, store, ""); len(keys) != 4 || strings.Contains(strings.Join(keys, " "), ids[1].String()) {
+	if keys := bucketKeys(t, store, ""); len(keys) != 5 || strings.Contains(strings.Join(keys, " "), ids[1].String()) ||
+		len(bucketKeys(t, store, "takedowns/")) != 1 {
 		t.Errorf("after the takedown the bucket holds %v", keys)
 	}
 	if files := cacheFiles(t, a); len(files) != 0 {

@@ -219,6 +219,20 @@ func (a *Archive) uploadOne(ctx context.Context, store blob.Store, id uuid.UUID,
 		if m, err = getManifest(tx, id); err != nil {
 			return err
 		}
+		sum, err := hexSum(m.SHA256)
+		if err != nil {
+			return err
+		}
+		t, err := takedownRefusing(tx, sum, m.Meta.ID, m.Meta.Session)
+		if err == nil && t == nil {
+			t, err = takedownOfIdentity(tx, m.ID, "")
+		}
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			return fmt.Errorf("archive: upload %s: %w", id, &TakenDownError{Takedown: *t})
+		}
 		rm.Heads = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
 		return nil
 	})
@@ -258,7 +272,14 @@ func (a *Archive) uploadOne(ctx context.Context, store blob.Store, id uuid.UUID,
 		return nil, errors.Join(fmt.Errorf("archive: upload %s: %s from object to manifest, past the %s a bucket sweep waits for: not committed", id, took.Round(time.Second), uploadWindow),
 			store.Delete(ctx, key))
 	}
-	// 2. The manifest: the commit point.
+	// 2. The manifest: the commit point, unless the bytes were taken
+	// down on another node since this upload's sync.
+	switch t, err := readBucketTakedown(ctx, store, m.SHA256); {
+	case err == nil:
+		return nil, errors.Join(fmt.Errorf("archive: upload %s: %w", id, &TakenDownError{Takedown: *t}), store.Delete(ctx, key))
+	case !errors.Is(err, blob.ErrNotFound):
+		return nil, errors.Join(fmt.Errorf("archive: upload %s: %w", id, err), store.Delete(ctx, key))
+	}
 	up := *m
 	up.Remote, up.RemoteBytes = key, size
 	rm.Manifest = &up

@@ -231,6 +231,10 @@ type CatchUpReport struct {
 	// Skipped manifests were taken down or deleted here, or hold bytes this
 	// catalog has under another id.
 	Skipped int `json:"skipped"`
+	// Takedowns are the bucket's takedowns (takedowns/<sha256>, made on
+	// another node) recorded here; the recordings they name count as
+	// Removed.
+	Takedowns int `json:"takedowns,omitempty"`
 }
 
 // catchUpBatch is how many manifests CatchUp adds per catalog transaction.
@@ -242,7 +246,10 @@ const catchUpBatch = 64
 // is how a second node lists, searches and exports what the writing node
 // uploads. Recordings kept locally are not touched; a manifest whose bytes
 // were taken down here, or that is still being deleted here, is skipped.
-// Each change goes to the change log, so the search index follows.
+// Each change goes to the change log, so the search index follows. First
+// the bucket's takedowns (takedowns/<sha256>) this catalog has not
+// recorded are recorded, and the recordings they name dropped at once
+// (syncTakedowns).
 func (a *Archive) CatchUp(ctx context.Context) (*CatchUpReport, error) {
 	if a.opts.ReadOnly {
 		return nil, errors.New("archive: catch up: opened read-only")
@@ -250,6 +257,12 @@ func (a *Archive) CatchUp(ctx context.Context) (*CatchUpReport, error) {
 	store, _, err := a.remote(ctx)
 	if err != nil {
 		return nil, err
+	}
+	rep := &CatchUpReport{}
+	recorded, dropped, err := a.syncTakedowns(ctx, store)
+	rep.Takedowns, rep.Removed = recorded, len(dropped)
+	if err != nil {
+		return rep, err
 	}
 	man, _, err := listIDs(ctx, store, "manifests/", nil)
 	if err != nil {
@@ -267,7 +280,6 @@ func (a *Archive) CatchUp(ctx context.Context) (*CatchUpReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &CatchUpReport{}
 	var batch []*remoteManifest
 	flush := func() error {
 		if len(batch) == 0 {

@@ -125,25 +125,56 @@ var ErrTakedownPending = errors.New("the takedown is still in its grace period")
 // opts.Grace its bytes are kept that long for UndoTakedown; without, they
 // are swept at once. A sweep
 // that fails after the mark committed returns a *SweepError: the takedown
-// took effect.
+// took effect. With a remote store the takedown goes to the bucket first
+// (takedowns/<sha256>, for every node's sync); a node that only reads the
+// bucket refuses it (ErrReadingNode).
 func (a *Archive) TakeDown(ctx context.Context, id uuid.UUID, opts DeleteOptions) (*Manifest, error) {
 	now := a.opts.Now().UTC()
-	a.commitMu.Lock()
-	var m *Manifest
-	err := a.catalog.Update(func(tx *bolt.Tx) (err error) {
-		if m, err = getManifest(tx, id); err != nil {
-			return err
+	store, err := a.takedownStore(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("archive: take down %s: %w", id, err)
+	}
+	newTakedown := func(tx *bolt.Tx) (*Manifest, *Takedown, error) {
+		m, err := getManifest(tx, id)
+		if err != nil {
+			return nil, nil, err
 		}
 		if m.Hold != nil {
-			return fmt.Errorf("%s: %w (%s): release it first", id, ErrHeld, m.Hold.Reason)
+			return nil, nil, fmt.Errorf("%s: %w (%s): release it first", id, ErrHeld, m.Hold.Reason)
 		}
-		t := Takedown{
+		t := &Takedown{
 			SHA256: m.SHA256, ID: m.ID, MetaID: m.Meta.ID, Session: m.Meta.Session,
 			Size: m.NativeBytes, Format: m.Format, SourceName: m.SourceName,
 			By: opts.By, Reason: opts.Reason, At: now, State: TakedownPurged, PurgeAt: now,
 		}
 		if opts.Grace > 0 {
 			t.State, t.PurgeAt = TakedownPending, now.Add(opts.Grace)
+		}
+		return m, t, nil
+	}
+	if store != nil {
+		// The bucket first: if this node fails after, its next sync
+		// applies the takedown here too.
+		var t *Takedown
+		err := a.catalog.View(func(tx *bolt.Tx) (err error) {
+			_, t, err = newTakedown(tx)
+			return err
+		})
+		if err == nil {
+			err = putBucketTakedown(ctx, store, t)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("archive: take down: %w", err)
+		}
+	}
+	a.commitMu.Lock()
+	var m *Manifest
+	err = a.catalog.Update(func(tx *bolt.Tx) (err error) {
+		var t *Takedown
+		if m, t, err = newTakedown(tx); err != nil {
+			return err
+		}
+		if opts.Grace > 0 {
 			err = hideTakenDown(tx, m)
 		} else {
 			err = markRemoved(tx, m)
@@ -151,7 +182,7 @@ func (a *Archive) TakeDown(ctx context.Context, id uuid.UUID, opts DeleteOptions
 		if err != nil {
 			return err
 		}
-		return putTakedown(tx, t)
+		return putTakedown(tx, *t)
 	})
 	a.commitMu.Unlock()
 	if err != nil {
@@ -407,24 +438,39 @@ func (a *Archive) Takedowns() ([]Takedown, error) {
 // sha (an admin's decision): its bytes and identity can be ingested again.
 // A takedown in its grace period is refused (ErrTakedownPending): undo it,
 // or purge it first. It returns the takedown lifted.
-func (a *Archive) LiftTakedown(sha string) (*Takedown, error) {
+func (a *Archive) LiftTakedown(ctx context.Context, sha string) (*Takedown, error) {
 	sum, err := hexSum(sha)
 	if err != nil {
 		return nil, fmt.Errorf("archive: lift takedown: %q is not a hex sha256", sha)
+	}
+	check := func(tx *bolt.Tx) (t *Takedown, err error) {
+		if t, err = takedownOf(tx, sum); err != nil {
+			return nil, err
+		}
+		if t == nil {
+			return nil, fmt.Errorf("sha256 %s: %w", sha, ErrNoTakedown)
+		}
+		if t.State == TakedownPending {
+			return nil, fmt.Errorf("recording %s: %w (its bytes are kept until %s): undo it, or purge it first",
+				t.ID, ErrTakedownPending, t.PurgeAt.UTC().Format(time.RFC3339))
+		}
+		return t, nil
+	}
+	// The bucket's copy first (on a writing node): else this node's next
+	// sync would record it again.
+	err = a.catalog.View(func(tx *bolt.Tx) error { _, err := check(tx); return err })
+	if err == nil {
+		err = a.deleteBucketTakedown(ctx, hex.EncodeToString(sum))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive: lift takedown: %w", err)
 	}
 	a.commitMu.Lock()
 	defer a.commitMu.Unlock()
 	var t *Takedown
 	err = a.catalog.Update(func(tx *bolt.Tx) (err error) {
-		if t, err = takedownOf(tx, sum); err != nil {
+		if t, err = check(tx); err != nil {
 			return err
-		}
-		if t == nil {
-			return fmt.Errorf("sha256 %s: %w", sha, ErrNoTakedown)
-		}
-		if t.State == TakedownPending {
-			return fmt.Errorf("recording %s: %w (its bytes are kept until %s): undo it, or purge it first",
-				t.ID, ErrTakedownPending, t.PurgeAt.UTC().Format(time.RFC3339))
 		}
 		return deleteTakedown(tx, t, sum)
 	})
@@ -439,11 +485,27 @@ func (a *Archive) LiftTakedown(sha string) (*Takedown, error) {
 // readable, its bytes and identity no longer refused. It returns the
 // recording and the takedown undone.
 func (a *Archive) UndoTakedown(ctx context.Context, id uuid.UUID) (*Manifest, *Takedown, error) {
+	// The bucket's copy first (on a writing node): else this node's next
+	// sync would take the recording down again.
+	var sha string
+	err := a.catalog.View(func(tx *bolt.Tx) error {
+		m, _, err := keptTakenDown(tx, id)
+		if err == nil {
+			sha = m.SHA256
+		}
+		return err
+	})
+	if err == nil {
+		err = a.deleteBucketTakedown(ctx, sha)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("archive: undo takedown: %w", err)
+	}
 	a.commitMu.Lock()
 	defer a.commitMu.Unlock()
 	var m *Manifest
 	var t *Takedown
-	err := a.catalog.Update(func(tx *bolt.Tx) (err error) {
+	err = a.catalog.Update(func(tx *bolt.Tx) (err error) {
 		if m, t, err = keptTakenDown(tx, id); err != nil {
 			return err
 		}

@@ -367,7 +367,7 @@ func TestHostileTakenDownReingest(t *testing.T) {
 	check(runAll(t, p, "-")["-"])
 
 	sum := sha256.Sum256(raw)
-	if _, err := a.LiftTakedown(hex.EncodeToString(sum[:])); err != nil {
+	if _, err := a.LiftTakedown(t.Context(), hex.EncodeToString(sum[:])); err != nil {
 		t.Fatal(err)
 	}
 	if r := runAll(t, p, path)["game.teehistorian"]; r.Outcome != OutcomeIngested || r.ID != first.ID {
