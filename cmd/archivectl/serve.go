@@ -73,13 +73,14 @@ it and run there, so searches, exports and flags work while it ingests or
 prunes. The command line proves it is the owner with a secret written to
 serve.secret in the archive directory (mode 0600).
 
-Signing in: serve prints a login link (the web page's URL with the owner's
-secret after #login=; 'archivectl login' prints it again); opening it signs
-that browser tab in as the owner (admin). Nobody else is anybody for calling from this machine: every other
-request needs "Authorization: Bearer TOKEN" from 'archivectl token create':
-viewers search, show, read frames and download redacted clips; moderators
-also flag, hold and take down; admins also download whole original files,
-set retention, prune and manage tokens. Without tokens, a non-loopback
+Signing in: serve prints a login link (the web page's URL with the
+owner's secret after #login=; 'archivectl login' prints it again);
+opening it signs that browser tab in as the owner (admin). Nobody else
+is anybody for calling from this machine: every other request needs
+"Authorization: Bearer TOKEN" from 'archivectl token create': viewers
+search, show, read frames and download redacted clips; moderators also
+flag, hold and take down; admins also download whole original files, set
+retention, prune and manage tokens. Without tokens, a non-loopback
 --listen is refused.
 
 Pages of other sites: the server answers only to its IP addresses,
