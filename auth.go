@@ -1,16 +1,21 @@
 package replay
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os/user"
+	"slices"
 	"strings"
 
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/catalog"
 )
 
 // Role is what a caller may do. Each role may do everything the roles
@@ -99,7 +104,12 @@ func (x *Archive) CreateToken(by Actor, name string, role Role) (string, error) 
 		return "", fmt.Errorf("token %q: no role", name)
 	}
 	secret := NewSecret()
-	if err := x.a.PutToken(archive.Token{Name: name, Role: role.String(), Hash: HashSecret(secret), Prefix: secret[:SecretPrefixLen], CreatedBy: by.Name}); err != nil {
+	tok := archive.Token{Name: name, Role: role.String(), Hash: HashSecret(secret), Prefix: secret[:SecretPrefixLen], CreatedBy: by.Name, Created: x.now()}
+	defer x.change()()
+	if err := x.shareToken(tok); err != nil {
+		return "", err
+	}
+	if err := x.a.PutToken(tok); err != nil {
 		return "", err
 	}
 	x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditTokenCreate, Detail: name + " (" + role.String() + ")"})
@@ -114,6 +124,16 @@ func (x *Archive) Tokens() ([]archive.Token, error) { return x.a.Tokens() }
 func (x *Archive) RevokeToken(by Actor, name string) error {
 	if x.opts.ReadOnly {
 		return ErrReadOnly
+	}
+	defer x.change()()
+	toks, err := x.a.Tokens()
+	if err != nil {
+		return err
+	}
+	if x.shared != nil && slices.ContainsFunc(toks, func(t archive.Token) bool { return t.Name == name }) {
+		if err := x.unpublish(context.Background(), catalog.KindToken, name); err != nil {
+			return err
+		}
 	}
 	if err := x.a.DeleteToken(name); err != nil {
 		return err
@@ -145,4 +165,24 @@ func (x *Archive) Authenticate(secret string) (Actor, bool, error) {
 		return Actor{}, false, fmt.Errorf("token %q: %w", found.Name, err)
 	}
 	return Actor{Name: found.Name, Role: role}, true, nil
+}
+
+// shareToken creates tok in the shared catalog, when there is one: a name
+// another node took first is refused here too.
+func (x *Archive) shareToken(tok archive.Token) error {
+	if x.shared == nil {
+		return nil
+	}
+	b, err := json.Marshal(tok)
+	if err != nil {
+		return err
+	}
+	_, err = x.shared.cat.Create(context.Background(), catalog.KindToken, tok.Name, b, x.shared.node)
+	if errors.Is(err, catalog.ErrExists) {
+		return fmt.Errorf("archive: token: %q: %w", tok.Name, archive.ErrTokenExists)
+	}
+	if err != nil {
+		return fmt.Errorf("shared catalog: %w (nothing changed)", err)
+	}
+	return nil
 }

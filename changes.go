@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/catalog"
 	"github.com/replayarchive/replay/internal/units"
 )
 
@@ -23,7 +25,9 @@ func (x *Archive) mark(ctx context.Context, ref string, e archive.AuditEntry, fn
 	if err != nil {
 		return nil, err
 	}
+	done := x.change()
 	m, err := fn(id)
+	done()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
@@ -34,27 +38,65 @@ func (x *Archive) mark(ctx context.Context, ref string, e archive.AuditEntry, fn
 
 // Flag adds a moderator's flag (searchable at once as flag:NAME), or gives
 // an existing one a new note; the audit log keeps the old note.
+//
+// With a shared catalog, each mark is made there first (after the checks
+// that refuse it here), then here: every other node applies it too.
 func (x *Archive) Flag(ctx context.Context, by Actor, ref, name, note string) (*archive.Manifest, error) {
 	return x.mark(ctx, ref, archive.AuditEntry{Who: by.Name, Action: archive.AuditFlag, Detail: name, Reason: note},
-		func(id uuid.UUID) (*archive.Manifest, error) { return x.a.SetFlag(id, name, note) })
+		func(id uuid.UUID) (*archive.Manifest, error) {
+			name, err := archive.FlagName(name)
+			if err == nil {
+				err = x.publish(ctx, catalog.KindFlag, flagKey(id, name), sharedFlag{Note: note})
+			}
+			if err != nil {
+				return nil, err
+			}
+			return x.a.SetFlag(id, name, note)
+		})
 }
 
 // Unflag removes a moderator's flag.
 func (x *Archive) Unflag(ctx context.Context, by Actor, ref, name, reason string) (*archive.Manifest, error) {
 	return x.mark(ctx, ref, archive.AuditEntry{Who: by.Name, Action: archive.AuditUnflag, Detail: name, Reason: reason},
-		func(id uuid.UUID) (*archive.Manifest, error) { return x.a.Unflag(id, name) })
+		func(id uuid.UUID) (*archive.Manifest, error) {
+			if m, err := x.a.Manifest(id); err != nil {
+				return nil, err
+			} else if !slices.ContainsFunc(m.Flags, func(f archive.Flag) bool { return f.Name == name }) {
+				return x.a.Unflag(id, name) // its error says why
+			}
+			if err := x.unpublish(ctx, catalog.KindFlag, flagKey(id, name)); err != nil {
+				return nil, err
+			}
+			return x.a.Unflag(id, name)
+		})
 }
 
 // Hold pins a recording against retention and takedowns.
 func (x *Archive) Hold(ctx context.Context, by Actor, ref, reason string) (*archive.Manifest, error) {
 	return x.mark(ctx, ref, archive.AuditEntry{Who: by.Name, Action: archive.AuditHold, Reason: reason},
-		func(id uuid.UUID) (*archive.Manifest, error) { return x.a.SetHold(id, reason) })
+		func(id uuid.UUID) (*archive.Manifest, error) {
+			if strings.TrimSpace(reason) == "" {
+				return x.a.SetHold(id, reason) // its error says why
+			}
+			if err := x.publish(ctx, catalog.KindHold, id.String(), sharedHold{Reason: reason}); err != nil {
+				return nil, err
+			}
+			return x.a.SetHold(id, reason)
+		})
 }
 
 // Release removes a hold.
 func (x *Archive) Release(ctx context.Context, by Actor, ref, reason string) (*archive.Manifest, error) {
 	return x.mark(ctx, ref, archive.AuditEntry{Who: by.Name, Action: archive.AuditRelease, Reason: reason},
-		func(id uuid.UUID) (*archive.Manifest, error) { return x.a.Release(id) })
+		func(id uuid.UUID) (*archive.Manifest, error) {
+			if m, err := x.a.Manifest(id); err != nil || m.Hold == nil {
+				return x.a.Release(id) // its error says why
+			}
+			if err := x.unpublish(ctx, catalog.KindHold, id.String()); err != nil {
+				return nil, err
+			}
+			return x.a.Release(id)
+		})
 }
 
 // Takedown hides a recording from every read and search at once and
@@ -77,7 +119,14 @@ func (x *Archive) Takedown(ctx context.Context, by Actor, ref, reason string, gr
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := x.a.TakeDown(ctx, id, archive.DeleteOptions{By: by.Name, Reason: reason, Grace: grace})
+	defer x.change()()
+	opts := archive.DeleteOptions{By: by.Name, Reason: reason, Grace: grace}
+	if x.shared != nil {
+		opts.Publish = func(ctx context.Context, t *archive.Takedown) error {
+			return x.publish(ctx, catalog.KindTakedown, t.SHA256, t)
+		}
+	}
+	m, err := x.a.TakeDown(ctx, id, opts)
 	if m == nil {
 		return nil, nil, err
 	}
@@ -113,6 +162,14 @@ func (x *Archive) UndoTakedown(ctx context.Context, by Actor, ref, reason string
 	if err != nil {
 		return nil, nil, err
 	}
+	defer x.change()()
+	if found.State == archive.TakedownPending {
+		// Lifted everywhere first: a node that kept no bytes lifts it and
+		// catches the recording up from the bucket again.
+		if err := x.unpublish(ctx, catalog.KindTakedown, found.SHA256); err != nil {
+			return nil, nil, err
+		}
+	}
 	m, t, err := x.a.UndoTakedown(ctx, found.ID)
 	if err != nil {
 		return nil, nil, err
@@ -137,6 +194,13 @@ func (x *Archive) PurgeTakedowns(ctx context.Context, by Actor, refs ...string) 
 		}
 		ids = append(ids, t.ID)
 	}
+	return x.purgeTakedowns(ctx, by, ids)
+}
+
+// purgeTakedowns purges takedowns by id. It needs no janitor's lease: a
+// node purges only what it took down itself (its bytes, and the bucket's
+// copy of what it took down).
+func (x *Archive) purgeTakedowns(ctx context.Context, by Actor, ids []uuid.UUID) ([]archive.Takedown, error) {
 	purged, err := x.a.PurgeTakedowns(ctx, ids...)
 	for _, t := range purged {
 		x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditPurgeTakedown, Recording: t.ID,
@@ -189,6 +253,12 @@ func (x *Archive) LiftTakedown(ctx context.Context, by Actor, ref, reason string
 	if err != nil {
 		return nil, err
 	}
+	defer x.change()()
+	if found.State != archive.TakedownPending {
+		if err := x.unpublish(ctx, catalog.KindTakedown, found.SHA256); err != nil {
+			return nil, err
+		}
+	}
 	t, err := x.a.LiftTakedown(ctx, found.SHA256)
 	if err != nil {
 		return nil, err
@@ -214,6 +284,16 @@ func (x *Archive) SetPolicy(by Actor, p *archive.Policy) error {
 		if err := CheckFormats(p.Formats); err != nil {
 			return err
 		}
+	}
+	defer x.change()()
+	var err error
+	if p.IsZero() {
+		err = x.unpublish(context.Background(), catalog.KindSetting, settingPolicy)
+	} else {
+		err = x.publish(context.Background(), catalog.KindSetting, settingPolicy, p)
+	}
+	if err != nil {
+		return err
 	}
 	if err := x.a.SetPolicy(p); err != nil {
 		return err
@@ -262,6 +342,11 @@ func (x *Archive) Prune(ctx context.Context, by Actor, plan *archive.Plan) (*arc
 	if x.opts.ReadOnly {
 		return nil, ErrReadOnly
 	}
+	release, err := x.janitor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	rep, err := x.a.Prune(ctx, plan, archive.PruneOptions{
 		AfterMark:      x.sync,
 		CompactCatalog: true,
@@ -277,7 +362,7 @@ func (x *Archive) Prune(ctx context.Context, by Actor, plan *archive.Plan) (*arc
 		return rep, err
 	}
 	// The janitor's other half: takedowns past their grace period.
-	if _, err := x.PurgeTakedowns(ctx, by); err != nil {
+	if _, err := x.purgeTakedowns(ctx, by, nil); err != nil {
 		return rep, err
 	}
 	return rep, x.sync(ctx)

@@ -145,6 +145,7 @@ func (x *Archive) audit(entries ...archive.AuditEntry) {
 	if err := x.a.AppendAudit(entries...); err != nil {
 		x.log.Error("audit log", "err", err)
 	}
+	x.publishAudit(entries)
 }
 
 // Audit returns the audit history newest first: of recording ref, or of

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/catalog"
 	"github.com/replayarchive/replay/internal/units"
 )
 
@@ -24,8 +25,15 @@ func (x *Archive) SetRemote(ctx context.Context, by Actor, cfg archive.RemoteCon
 	if x.opts.ReadOnly {
 		return ErrReadOnly
 	}
+	defer x.change()()
 	if err := x.a.SetRemote(ctx, cfg); err != nil {
 		return err
+	}
+	if !cfg.S3.ReadOnly {
+		// A node started later on an empty disk finds the bucket.
+		if err := x.publish(ctx, catalog.KindSetting, settingRemote, cfg); err != nil {
+			return err
+		}
 	}
 	x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditRemote, Detail: DescribeRemote(&cfg)})
 	return nil
@@ -54,6 +62,9 @@ func (x *Archive) Upload(ctx context.Context, by Actor, opts archive.UploadOptio
 		return nil, ErrReadOnly
 	}
 	rep, err := x.a.Upload(ctx, opts)
+	if rep != nil && len(rep.Uploaded) > 0 {
+		err = errors.Join(err, x.publishUploads(ctx, rep.Uploaded))
+	}
 	if rep != nil && rep.Recordings > 0 {
 		x.audit(archive.AuditEntry{Who: by.Name, Action: archive.AuditUpload,
 			Detail: fmt.Sprintf("%d recordings, %s", rep.Recordings, units.FormatBytes(rep.Bytes))})
@@ -69,6 +80,10 @@ func (x *Archive) CatchUp(ctx context.Context) (*archive.CatchUpReport, error) {
 		return nil, ErrReadOnly
 	}
 	rep, err := x.a.CatchUp(ctx)
+	if rep != nil && x.shared != nil {
+		// Their marks as they are now, not as at their upload.
+		err = errors.Join(err, x.applyMarks(ctx, rep.AddedIDs))
+	}
 	if rep != nil && (rep.Added > 0 || rep.Removed > 0) {
 		err = errors.Join(err, x.sync(ctx))
 	}

@@ -71,6 +71,11 @@ type Options struct {
 	Index   query.Options
 	// Logger receives warnings (default: discarded).
 	Logger *slog.Logger
+	// Catalog is the shared catalog (package catalog: a postgres:// URL,
+	// or a bbolt file's path) this archive follows as one node of several;
+	// it is remembered, so later writable opens follow it without it.
+	// Read-only opens never contact it.
+	Catalog string
 }
 
 // Archive is an open archive: catalog, shards, search index and codecs.
@@ -85,6 +90,8 @@ type Archive struct {
 	syncMu sync.Mutex
 	ix     *query.Index
 	lock   *lockFile
+	// shared is the catalog shared with other nodes (shared.go), or nil.
+	shared *shared
 }
 
 // Open opens the archive in dir.
@@ -122,6 +129,12 @@ func Open(dir string, opts Options) (*Archive, error) {
 	}
 	if !opts.ReadOnly {
 		x.lock = writeLockFile(dir, opts.Command)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := x.attachCatalog(ctx, opts.Catalog)
+		cancel()
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("shared catalog: %w", err), x.Close())
+		}
 	}
 	return x, nil
 }
@@ -147,6 +160,9 @@ func (x *Archive) Close() error {
 		x.ix = nil
 	}
 	x.syncMu.Unlock()
+	if x.shared != nil {
+		errs = append(errs, x.shared.cat.Close())
+	}
 	x.lock.remove()
 	errs = append(errs, x.a.Close())
 	return errors.Join(errs...)
@@ -226,6 +242,13 @@ func (x *Archive) SpoolsRemovedAtOpen() archive.Spools { return x.a.SpoolsRemove
 func (x *Archive) Check(ctx context.Context, opts archive.CheckOptions) (*archive.CheckReport, error) {
 	if opts.Repair && x.opts.ReadOnly {
 		return nil, ErrReadOnly
+	}
+	if opts.Repair {
+		release, err := x.janitor(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	rep, err := x.a.Check(ctx, opts)
 	if err != nil || !opts.Repair {

@@ -51,6 +51,9 @@ type AuditEntry struct {
 	Detail string `json:"detail,omitempty"`
 	// Reason is the note or reason the actor gave.
 	Reason string `json:"reason,omitempty"`
+	// Node is the node the change was made on, for an entry another node
+	// of a shared catalog made (empty: this one).
+	Node string `json:"node,omitempty"`
 }
 
 // AppendAudit records entries in one catalog commit, stamping each with

@@ -198,11 +198,21 @@ var (
 	ErrNotHeld     = errors.New("recording is not held")
 )
 
-// SetFlag adds (or updates the note of) a moderator's flag.
-func (a *Archive) SetFlag(id uuid.UUID, name, note string) (*Manifest, error) {
+// FlagName returns name as a flag is named (spaces around it trimmed), or
+// ErrBadFlagName.
+func FlagName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) {
-		return nil, fmt.Errorf("flag name %q: %w", name, ErrBadFlagName)
+		return "", fmt.Errorf("flag name %q: %w", name, ErrBadFlagName)
+	}
+	return name, nil
+}
+
+// SetFlag adds (or updates the note of) a moderator's flag.
+func (a *Archive) SetFlag(id uuid.UUID, name, note string) (*Manifest, error) {
+	name, err := FlagName(name)
+	if err != nil {
+		return nil, err
 	}
 	return a.update(id, func(m *Manifest) error {
 		for i := range m.Flags {

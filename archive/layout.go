@@ -95,6 +95,14 @@ var settingPolicy = []byte("retention")
 // settingRemote is the RemoteConfig's key in bucketSettings (remote.go).
 var settingRemote = []byte("remote")
 
+// settingCatalogURL is the shared catalog this archive follows
+// (catalogstate.go), and settingCatalogSeq (8 bytes, big-endian) the last
+// of its changes applied here.
+var (
+	settingCatalogURL = []byte("catalog")
+	settingCatalogSeq = []byte("catalog_seq")
+)
+
 // bucketChunks is a shard's one bucket: chunk owner id (16 B) ‖ start tick
 // (8 B) → chunk blob (chunkenc.Encode, chunkenc.EncodeStreams). The owner
 // is the recording id, or for a recording spilled during ingest the

@@ -267,8 +267,11 @@ type UploadOptions struct {
 
 // UploadReport says what Upload did.
 type UploadReport struct {
-	Recordings int   `json:"recordings"`
-	Bytes      int64 `json:"bytes"`
+	Recordings int `json:"recordings"`
+	// Uploaded are the recordings uploaded, for the nodes that share a
+	// catalog with this one.
+	Uploaded []uuid.UUID `json:"-"`
+	Bytes    int64       `json:"bytes"`
 	// Shards lists the shards that lost chunks (compacted or removed).
 	Shards []string `json:"shards,omitempty"`
 	// Conflicts says why recordings stayed local: the bucket holds them
@@ -347,6 +350,7 @@ func (a *Archive) Upload(ctx context.Context, opts UploadOptions) (*UploadReport
 			return rep, err
 		}
 		rep.Recordings++
+		rep.Uploaded = append(rep.Uploaded, m.ID)
 		rep.Bytes += m.RemoteBytes
 		touched[m.Shard] = true
 		if opts.Progress != nil {

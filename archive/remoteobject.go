@@ -99,6 +99,11 @@ func newObjectKey(m *Manifest) string {
 func manifestKey(id uuid.UUID) string { return "manifests/" + id.String() }
 
 // writerID returns this archive's writer id, making it on first use.
+// Node returns this archive's name among the nodes that share a bucket or
+// a catalog: made at random on first use and kept, so a node given a new
+// disk is a new node.
+func (a *Archive) Node() (string, error) { return a.writerID() }
+
 func (a *Archive) writerID() (string, error) {
 	var id string
 	err := a.catalog.Update(func(tx *bolt.Tx) error {

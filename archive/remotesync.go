@@ -225,6 +225,9 @@ func (a *Archive) checkRemoteObject(ctx context.Context, m *Manifest) error {
 type CatchUpReport struct {
 	// Added recordings were uploaded by another node since the last catch-up.
 	Added int `json:"added"`
+	// AddedIDs are the recordings added, for the moderators' marks a
+	// shared catalog holds for them.
+	AddedIDs []uuid.UUID `json:"-"`
 	// Removed recordings are gone from the bucket (deleted, taken down or
 	// pruned on the writing node).
 	Removed int `json:"removed"`
@@ -254,10 +257,12 @@ func (a *Archive) CatchUp(ctx context.Context) (*CatchUpReport, error) {
 	if a.opts.ReadOnly {
 		return nil, errors.New("archive: catch up: opened read-only")
 	}
-	store, _, err := a.remote(ctx)
+	store, cfg, err := a.remote(ctx)
 	if err != nil {
 		return nil, err
 	}
+	now := a.opts.Now()
+	var expired []*remoteManifest // taken down, past their grace
 	rep := &CatchUpReport{}
 	recorded, dropped, err := a.syncTakedowns(ctx, store)
 	rep.Takedowns, rep.Removed = recorded, len(dropped)
@@ -289,12 +294,16 @@ func (a *Archive) CatchUp(ctx context.Context) (*CatchUpReport, error) {
 		defer a.commitMu.Unlock()
 		err := a.catalog.Update(func(tx *bolt.Tx) error {
 			for _, rm := range batch {
-				added, err := putRemoteRecording(tx, rm)
+				added, t, err := putRemoteRecording(tx, rm)
 				if err != nil {
 					return fmt.Errorf("recording %s: %w", rm.Manifest.ID, err)
 				}
+				if t != nil && !t.PurgeAt.After(now) {
+					expired = append(expired, rm)
+				}
 				if added {
 					rep.Added++
+					rep.AddedIDs = append(rep.AddedIDs, rm.Manifest.ID)
 				} else {
 					rep.Skipped++
 				}
@@ -359,35 +368,46 @@ func (a *Archive) CatchUp(ctx context.Context) (*CatchUpReport, error) {
 			a.chunkCache().Drop(id)
 		}
 	}
+	// The bucket's copies of what was taken down, once past the grace
+	// period, by a node that may write: the node that took them down may
+	// only read the bucket, or be gone.
+	if !a.remoteReadOnly(store, cfg) {
+		for _, rm := range expired {
+			if err := a.deleteRemote(ctx, store, rm.Manifest.ID, rm.Manifest.Remote); err != nil {
+				return rep, fmt.Errorf("archive: catch up: taken down: %w", err)
+			}
+		}
+	}
 	return rep, nil
 }
 
 // putRemoteRecording adds a recording from its bucket manifest inside tx,
 // unless its bytes or identity (its id, the id its file names, its
 // session) were taken down here, its id is being deleted here, or its
-// bytes are archived under another id. It reports whether it added it.
-func putRemoteRecording(tx *bolt.Tx, rm *remoteManifest) (bool, error) {
+// bytes are archived under another id. It reports whether it added it,
+// and the takedown that refused it.
+func putRemoteRecording(tx *bolt.Tx, rm *remoteManifest) (added bool, refused *Takedown, err error) {
 	m := rm.Manifest
 	sum, err := hexSum(m.SHA256)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	t, err := takedownRefusing(tx, sum, m.Meta.ID, m.Meta.Session)
 	if err == nil && t == nil {
 		t, err = takedownOfIdentity(tx, m.ID, "")
 	}
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if t != nil {
-		return false, coverID(tx, t, m.ID)
+		return false, t, coverID(tx, t, m.ID)
 	}
 	owner := m.owner()
 	if tx.Bucket(bucketTombstones).Get(owner[:]) != nil || tx.Bucket(bucketSources).Get(sum) != nil {
-		return false, nil
+		return false, nil, nil
 	}
 	if tx.Bucket(bucketRecordings).Get(m.ID[:]) != nil {
-		return false, nil
+		return false, nil, nil
 	}
 	puts := []struct{ bucket, key, value []byte }{
 		{bucketHeads, m.ID[:], rm.Heads},
@@ -402,13 +422,13 @@ func putRemoteRecording(tx *bolt.Tx, rm *remoteManifest) (bool, error) {
 	}
 	for _, p := range puts {
 		if err := tx.Bucket(p.bucket).Put(p.key, p.value); err != nil {
-			return false, err
+			return false, nil, err
 		}
 	}
 	if err := putManifest(tx, m); err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return true, appendChange(tx, ChangePut, m.ID)
+	return true, nil, appendChange(tx, ChangePut, m.ID)
 }
 
 // hexSum decodes a manifest's hex sha256.

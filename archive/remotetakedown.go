@@ -147,11 +147,29 @@ func (a *Archive) syncTakedowns(ctx context.Context, store blob.Store) (recorded
 		if err != nil {
 			return 0, nil, fmt.Errorf("archive: takedowns: %w", err)
 		}
+		ts = append(ts, t)
+	}
+	return a.RecordTakedowns(ctx, ts)
+}
+
+// RecordTakedowns records each of ts (takedowns made on another node, as
+// purged: this node keeps no bytes of them for an undo) that this catalog
+// has not recorded, and drops the recordings each names, by bytes or id: a
+// remote one from the catalog, a local one (and its chunks) as a takedown
+// does. It returns how many it recorded and the recordings it dropped.
+//
+// A takedown past its grace period also takes the bucket's copy of what it
+// names, on a node that may write to the bucket: the node that made it may
+// have been one that only reads it (through a shared catalog).
+func (a *Archive) RecordTakedowns(ctx context.Context, ts []*Takedown) (recorded int, dropped []*Manifest, err error) {
+	now := a.opts.Now()
+	purge := map[string]bool{}
+	for _, t := range ts {
+		purge[t.SHA256] = t.State == TakedownPurged || !t.PurgeAt.After(now)
 		t.State = TakedownPurged
 		if t.PurgeAt.IsZero() {
 			t.PurgeAt = t.At
 		}
-		ts = append(ts, t)
 	}
 	local := false
 	a.commitMu.Lock()
@@ -211,9 +229,23 @@ func (a *Archive) syncTakedowns(ctx context.Context, store blob.Store) (recorded
 	if err != nil {
 		return 0, nil, fmt.Errorf("archive: takedowns: %w", err)
 	}
+	var bucket []*Manifest
 	for _, m := range dropped {
 		if m.Remote != "" {
 			a.chunkCache().Drop(m.ID)
+			if purge[m.SHA256] {
+				bucket = append(bucket, m)
+			}
+		}
+	}
+	if len(bucket) > 0 {
+		store, cfg, err := a.remote(ctx)
+		if err == nil && !a.remoteReadOnly(store, cfg) {
+			for _, m := range bucket {
+				if err := a.deleteRemote(ctx, store, m.ID, m.Remote); err != nil {
+					return recorded, dropped, fmt.Errorf("archive: takedowns: %w", err)
+				}
+			}
 		}
 	}
 	if local {

@@ -47,6 +47,11 @@ type DeleteOptions struct {
 	// Grace keeps the recording's bytes (hidden) that long, for
 	// UndoTakedown; 0 purges them at once.
 	Grace time.Duration
+	// Publish, when set, tells the other nodes (a shared catalog) of the
+	// takedown before this catalog changes: if this node fails after, the
+	// others still refuse the bytes, and this node learns it again from
+	// them. With it, a node that only reads the bucket may take down too.
+	Publish func(context.Context, *Takedown) error
 }
 
 // Takedown states.
@@ -131,6 +136,9 @@ var ErrTakedownPending = errors.New("the takedown is still in its grace period")
 func (a *Archive) TakeDown(ctx context.Context, id uuid.UUID, opts DeleteOptions) (*Manifest, error) {
 	now := a.opts.Now().UTC()
 	store, err := a.takedownStore(ctx)
+	if errors.Is(err, ErrReadingNode) && opts.Publish != nil {
+		store, err = nil, nil // the shared catalog carries it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("archive: take down %s: %w", id, err)
 	}
@@ -152,16 +160,19 @@ func (a *Archive) TakeDown(ctx context.Context, id uuid.UUID, opts DeleteOptions
 		}
 		return m, t, nil
 	}
-	if store != nil {
-		// The bucket first: if this node fails after, its next sync
-		// applies the takedown here too.
+	if store != nil || opts.Publish != nil {
+		// The bucket and the shared catalog first: if this node fails
+		// after, its next sync applies the takedown here too.
 		var t *Takedown
 		err := a.catalog.View(func(tx *bolt.Tx) (err error) {
 			_, t, err = newTakedown(tx)
 			return err
 		})
-		if err == nil {
+		if err == nil && store != nil {
 			err = putBucketTakedown(ctx, store, t)
+		}
+		if err == nil && opts.Publish != nil {
+			err = opts.Publish(ctx, t)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("archive: take down: %w", err)

@@ -137,6 +137,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusConflict, "read_only", err.Error())
 	case errors.Is(err, archive.ErrReadingNode):
 		writeError(w, http.StatusConflict, "reading_node", err.Error())
+	case errors.Is(err, replay.ErrJanitorElsewhere):
+		writeError(w, http.StatusConflict, "janitor_elsewhere", err.Error())
 	case errors.Is(err, archive.ErrTakedownPending):
 		writeError(w, http.StatusConflict, "takedown_pending", err.Error())
 	case errors.Is(err, formats.ErrClipUnsupported):

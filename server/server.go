@@ -264,6 +264,8 @@ func (s *Server) every(ctx context.Context, period time.Duration, pass func(cont
 func (s *Server) prunePass(ctx context.Context) {
 	rep, err := s.ScheduledPrune(ctx)
 	switch {
+	case errors.Is(err, replay.ErrJanitorElsewhere):
+		s.log.Debug("scheduled prune: another node is the janitor")
 	case err != nil && ctx.Err() == nil:
 		s.metrics.errors.WithLabelValues("prune").Inc()
 		s.log.Error("scheduled prune", "err", err)

@@ -121,6 +121,9 @@ func (s *Server) PurgeTakedowns(ctx context.Context) ([]archive.Takedown, error)
 // purgePass is one scheduled purge of takedowns, logged.
 func (s *Server) purgePass(ctx context.Context) {
 	purged, err := s.PurgeTakedowns(ctx)
+	if errors.Is(err, replay.ErrJanitorElsewhere) {
+		return // another node of the shared catalog purges
+	}
 	if err != nil && ctx.Err() == nil {
 		s.metrics.errors.WithLabelValues("purge-takedowns").Inc()
 		s.log.Error("scheduled takedown purge", "err", err)

@@ -68,6 +68,9 @@ func runAudit(ctx context.Context, e *env, o *auditOptions, args []string) error
 		if a.Reason != "" {
 			line += ": " + a.Reason
 		}
+		if a.Node != "" {
+			line += " (on node " + a.Node + ")"
+		}
 		fmt.Fprintln(e.stdout, textsafe.Line(line))
 	}
 	if len(es) == 0 {

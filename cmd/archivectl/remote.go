@@ -245,4 +245,11 @@ func tierPass(ctx context.Context, x *replay.Archive, log *slog.Logger) {
 	} else if rep != nil && rep.Recordings > 0 {
 		log.Info("remote upload", "recordings", rep.Recordings, "bytes", rep.Bytes)
 	}
+	// Other writers' uploads.
+	crep, err := x.CatchUp(ctx)
+	if err != nil && ctx.Err() == nil {
+		log.Error("remote catch-up", "err", err)
+	} else if crep != nil && (crep.Added > 0 || crep.Removed > 0) {
+		log.Info("remote catch-up", "added", crep.Added, "removed", crep.Removed)
+	}
 }

@@ -36,6 +36,7 @@ type serveOptions struct {
 	tierEvery       string
 	hosts           stringList
 	trustedProxies  stringList
+	catalog         string
 }
 
 // AddFlags declares the flags on fs.
@@ -56,6 +57,7 @@ func (o *serveOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.uploadAfter, "upload-after", "", "with --remote-write, upload sealed recordings older than `DUR` (0s: at once; default 5m, as 'remote set')")
 	fs.StringVar(&o.tierEvery, "tier-every", "1m", "with a remote store, upload (or, read-only, catch up) every `DUR`")
 	fs.Var(&o.hosts, "host", "also answer to the name `NAME` in the Host header (repeatable; the name a proxy or users reach the server by)")
+	fs.StringVar(&o.catalog, "catalog", "", "share moderators' marks, tokens, settings and the audit log with other nodes through `URL` (postgres://…; remembered)")
 	fs.Var(&o.trustedProxies, "trusted-proxy", "believe X-Forwarded-For from the reverse proxy at `CIDR` (repeatable), for the limit on wrong tokens")
 }
 
@@ -102,6 +104,15 @@ own, and what another writer uploaded first is kept, not replaced), each
 sealed recording once it is older than --upload-after (default 5m). With
 a remote store set by 'archivectl remote set', the server uploads sealed
 recordings every --tier-every.
+
+--catalog postgres://USER@HOST/DB makes this server one node of several
+that share a PostgreSQL database: flags, holds, takedowns, tokens, the
+retention policy, the bucket's configuration and the audit log are made
+there and applied on every node within seconds; one node at a time
+prunes and repairs (it holds a lease meanwhile, which lapses two minutes
+after a node that dies holding it). With the same bucket, a node started
+on an empty disk rebuilds everything from the two. Give the password in PGPASSWORD or
+~/.pgpass rather than the URL: the archive remembers the URL.
 
 --recompress-every DUR re-encodes, on that schedule, the sealed recordings
 older than --recompress-after (7d) at zstd's best level, once each, and
@@ -171,7 +182,7 @@ func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error
 	if err := checkDirs("--watch", watchDirs); err != nil {
 		return err
 	}
-	x, err := replay.Open(e.archiveDir, replay.Options{Create: true, Wait: e.wait, Command: "archivectl serve", Logger: cfg.Logger})
+	x, err := replay.Open(e.archiveDir, replay.Options{Create: true, Wait: e.wait, Command: "archivectl serve", Logger: cfg.Logger, Catalog: o.catalog})
 	if err != nil {
 		return err
 	}
@@ -200,6 +211,18 @@ func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error
 	}
 	cfg.CLI = cliHandler(x, e.archiveDir)
 	s := server.New(x, cfg)
+	{
+		// Other nodes' changes, until the server stops.
+		fctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := x.FollowCatalog(fctx); err != nil {
+				cfg.Logger.Error("shared catalog", "err", err)
+			}
+		}()
+		defer func() { stop(); <-done }()
+	}
 	if len(watchDirs) > 0 {
 		// The watcher stops with the server, before the archive closes.
 		wctx, stop := context.WithCancel(ctx)
