@@ -284,14 +284,18 @@ func (x *Archive) FollowCatalog(ctx context.Context) error {
 	t := time.NewTicker(followPoll)
 	defer t.Stop()
 	for {
+		// First what came between the open and the watch.
+		if _, err := x.applyCatalog(ctx, false); err != nil && ctx.Err() == nil {
+			x.log.Warn("shared catalog: apply changes", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-wake:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil // the catalog closed: poll until ctx ends
+			}
 		case <-t.C:
-		}
-		if _, err := x.applyCatalog(ctx, false); err != nil && ctx.Err() == nil {
-			x.log.Warn("shared catalog: apply changes", "err", err)
 		}
 	}
 }

@@ -3,8 +3,10 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -175,5 +177,45 @@ func TestReadOnlyNodeRefusesChanges(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(b), `"read_only"`) {
 		t.Errorf("a change on a read-only node: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestUploadCutShortIsNotAnError: a client whose connection drops in the
+// middle of an upload's body is the client's doing: nothing is logged as an
+// error and nothing is archived.
+func TestUploadCutShortIsNotAnError(t *testing.T) {
+	var errs errorLog
+	ts := start(t, server.Config{Logger: slog.New(&errs)})
+	admin := ts.token("ada", replay.RoleAdmin)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 20 * time.Second, Players: 4, Seed: 7})
+	fmt.Fprintf(conn, "POST /api/v1/recordings?name=cut.teehistorian HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", strings.TrimPrefix(ts.url, "http://"), admin, len(body))
+	conn.Write(body[:len(body)/2])
+	spools := func() int {
+		m, _ := filepath.Glob(filepath.Join(ts.x.Dir(), "tmp", "upload-*"))
+		return len(m)
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 5 s", what)
+			}
+		}
+	}
+	waitFor("the upload's spool", func() bool { return spools() == 1 })
+	conn.Close()
+	waitFor("the cut upload's end", func() bool { return spools() == 0 })
+	if st, err := ts.x.Stats(t.Context()); err != nil || st.Recordings != 0 {
+		t.Fatalf("after a cut upload: %v recordings, %v", st, err)
+	}
+	errs.mu.Lock()
+	defer errs.mu.Unlock()
+	if len(errs.msgs) > 0 {
+		t.Errorf("a client's cut upload logged as an error: %q", errs.msgs)
 	}
 }

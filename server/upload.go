@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"path/filepath"
@@ -30,7 +31,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 			name = p["filename"]
 		}
 	}
-	res, sum, err := s.x.IngestStream(r.Context(), name, r.Body, s.cfg.MaxUpload, actorOf(r))
+	res, sum, err := s.x.IngestStream(r.Context(), name, clientBody{r.Body}, s.cfg.MaxUpload, actorOf(r))
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -103,4 +104,16 @@ func (s *Server) ingestPaths(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		enc.Encode(map[string]any{"error": err.Error()})
 	}
+}
+
+// clientBody is a request's body whose read errors say the client went
+// away (a cut connection is the client's doing, not the server's error).
+type clientBody struct{ r io.Reader }
+
+func (c clientBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %w", errClientGone, err)
+	}
+	return n, err
 }
