@@ -725,20 +725,7 @@ func testClosed(t *testing.T, a, b catalog.Catalog) {
 		t.Errorf("second close: %v", err)
 	}
 	waitClosed(t, "after close", w)
-	calls := map[string]func() error{
-		"put": func() error { _, err := a.Put(ctx, catalog.KindFlag, "k", nil, "n1"); return err },
-		"create": func() error {
-			_, err := a.Create(ctx, catalog.KindFlag, "k2", nil, "n1")
-			return err
-		},
-		"delete":  func() error { _, _, err := a.Delete(ctx, catalog.KindFlag, "k", "n1"); return err },
-		"get":     func() error { _, _, err := a.Get(ctx, catalog.KindFlag, "k"); return err },
-		"list":    func() error { _, err := a.List(ctx, catalog.KindFlag, ""); return err },
-		"since":   func() error { _, err := a.Since(ctx, 0, 10); return err },
-		"watch":   func() error { _, err := a.Watch(ctx); return err },
-		"lease":   func() error { _, err := a.Lease(ctx, "l", "n1", time.Minute); return err },
-		"unlease": func() error { return a.Unlease(ctx, "l", "n1") },
-	}
+	calls := everyMethod(ctx, a)
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, catalog.ErrClosed) {
 			t.Errorf("%s after close: %v, want ErrClosed", name, err)
@@ -814,20 +801,7 @@ func testRefused(t *testing.T, a, _ catalog.Catalog) {
 func testCanceled(t *testing.T, a, _ catalog.Catalog) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	calls := map[string]func() error{
-		"put": func() error { _, err := a.Put(ctx, catalog.KindFlag, "k", nil, "n1"); return err },
-		"create": func() error {
-			_, err := a.Create(ctx, catalog.KindFlag, "k2", nil, "n1")
-			return err
-		},
-		"delete":  func() error { _, _, err := a.Delete(ctx, catalog.KindFlag, "k", "n1"); return err },
-		"get":     func() error { _, _, err := a.Get(ctx, catalog.KindFlag, "k"); return err },
-		"list":    func() error { _, err := a.List(ctx, catalog.KindFlag, ""); return err },
-		"since":   func() error { _, err := a.Since(ctx, 0, 10); return err },
-		"watch":   func() error { _, err := a.Watch(ctx); return err },
-		"lease":   func() error { _, err := a.Lease(ctx, "l", "n1", time.Minute); return err },
-		"unlease": func() error { return a.Unlease(ctx, "l", "n1") },
-	}
+	calls := everyMethod(ctx, a)
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s with a canceled context: %v, want context.Canceled", name, err)
@@ -874,4 +848,22 @@ func testLargeValues(t *testing.T, a, b catalog.Catalog) {
 		t.Errorf("a batch of %d MiB values holds %d, want at least 1 and fewer than %d (4 MiB a batch)", size>>20, len(first), n)
 	}
 	sameList(t, "since, paged", since(t, b, 0), want)
+}
+
+// everyMethod calls each of a's methods (but Close) once, by name.
+func everyMethod(ctx context.Context, a catalog.Catalog) map[string]func() error {
+	return map[string]func() error{
+		"put": func() error { _, err := a.Put(ctx, catalog.KindFlag, "k", nil, "n1"); return err },
+		"create": func() error {
+			_, err := a.Create(ctx, catalog.KindFlag, "k2", nil, "n1")
+			return err
+		},
+		"delete":  func() error { _, _, err := a.Delete(ctx, catalog.KindFlag, "k", "n1"); return err },
+		"get":     func() error { _, _, err := a.Get(ctx, catalog.KindFlag, "k"); return err },
+		"list":    func() error { _, err := a.List(ctx, catalog.KindFlag, ""); return err },
+		"since":   func() error { _, err := a.Since(ctx, 0, 10); return err },
+		"watch":   func() error { _, err := a.Watch(ctx); return err },
+		"lease":   func() error { _, err := a.Lease(ctx, "l", "n1", time.Minute); return err },
+		"unlease": func() error { return a.Unlease(ctx, "l", "n1") },
+	}
 }

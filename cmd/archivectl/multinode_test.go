@@ -202,18 +202,7 @@ func TestThreeNodes(t *testing.T) {
 	// Every node has every recording (its own, or caught up from the bucket).
 	caught := time.Now()
 	for _, n := range []*mnNode{n1, n2, n3} {
-		mnWait(t, 30*time.Second, "every acknowledged recording on "+n.name, func() bool {
-			have, err := c.list(ctx, n)
-			if err != nil {
-				return false
-			}
-			for _, id := range acked {
-				if _, ok := have[id]; !ok {
-					return false
-				}
-			}
-			return true
-		})
+		mnWait(t, 30*time.Second, "every acknowledged recording on "+n.name, func() bool { return c.hasAll(ctx, n, acked) })
 	}
 	t.Logf("every recording on every node %s after the last acknowledgement", time.Since(caught).Round(time.Millisecond))
 
@@ -402,18 +391,7 @@ func TestThreeNodes(t *testing.T) {
 		defer close(onN3)
 		<-batchDone
 		ids := c.idsOf(batch)
-		if !mnPoll(60*time.Second, func() bool {
-			have, err := c.list(ctx, n3)
-			if err != nil {
-				return false
-			}
-			for _, id := range ids {
-				if _, ok := have[id]; !ok {
-					return false
-				}
-			}
-			return true
-		}) {
+		if !mnPoll(60*time.Second, func() bool { return c.hasAll(ctx, n3, ids) }) {
 			t.Errorf("N3 lacks N1's batch 60 s after its upload")
 		}
 		batchOnN3 = time.Since(bs)
@@ -622,6 +600,20 @@ func (c *mnCluster) list(ctx context.Context, n *mnNode) (map[string]wire.Record
 		m[r.ID] = r
 	}
 	return m, nil
+}
+
+// hasAll reports whether n lists every recording of ids.
+func (c *mnCluster) hasAll(ctx context.Context, n *mnNode, ids []string) bool {
+	have, err := c.list(ctx, n)
+	if err != nil {
+		return false
+	}
+	for _, id := range ids {
+		if _, ok := have[id]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // searchFinds reports whether query q on n finds recording id.
