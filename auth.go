@@ -18,26 +18,33 @@ import (
 	"github.com/replayarchive/replay/catalog"
 )
 
-// Role is what a caller may do. Each role may do everything the roles
-// before it may.
+// Role is what a caller may do. Viewer, moderator and admin are ordered:
+// each may do everything the ones before it may, so a handler checks
+// "at least this role". RolePusher comes before them all and may do none
+// of what they may: it may only push growing recordings (server/push.go),
+// which an admin may do too and a viewer or moderator may not.
 type Role int
 
 // Roles, from least to most trusted.
 const (
+	// RolePusher may only push the growing files of a game server to the
+	// archive (archivectl push): it reads, searches and deletes nothing,
+	// so the token kept on a game server's host gives away no recording.
+	RolePusher Role = iota + 1
 	// RoleViewer may search, show, read frames and download redacted clips.
-	RoleViewer Role = iota + 1
+	RoleViewer
 	// RoleModerator may also flag, hold and take recordings down.
 	RoleModerator
 	// RoleAdmin may also download whole original files, set retention,
-	// prune, lift takedowns and manage tokens.
+	// prune, lift takedowns and manage tokens, and may push.
 	RoleAdmin
 )
 
-var roleNames = [...]string{RoleViewer: "viewer", RoleModerator: "moderator", RoleAdmin: "admin"}
+var roleNames = [...]string{RolePusher: "pusher", RoleViewer: "viewer", RoleModerator: "moderator", RoleAdmin: "admin"}
 
 // String returns the role's name as tokens store it.
 func (r Role) String() string {
-	if r >= RoleViewer && r <= RoleAdmin {
+	if r >= RolePusher && r <= RoleAdmin {
 		return roleNames[r]
 	}
 	return fmt.Sprintf("Role(%d)", int(r))
@@ -45,12 +52,12 @@ func (r Role) String() string {
 
 // ParseRole reads a role name.
 func ParseRole(s string) (Role, error) {
-	for r := RoleViewer; r <= RoleAdmin; r++ {
+	for r := RolePusher; r <= RoleAdmin; r++ {
 		if roleNames[r] == s {
 			return r, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown role %q (viewer, moderator or admin)", s)
+	return 0, fmt.Errorf("unknown role %q (pusher, viewer, moderator or admin)", s)
 }
 
 // Actor is who makes a change: it goes to the audit log.
@@ -100,7 +107,7 @@ func (x *Archive) CreateToken(by Actor, name string, role Role) (string, error) 
 	if name == "" || strings.ContainsAny(name, " \t\n/") || strings.HasPrefix(name, "local:") {
 		return "", fmt.Errorf("token name %q: one word, no '/', not starting with 'local:'", name)
 	}
-	if role < RoleViewer || role > RoleAdmin {
+	if role < RolePusher || role > RoleAdmin {
 		return "", fmt.Errorf("token %q: no role", name)
 	}
 	secret := NewSecret()

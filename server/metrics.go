@@ -17,6 +17,8 @@ type metrics struct {
 	authFailures prometheus.Counter
 	prunes       prometheus.Counter
 	pruned       prometheus.Counter
+	pushes       *prometheus.CounterVec
+	pushBytes    prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -47,8 +49,14 @@ func newMetrics() *metrics {
 		pruned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "replay_pruned_recordings_total", Help: "Recordings removed by prunes.",
 		}),
+		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "replay_pushes_total", Help: "Pushes (PUT /api/v1/push/...) by the source's state after them, or failed (any error answer).",
+		}, []string{"state"}),
+		pushBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "replay_push_bytes_total", Help: "New bytes of pushed files received (a retry's bytes held already are not counted).",
+		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.errors, m.ingests, m.ingestBytes, m.authFailures, m.prunes, m.pruned,
+	m.reg.MustRegister(m.requests, m.latency, m.errors, m.ingests, m.ingestBytes, m.authFailures, m.prunes, m.pruned, m.pushes, m.pushBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

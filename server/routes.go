@@ -61,6 +61,10 @@ func (s *Server) routes() {
 	h("GET /api/v1/tokens", a, "tokens", s.listTokens)
 	h("POST /api/v1/tokens", a, "token-create", s.createToken)
 	h("DELETE /api/v1/tokens/{name}", a, "token-revoke", s.revokeToken)
+	// Pushes take a pusher or an admin (checked in push.go: a viewer or a
+	// moderator may not push).
+	h("GET /api/v1/push/{source...}", replay.RolePusher, "push-state", s.pushState)
+	h("PUT /api/v1/push/{source...}", replay.RolePusher, "push", s.pushAppend)
 	if s.cfg.CLI != nil {
 		h("POST /api/v1/cli", a, "cli", func(w http.ResponseWriter, r *http.Request) {
 			if !isOwnerCLI(r) {

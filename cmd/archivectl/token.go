@@ -21,20 +21,23 @@ type tokenOptions struct {
 // AddFlags declares the flags on fs.
 func (o *tokenOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.name, "name", "", "the token's `NAME` (who holds it: shown in the audit log)")
-	fs.StringVar(&o.role, "role", "", "`ROLE`: viewer, moderator or admin")
+	fs.StringVar(&o.role, "role", "", "`ROLE`: pusher, viewer, moderator or admin")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 }
 
 func cmdToken() *command {
 	o := new(tokenOptions)
 	return &command{
-		name: "token", args: "create --name NAME --role viewer|moderator|admin | ls [--json] | revoke NAME",
+		name: "token", args: "create --name NAME --role pusher|viewer|moderator|admin | ls [--json] | revoke NAME",
 		summary: "create, list or revoke the API tokens of 'serve'",
 		help: `A token is printed once, when it is created; the archive keeps only its
 sha256. Send it as "Authorization: Bearer TOKEN". Roles: viewer (search,
 show, frames, redacted clips), moderator (also flags, holds, takedowns),
-admin (also original files, retention, prune, tokens). Once any token
-exists, a server serves no request without one.`,
+admin (also original files, retention, prune, tokens, push); pusher may
+only push a game server's growing files ('archivectl push', PUT
+/api/v1/push/...) and reads nothing, for the token kept on a game
+server's host. Once any token exists, a server serves no request without
+one.`,
 		access: writeAccess,
 		flags:  o.AddFlags,
 		run:    func(ctx context.Context, e *env, args []string) error { return runToken(ctx, e, o, args) },
