@@ -21,14 +21,15 @@ func DiskUsage(dir string) (int64, error) {
 }
 
 // storedUsage is DiskUsage of an archive directory without its search
-// index (<archive>/index, derived): what Prune gives back. The index's
-// background merges change its files while prune runs and made the bytes
-// returned by a small prune come out negative.
+// index (<archive>/index, derived) and the mirrors of pushed files being
+// received (<archive>/push): what Prune gives back. The index's background
+// merges, and pushes, change those files while prune runs and made the
+// bytes returned by a small prune come out negative.
 func storedUsage(dir string) (int64, error) {
-	index := filepath.Join(dir, "index")
+	index, push := filepath.Join(dir, "index"), filepath.Join(dir, "push")
 	var total int64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if path == index && d != nil && d.IsDir() {
+		if (path == index || path == push) && d != nil && d.IsDir() {
 			return filepath.SkipDir
 		}
 		n, err := entryBytes(d, err)
