@@ -1309,22 +1309,26 @@ func (c *pushClient) do(ctx context.Context, method, source string, q url.Values
 	stall := errors.New("no progress for " + c.idle.String())
 	watchdog := time.AfterFunc(c.idle, func() { cancel(stall) })
 	defer watchdog.Stop()
+	// The transport may read a body after Do returns (it answered early,
+	// or failed): every body is closed before do returns, after which it
+	// reads no byte of the caller's buffer.
+	var bodies requestBodies
+	defer bodies.closeAll()
 	var rd io.Reader
-	if method == http.MethodPut {
-		rd = &idleReader{r: bytes.NewReader(body), t: watchdog, idle: c.idle}
+	if len(body) > 0 {
+		rd = bodies.open(body, watchdog, c.idle)
+	} else if method == http.MethodPut {
+		rd = http.NoBody
 	}
 	req, err := http.NewRequestWithContext(rctx, method, u.String(), rd)
 	if err != nil {
 		return pushAnswer{}, fmt.Errorf("%s %s: %w", method, source, err)
 	}
-	if rd != nil {
+	if len(body) > 0 {
 		req.ContentLength = int64(len(body))
-		req.GetBody = func() (io.ReadCloser, error) {
-			return io.NopCloser(&idleReader{r: bytes.NewReader(body), t: watchdog, idle: c.idle}), nil
-		}
-		if len(body) == 0 {
-			req.Body = http.NoBody
-		}
+		req.GetBody = func() (io.ReadCloser, error) { return bodies.open(body, watchdog, c.idle), nil }
+	}
+	if method == http.MethodPut {
 		req.Header.Set("Content-Type", "application/octet-stream")
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
@@ -1391,4 +1395,55 @@ func (r *idleReader) Read(p []byte) (int, error) {
 		r.t.Stop()
 	}
 	return n, err
+}
+
+// requestBodies are the bodies made for one request (the first, and those
+// of its retries through GetBody).
+type requestBodies struct {
+	mu     sync.Mutex
+	bodies []*requestBody
+}
+
+// open makes a body reading b.
+func (rb *requestBodies) open(b []byte, t *time.Timer, idle time.Duration) *requestBody {
+	body := &requestBody{r: idleReader{r: bytes.NewReader(b), t: t, idle: idle}}
+	rb.mu.Lock()
+	rb.bodies = append(rb.bodies, body)
+	rb.mu.Unlock()
+	return body
+}
+
+// closeAll closes every body: none reads its buffer after.
+func (rb *requestBodies) closeAll() {
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	for _, b := range rb.bodies {
+		b.Close()
+	}
+}
+
+// requestBody is a request body that reads nothing once closed: a read
+// in progress finishes before Close returns.
+type requestBody struct {
+	mu     sync.Mutex
+	r      idleReader
+	closed bool
+}
+
+var errBodyClosed = errors.New("request body closed")
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return 0, errBodyClosed
+	}
+	return b.r.Read(p)
+}
+
+func (b *requestBody) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	return nil
 }

@@ -378,9 +378,6 @@ func (g *pushGame) step(t *testing.T) bool {
 // TestPushWrongRole: a token the archive refuses to let push stops the
 // agent at once, saying why.
 func TestPushWrongRole(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts serve")
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	_, _, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "v1": "viewer"})
@@ -416,9 +413,6 @@ func TestPushWrongRole(t *testing.T) {
 // sealed, byte-identical to its file, with the events a whole-file ingest
 // of the same bytes finds.
 func TestPushFollow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts serve, kills and restarts it: about 30 s")
-	}
 	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
 	pushRetryMin, pushRetryMax = 250*time.Millisecond, 2*time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -477,6 +471,11 @@ func TestPushFollow(t *testing.T) {
 				n.start()
 			})
 		case 34:
+			// Agent 1 saw the archive come back before it stops (the
+			// game servers wait meanwhile if serve is slow to start).
+			if !mnPoll(30*time.Second, func() bool { return len(agents[0].lines(t, "notice")) > 0 }) {
+				t.Errorf("agent 1 did not see the archive answer again within 30 s")
+			}
 			code := agents[0].stop(t)
 			t.Logf("step %d (%v): the agent interrupted (exit %d) and started again", step, time.Since(began).Round(time.Millisecond), code)
 			agents = append(agents, startPushAgent(ctx, args...))
@@ -568,12 +567,22 @@ func TestPushFollow(t *testing.T) {
 	}
 	t.Logf("outcomes (agent 1, then agent 2): %q", outcomes)
 	for _, g := range games {
-		// Sealed once, by one agent; the other, if it saw the file
-		// after, finds it already archived.
+		// Sealed by one agent, or already archived for an agent that
+		// finds it sealed (agent 2; or agent 1 was interrupted while the
+		// archive sealed it), never anything else.
 		src := "gs1/teehistorian/" + filepath.Base(g.path)
 		o := outcomes[src]
-		if slices.Index(o, "sealed") < 0 || len(o) > 2 || len(o) == 2 && o[1] != "already archived" {
-			t.Errorf("%s: outcomes %q, want sealed (then already archived, by the agent started again)", src, o)
+		sealed := 0
+		bad := len(o) == 0 || len(o) > 2
+		for _, x := range o {
+			bad = bad || x != "sealed" && x != "already archived"
+			if x == "sealed" {
+				sealed++
+			}
+		}
+		bad = bad || sealed > 1
+		if bad {
+			t.Errorf("%s: outcomes %q, want sealed or already archived, once each at most", src, o)
 		}
 	}
 	if !away || !back {
@@ -589,9 +598,6 @@ func TestPushFollow(t *testing.T) {
 // recording taken down while its file grows is reported and not sent
 // again (exit 5). The agent prints text here: the lines people read.
 func TestPushStartsOver(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts serve")
-	}
 	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
 	pushRetryMin, pushRetryMax = 250*time.Millisecond, 2*time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
