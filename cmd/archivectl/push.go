@@ -556,8 +556,7 @@ func (p *pusher) probe(ctx context.Context) error {
 // live for the watcher whatever the archive makes of it: every grow sends
 // the new bytes. A file the codec says is complete goes with final=1.
 func (p *pusher) grew(ctx context.Context, file watch.File) (live, done bool, err error) {
-	final, size := p.completeAt(ctx, file)
-	done, err = p.push(ctx, file.Path, size, final)
+	done, err = p.push(ctx, file.Path, file.Size, p.completeAt(ctx, file))
 	if err != nil {
 		p.retried(ctx, file.Path, err)
 		return false, false, err
@@ -580,19 +579,15 @@ func (p *pusher) retried(ctx context.Context, path string, err error) {
 // completeAt reports whether the file is complete at file.Size, asking
 // the codec only when the file did not change meanwhile: a file that
 // grew while it was read is not complete at the size it had.
-func (p *pusher) completeAt(ctx context.Context, file watch.File) (bool, int64) {
+func (p *pusher) completeAt(ctx context.Context, file watch.File) bool {
 	if p.complete == nil || file.Size == 0 {
-		return false, file.Size
+		return false
 	}
-	ok, err := p.complete(ctx, file.Path)
-	if err != nil || !ok {
-		return false, file.Size
+	if ok, err := p.complete(ctx, file.Path); err != nil || !ok {
+		return false
 	}
 	st, err := os.Stat(file.Path)
-	if err != nil || st.Size() != file.Size || !st.ModTime().Equal(file.ModTime) {
-		return false, file.Size
-	}
-	return true, file.Size
+	return err == nil && st.Size() == file.Size && st.ModTime().Equal(file.ModTime)
 }
 
 // ready sends the rest of a file that is complete or idle, with final=1
