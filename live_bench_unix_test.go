@@ -78,7 +78,7 @@ func BenchmarkLiveAppendLatency(b *testing.B) {
 		warm := int(warmup / teehistorian.TickDuration)
 		var bytesPerSec int64
 		for i := range srv {
-			s := newLiveServer(b, live, uint64(i+1), warmup+game)
+			s := newLiveServer(b, live, uint64(i+1), warmup+game, 64)
 			srv[i] = s
 			bytesPerSec += (int64(len(s.file)) - s.ticks[warm-1]) * int64(time.Second) / int64(game)
 			s.writeTo(b, s.ticks[warm-1])
@@ -234,11 +234,11 @@ func totalCmds(srv []*liveServer) int {
 	return n
 }
 
-// newLiveServer generates a 64-player game of the given length (no
+// newLiveServer generates a game of the given length and players (no
 // FINISH: the game is still running) and creates its file in dir, holding
 // the header.
-func newLiveServer(b *testing.B, dir string, seed uint64, game time.Duration) *liveServer {
-	buf := teehistoriangen.Must(b, teehistoriangen.Options{Duration: game, Players: 64, Seed: seed, NoFinish: true, CommandsPerHour: 3600})
+func newLiveServer(b *testing.B, dir string, seed uint64, game time.Duration, players int) *liveServer {
+	buf := teehistoriangen.Must(b, teehistoriangen.Options{Duration: game, Players: players, Seed: seed, NoFinish: true, CommandsPerHour: 3600})
 	s := &liveServer{file: buf}
 	rd, err := teehistorian.NewReader(bytes.NewReader(s.file))
 	if err != nil {

@@ -71,6 +71,12 @@ type Options struct {
 	Index   query.Options
 	// Logger receives warnings (default: discarded).
 	Logger *slog.Logger
+	// LiveIndexEvery, when set, lets the index syncs of live grows (Grow)
+	// run at most this often, each taking every grow since the last
+	// (livesync.go): a grow then returns before its bytes are searchable,
+	// and they are within about this long. Zero syncs the index in every
+	// grow before it returns.
+	LiveIndexEvery time.Duration
 	// Catalog is the shared catalog (package catalog: a postgres:// URL,
 	// or a bbolt file's path) this archive follows as one node of several;
 	// it is remembered, so later writable opens follow it without it.
@@ -92,6 +98,10 @@ type Archive struct {
 	lock   *lockFile
 	// shared is the catalog shared with other nodes (shared.go), or nil.
 	shared *shared
+	// live schedules the index syncs of live grows (livesync.go).
+	live liveSync
+	// indexedAt is when the last index sync began (guarded by syncMu).
+	indexedAt time.Time
 }
 
 // Open opens the archive in dir.
@@ -153,6 +163,7 @@ func columnTransforms(codecs []formats.Codec) map[string]formats.Columnar {
 
 // Close closes the index and the archive.
 func (x *Archive) Close() error {
+	x.stopLiveSync()
 	var errs []error
 	x.syncMu.Lock()
 	if x.ix != nil {
@@ -305,9 +316,11 @@ func (x *Archive) sync(ctx context.Context) error {
 	}
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
+	began := time.Now()
 	if _, err := query.Sync(ctx, ix, x.a); err != nil {
 		return fmt.Errorf("%w: %w", ErrIndexSync, err)
 	}
+	x.indexedAt = began
 	return nil
 }
 

@@ -1345,6 +1345,10 @@ func (c *pushClient) do(ctx context.Context, method, source string, q url.Values
 	defer resp.Body.Close()
 	watchdog.Reset(c.idle)
 	b, err := io.ReadAll(io.LimitReader(&idleReader{r: resp.Body, t: watchdog, idle: c.idle}, 1<<20))
+	if cause := context.Cause(rctx); errors.Is(cause, stall) && ctx.Err() == nil {
+		// A body cut by the watchdog may end without an error.
+		err = cause
+	}
 	if err != nil {
 		return pushAnswer{}, fmt.Errorf("%s %s: reading the answer: %w", method, source, err)
 	}

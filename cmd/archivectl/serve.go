@@ -182,7 +182,11 @@ func runServe(ctx context.Context, e *env, o *serveOptions, args []string) error
 	if err := checkDirs("--watch", watchDirs); err != nil {
 		return err
 	}
-	x, err := replay.Open(e.archiveDir, replay.Options{Create: true, Wait: e.wait, Command: "archivectl serve", Logger: cfg.Logger, Catalog: o.catalog})
+	// Live grows (watched and pushed files) share their index syncs,
+	// at most four a second: hundreds of growing files stay searchable
+	// within a second or two (docs/PERFORMANCE.md, BenchmarkFleet).
+	x, err := replay.Open(e.archiveDir, replay.Options{Create: true, Wait: e.wait, Command: "archivectl serve", Logger: cfg.Logger, Catalog: o.catalog,
+		LiveIndexEvery: 250 * time.Millisecond})
 	if err != nil {
 		return err
 	}

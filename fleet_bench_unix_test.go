@@ -1,0 +1,322 @@
+//go:build unix
+
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/replayarchive/replay"
+	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/ingest/watch"
+)
+
+// BenchmarkFleet: a fleet of game servers (FLEET_FILES teehistorian files,
+// default 256: 16 hosts × 16 servers, FLEET_PLAYERS players each, default
+// 16) grow for FLEET_SECONDS (default 20) of game time, written once per
+// 20 ms tick with a cut inside the next record, into one archive by two
+// paths in the same run:
+//
+//   - watch: one directory followed by watch.Run with Archive.Grow as its
+//     hook (serve --watch);
+//   - push: 16 hosts, each sending its 16 files' new bytes once a second
+//     through Archive.Push (what serve does for `archivectl push`, without
+//     HTTP), the hosts in parallel.
+//
+// Reported for each: the time from a console command's bytes reaching the
+// file to the index sync that makes them searchable (Options.LiveIndexEvery
+// FLEET_INDEX_MS, default 250; 0 syncs in every grow), p50 and p99; the process's CPU (getrusage) per grow; and the
+// most Go heap in use above what the generated files take before the clock
+// starts (sampled every 100 ms).
+//
+//	go test . -run '^$' -bench Fleet -benchtime=1x
+func BenchmarkFleet(b *testing.B) {
+	files := envInt(b, "FLEET_FILES", 256)
+	players := envInt(b, "FLEET_PLAYERS", 16)
+	game := time.Duration(envInt(b, "FLEET_SECONDS", 20)) * time.Second
+	every := time.Duration(envInt(b, "FLEET_INDEX_MS", 250)) * time.Millisecond
+	for _, path := range []string{"watch", "push"} {
+		b.Run(path, func(b *testing.B) {
+			for range b.N {
+				fleetRun(b, path, files, players, game, every)
+			}
+		})
+	}
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		b.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
+}
+
+// heapInUse is the Go heap's bytes in live and not yet swept objects.
+func heapInUse() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+func fleetRun(b *testing.B, path string, files, players int, game, indexEvery time.Duration) {
+	dir := b.TempDir()
+	live := filepath.Join(dir, "teehistorian")
+	if err := os.Mkdir(live, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	const warmup = 10 * time.Second
+	warm := int(warmup / teehistorian.TickDuration)
+	srv := make([]*liveServer, files)
+	for i := range srv {
+		srv[i] = newLiveServer(b, live, uint64(i+1), warmup+game, players)
+		// A game of few players has ticks without records at its end.
+		warm = min(warm, len(srv[i].ticks)/2)
+	}
+	for _, s := range srv {
+		s.writeTo(b, s.ticks[warm-1])
+		for len(s.written) < len(s.cmds) && s.cmds[len(s.written)] <= s.ticks[warm-1] {
+			s.written = append(s.written, time.Time{}) // not timed
+			s.warm++
+		}
+	}
+	x, err := replay.Open(filepath.Join(dir, "a"), replay.Options{Create: true, LiveIndexEvery: indexEvery})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	var mu sync.Mutex
+	var lat []time.Duration
+	grows, failed := 0, 0
+	// held are commands the archive holds, written at written, whose grow
+	// returned at at: searchable once an index sync began after at.
+	type heldCmd struct{ written, at time.Time }
+	var pending []heldCmd
+	// seen records that the archive holds s's bytes up to n, from now.
+	seen := func(s *liveServer, n int64, now time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		grows++
+		for s.next < len(s.cmds) && s.cmds[s.next] <= n && s.next < len(s.written) {
+			if !s.written[s.next].IsZero() {
+				pending = append(pending, heldCmd{s.written[s.next], now})
+			}
+			s.next++
+		}
+	}
+	// The index's progress, every 10 ms (a grow that syncs before it
+	// returns makes its bytes searchable at its return).
+	searchable := make(chan struct{})
+	stopWatch := make(chan struct{})
+	go func() {
+		defer close(searchable)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopWatch:
+				return
+			case <-t.C:
+			}
+			ia, now := x.IndexedAt(), time.Now()
+			mu.Lock()
+			rest := pending[:0]
+			for _, c := range pending {
+				switch {
+				case indexEvery == 0:
+					lat = append(lat, c.at.Sub(c.written))
+				case !ia.Before(c.at):
+					lat = append(lat, now.Sub(c.written))
+				default:
+					rest = append(rest, c)
+				}
+			}
+			pending = rest
+			mu.Unlock()
+		}
+	}()
+	held := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, s := range srv {
+			if s.next >= s.warm {
+				n++
+			}
+		}
+		return n
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	by := replay.Actor{Name: "bench"}
+	switch path {
+	case "watch":
+		byPath := map[string]*liveServer{}
+		for _, s := range srv {
+			byPath[s.path] = s
+		}
+		wg.Go(func() {
+			err := watch.Run(ctx, watch.Options{
+				Dirs:   []string{live},
+				Settle: time.Hour,
+				Grew: func(ctx context.Context, f watch.File) (bool, bool, error) {
+					g, err := x.Grow(ctx, f.Path, false, by, nil)
+					if err != nil {
+						mu.Lock()
+						failed++
+						mu.Unlock()
+						return false, false, err
+					}
+					seen(byPath[f.Path], g.NativeBytes, time.Now())
+					return true, false, nil
+				},
+				Ready: func(context.Context, watch.File) error { return nil },
+			})
+			if err != nil && ctx.Err() == nil {
+				b.Error(err)
+			}
+		})
+	case "push":
+		const hosts = 16
+		for h := range hosts {
+			wg.Go(func() {
+				sent := map[*liveServer]int64{}
+				t := time.NewTicker(time.Second)
+				defer t.Stop()
+				for {
+					for i := h; i < len(srv); i += hosts {
+						s := srv[i]
+						mu.Lock()
+						n := int64(s.done)
+						mu.Unlock()
+						if n <= sent[s] {
+							continue
+						}
+						st, err := x.Push(ctx, fmt.Sprintf("host%02d/teehistorian/%s", h, filepath.Base(s.path)), sent[s],
+							bytes.NewReader(s.file[sent[s]:n]), false, by)
+						if err != nil {
+							if ctx.Err() != nil {
+								return
+							}
+							mu.Lock()
+							failed++
+							mu.Unlock()
+							continue
+						}
+						sent[s] = st.Have
+						seen(s, st.Have, time.Now())
+					}
+					select {
+					case <-ctx.Done():
+						return
+					case <-t.C:
+					}
+				}
+			})
+		}
+	}
+	// The first grows take what was written before the clock.
+	for deadline := time.Now().Add(5 * time.Minute); held() < files; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d files grown before the clock", held(), files)
+		}
+	}
+	base := heapInUse()
+	peak := base
+	stopSample := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopSample:
+				return
+			case <-t.C:
+				peak = max(peak, heapInUse())
+			}
+		}
+	}()
+	mu.Lock()
+	grows = 0
+	mu.Unlock()
+	var before, after syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	start := time.Now()
+	b.ResetTimer()
+	rng := rand.New(rand.NewPCG(1, 2))
+	ticks := 0
+	for _, s := range srv {
+		ticks = max(ticks, len(s.ticks))
+	}
+	for tick := warm; tick < ticks; tick++ {
+		time.Sleep(time.Until(start.Add(time.Duration(tick-warm) * teehistorian.TickDuration)))
+		for _, s := range srv {
+			if tick >= len(s.ticks) {
+				continue
+			}
+			end := min(int64(len(s.file)), s.ticks[tick]+int64(rng.IntN(8)))
+			if end <= int64(s.done) {
+				continue
+			}
+			mu.Lock()
+			s.writeTo(b, end)
+			now := time.Now()
+			for len(s.written) < len(s.cmds) && s.cmds[len(s.written)] <= end {
+				s.written = append(s.written, now)
+			}
+			mu.Unlock()
+		}
+	}
+	want := totalCmds(srv)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := len(lat)
+		mu.Unlock()
+		if n >= want {
+			break
+		}
+	}
+	wall := time.Since(start)
+	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	b.StopTimer()
+	close(stopSample)
+	<-sampled
+	close(stopWatch)
+	<-searchable
+	cancel()
+	wg.Wait()
+	for _, s := range srv {
+		s.f.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lat) < want {
+		b.Fatalf("%s: %d of %d commands held within 30 s of the end (%d grows, %d failed)", path, len(lat), want, grows, failed)
+	}
+	cpu := rusageDur(after.Utime) + rusageDur(after.Stime) - rusageDur(before.Utime) - rusageDur(before.Stime)
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(max(grows, 1)), "cpu-ms/grow")
+	b.ReportMetric(float64(grows)/wall.Seconds(), "grows/s")
+	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu-share")
+	b.ReportMetric(float64(peak-base)/(1<<20), "heap-peak-MiB")
+	b.ReportMetric(float64(failed), "failed")
+}
