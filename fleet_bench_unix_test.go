@@ -3,15 +3,21 @@
 package replay_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -32,7 +38,11 @@ import (
 //     hook (serve --watch);
 //   - push: 16 hosts, each sending its 16 files' new bytes once a second
 //     through Archive.Push (what serve does for `archivectl push`, without
-//     HTTP), the hosts in parallel.
+//     HTTP), the hosts in parallel;
+//   - http: the same sends as PUT /api/v1/push requests to `archivectl
+//     serve` (built for the run, a process of its own), whose CPU and peak
+//     RSS (VmHWM) are reported, and whose index progress is read from its
+//     /metrics every 50 ms.
 //
 // Reported for each: the time from a console command's bytes reaching the
 // file to the index sync that makes them searchable (Options.LiveIndexEvery
@@ -46,7 +56,7 @@ func BenchmarkFleet(b *testing.B) {
 	players := envInt(b, "FLEET_PLAYERS", 16)
 	game := time.Duration(envInt(b, "FLEET_SECONDS", 20)) * time.Second
 	every := time.Duration(envInt(b, "FLEET_INDEX_MS", 250)) * time.Millisecond
-	for _, path := range []string{"watch", "push"} {
+	for _, path := range []string{"watch", "push", "http"} {
 		b.Run(path, func(b *testing.B) {
 			for range b.N {
 				fleetRun(b, path, files, players, game, every)
@@ -95,11 +105,32 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 			s.warm++
 		}
 	}
-	x, err := replay.Open(filepath.Join(dir, "a"), replay.Options{Create: true, LiveIndexEvery: indexEvery})
-	if err != nil {
-		b.Fatal(err)
+	// indexedAt is what the index reflects: the archive's, or serve's
+	// (its /metrics) on the http path.
+	var indexedAt func() time.Time
+	var push func(ctx context.Context, source string, offset int64, data []byte) (int64, error)
+	var x *replay.Archive
+	var srvProc *fleetServe
+	if path == "http" {
+		srvProc = startFleetServe(b, filepath.Join(dir, "a"))
+		defer srvProc.stop()
+		indexedAt, push = srvProc.indexedAt, srvProc.push
+	} else {
+		var err error
+		x, err = replay.Open(filepath.Join(dir, "a"), replay.Options{Create: true, LiveIndexEvery: indexEvery})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer x.Close()
+		indexedAt = x.IndexedAt
+		push = func(ctx context.Context, source string, offset int64, data []byte) (int64, error) {
+			st, err := x.Push(ctx, source, offset, bytes.NewReader(data), false, replay.Actor{Name: "bench"})
+			if err != nil {
+				return 0, err
+			}
+			return st.Have, nil
+		}
 	}
-	defer x.Close()
 	var mu sync.Mutex
 	var lat []time.Duration
 	grows, failed := 0, 0
@@ -125,7 +156,8 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 	stopWatch := make(chan struct{})
 	go func() {
 		defer close(searchable)
-		t := time.NewTicker(10 * time.Millisecond)
+		// serve's /metrics costs a request: asked less often.
+		t := time.NewTicker(map[bool]time.Duration{true: 50 * time.Millisecond, false: 10 * time.Millisecond}[path == "http"])
 		defer t.Stop()
 		for {
 			select {
@@ -133,12 +165,12 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 				return
 			case <-t.C:
 			}
-			ia, now := x.IndexedAt(), time.Now()
+			ia, now := indexedAt(), time.Now()
 			mu.Lock()
 			rest := pending[:0]
 			for _, c := range pending {
 				switch {
-				case indexEvery == 0:
+				case indexEvery == 0 && path != "http":
 					lat = append(lat, c.at.Sub(c.written))
 				case !ia.Before(c.at):
 					lat = append(lat, now.Sub(c.written))
@@ -164,6 +196,7 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	by := replay.Actor{Name: "bench"}
+
 	switch path {
 	case "watch":
 		byPath := map[string]*liveServer{}
@@ -191,7 +224,7 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 				b.Error(err)
 			}
 		})
-	case "push":
+	case "push", "http":
 		const hosts = 16
 		for h := range hosts {
 			wg.Go(func() {
@@ -207,8 +240,7 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 						if n <= sent[s] {
 							continue
 						}
-						st, err := x.Push(ctx, fmt.Sprintf("host%02d/teehistorian/%s", h, filepath.Base(s.path)), sent[s],
-							bytes.NewReader(s.file[sent[s]:n]), false, by)
+						have, err := push(ctx, fmt.Sprintf("host%02d/teehistorian/%s", h, filepath.Base(s.path)), sent[s], s.file[sent[s]:n])
 						if err != nil {
 							if ctx.Err() != nil {
 								return
@@ -218,8 +250,8 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 							mu.Unlock()
 							continue
 						}
-						sent[s] = st.Have
-						seen(s, st.Have, time.Now())
+						sent[s] = have
+						seen(s, have, time.Now())
 					}
 					select {
 					case <-ctx.Done():
@@ -258,6 +290,9 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 	mu.Unlock()
 	var before, after syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	if srvProc != nil {
+		srvProc.markCPU()
+	}
 	start := time.Now()
 	b.ResetTimer()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -311,12 +346,153 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 		b.Fatalf("%s: %d of %d commands held within 30 s of the end (%d grows, %d failed)", path, len(lat), want, grows, failed)
 	}
 	cpu := rusageDur(after.Utime) + rusageDur(after.Stime) - rusageDur(before.Utime) - rusageDur(before.Stime)
+	if srvProc == nil {
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(max(grows, 1)), "cpu-ms/grow")
+	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(max(grows, 1)), "cpu-ms/grow")
 	b.ReportMetric(float64(grows)/wall.Seconds(), "grows/s")
 	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu-share")
-	b.ReportMetric(float64(peak-base)/(1<<20), "heap-peak-MiB")
+	if srvProc != nil {
+		// serve's own CPU and peak RSS (the benchmark's process writes
+		// the files and sends them; cpu-share above is its).
+		scpu := srvProc.cpu()
+		b.ReportMetric(float64(srvProc.peakRSS())/(1<<20), "serve-peak-RSS-MiB")
+		b.ReportMetric(float64(scpu.Microseconds())/1000/float64(max(grows, 1)), "serve-cpu-ms/grow")
+		b.ReportMetric(scpu.Seconds()/wall.Seconds(), "serve-cpu-share")
+	} else {
+		b.ReportMetric(float64(peak-base)/(1<<20), "heap-peak-MiB")
+	}
 	b.ReportMetric(float64(failed), "failed")
+}
+
+// fleetServe is `archivectl serve` as a process of its own, built for the
+// benchmark, with a pusher token: the http path's archive.
+type fleetServe struct {
+	b        *testing.B
+	cmd      *exec.Cmd
+	url      string
+	token    string
+	hc       *http.Client
+	cpuStart time.Duration
+}
+
+func startFleetServe(b *testing.B, dir string) *fleetServe {
+	bin := filepath.Join(b.TempDir(), "archivectl")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/archivectl").CombinedOutput(); err != nil {
+		b.Fatalf("build archivectl: %v\n%s", err, out)
+	}
+	x, err := replay.Open(dir, replay.Options{Create: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x.Close()
+	out, err := exec.Command(bin, "--archive", dir, "token", "create", "--name", "fleet", "--role", "pusher").Output()
+	if err != nil {
+		b.Fatalf("token create: %v", err)
+	}
+	fs := &fleetServe{b: b, token: strings.TrimSpace(string(out)), hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	fs.cmd = exec.Command(bin, "--archive", dir, "serve", "--listen", "127.0.0.1:0")
+	stdout, err := fs.cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fs.cmd.Stderr = io.Discard
+	if err := fs.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "serving "); ok {
+			if i := strings.LastIndex(rest, " at "); i >= 0 {
+				fs.url = strings.TrimSpace(rest[i+len(" at "):])
+				break
+			}
+		}
+	}
+	if fs.url == "" {
+		fs.cmd.Process.Kill()
+		b.Fatal("serve did not say where it serves")
+	}
+	go io.Copy(io.Discard, stdout)
+	return fs
+}
+
+func (fs *fleetServe) stop() {
+	fs.cmd.Process.Signal(os.Interrupt)
+	fs.cmd.Wait()
+}
+
+func (fs *fleetServe) push(ctx context.Context, source string, offset int64, data []byte) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, fmt.Sprintf("%s/api/v1/push/%s?offset=%d", fs.url, source, offset), bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+fs.token)
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := fs.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var a struct {
+		Have int64 `json:"have"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &a) != nil {
+		return 0, fmt.Errorf("push %s: %s: %s", source, resp.Status, body)
+	}
+	return a.Have, nil
+}
+
+// indexedAt reads serve's replay_index_synced_timestamp_seconds.
+func (fs *fleetServe) indexedAt() time.Time {
+	resp, err := fs.hc.Get(fs.url + "/metrics")
+	if err != nil {
+		return time.Time{}
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "replay_index_synced_timestamp_seconds "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return time.Time{}
+			}
+			return time.Unix(0, int64(f*1e9))
+		}
+	}
+	return time.Time{}
+}
+
+// procCPU returns serve's user+system CPU (/proc/PID/stat, in clock
+// ticks of 10 ms).
+func (fs *fleetServe) procCPU() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", fs.cmd.Process.Pid))
+	if err != nil {
+		fs.b.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func (fs *fleetServe) markCPU()           { fs.cpuStart = fs.procCPU() }
+func (fs *fleetServe) cpu() time.Duration { return fs.procCPU() - fs.cpuStart }
+
+// peakRSS is serve's VmHWM.
+func (fs *fleetServe) peakRSS() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", fs.cmd.Process.Pid))
+	if err != nil {
+		fs.b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

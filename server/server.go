@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"net"
 	"net/http"
@@ -126,6 +127,16 @@ func New(x *replay.Archive, cfg Config) *Server {
 	s := &Server{x: x, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newMetrics(), limiter: newFailLimiter(cfg.Now),
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	rand.Read(s.pseudonymKey[:])
+	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "replay_index_synced_timestamp_seconds",
+		Help: "When the search index's last sync began: what was archived before is searchable (the index's lag is now minus this).",
+	}, func() float64 {
+		t := x.IndexedAt()
+		if t.IsZero() {
+			return 0
+		}
+		return float64(t.UnixNano()) / 1e9
+	}))
 	s.routes()
 	return s
 }
