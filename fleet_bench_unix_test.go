@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -295,30 +294,7 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 	}
 	start := time.Now()
 	b.ResetTimer()
-	rng := rand.New(rand.NewPCG(1, 2))
-	ticks := 0
-	for _, s := range srv {
-		ticks = max(ticks, len(s.ticks))
-	}
-	for tick := warm; tick < ticks; tick++ {
-		time.Sleep(time.Until(start.Add(time.Duration(tick-warm) * teehistorian.TickDuration)))
-		for _, s := range srv {
-			if tick >= len(s.ticks) {
-				continue
-			}
-			end := min(int64(len(s.file)), s.ticks[tick]+int64(rng.IntN(8)))
-			if end <= int64(s.done) {
-				continue
-			}
-			mu.Lock()
-			s.writeTo(b, end)
-			now := time.Now()
-			for len(s.written) < len(s.cmds) && s.cmds[len(s.written)] <= end {
-				s.written = append(s.written, now)
-			}
-			mu.Unlock()
-		}
-	}
+	play(b, srv, warm, start, &mu)
 	want := totalCmds(srv)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		mu.Lock()

@@ -148,30 +148,7 @@ func BenchmarkLiveAppendLatency(b *testing.B) {
 		syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 		start := time.Now()
 		b.ResetTimer()
-		rng := rand.New(rand.NewPCG(1, 2))
-		ticks := 0
-		for _, s := range srv {
-			ticks = max(ticks, len(s.ticks))
-		}
-		for tick := warm; tick < ticks; tick++ {
-			time.Sleep(time.Until(start.Add(time.Duration(tick-warm) * teehistorian.TickDuration)))
-			for _, s := range srv {
-				if tick >= len(s.ticks) {
-					continue
-				}
-				end := min(int64(len(s.file)), s.ticks[tick]+int64(rng.IntN(8))) // a write often ends inside a record
-				if end <= int64(s.done) {
-					continue
-				}
-				s.writeTo(b, end)
-				now := time.Now()
-				mu.Lock()
-				for len(s.written) < len(s.cmds) && s.cmds[len(s.written)] <= end {
-					s.written = append(s.written, now)
-				}
-				mu.Unlock()
-			}
-		}
+		play(b, srv, warm, start, &mu)
 		// Let the last grows land.
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) && !b.Failed() {
@@ -219,6 +196,37 @@ func BenchmarkLiveAppendLatency(b *testing.B) {
 		b.ReportMetric(float64(bytesPerSec), "B/s-written")
 		b.ReportMetric(float64(len(lat)), "commands")
 		b.ReportMetric(float64(grows)/wall.Seconds(), "grows/s")
+	}
+}
+
+// play writes the servers' files tick by tick from tick warm on, in real
+// time from start, each write ending at its tick's end plus up to 7 bytes
+// (a cut inside the next record), and records under mu when each
+// command's bytes were written.
+func play(b *testing.B, srv []*liveServer, warm int, start time.Time, mu *sync.Mutex) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ticks := 0
+	for _, s := range srv {
+		ticks = max(ticks, len(s.ticks))
+	}
+	for tick := warm; tick < ticks; tick++ {
+		time.Sleep(time.Until(start.Add(time.Duration(tick-warm) * teehistorian.TickDuration)))
+		for _, s := range srv {
+			if tick >= len(s.ticks) {
+				continue
+			}
+			end := min(int64(len(s.file)), s.ticks[tick]+int64(rng.IntN(8)))
+			if end <= int64(s.done) {
+				continue
+			}
+			mu.Lock()
+			s.writeTo(b, end)
+			now := time.Now()
+			for len(s.written) < len(s.cmds) && s.cmds[len(s.written)] <= end {
+				s.written = append(s.written, now)
+			}
+			mu.Unlock()
+		}
 	}
 }
 

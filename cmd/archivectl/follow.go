@@ -6,6 +6,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -169,29 +170,33 @@ func (f *follower) working(path string) {
 // file: long work shows progress in a log too. It returns when stop is
 // closed, closing stopped.
 func (f *follower) busyStatus(stop <-chan struct{}, stopped chan<- struct{}) {
-	defer close(stopped)
-	every := f.every
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
+	every := cmp.Or(f.every, 10*time.Second)
+	ticks(stop, stopped, every, func() {
 		f.mu.Lock()
 		if f.current == "" || time.Since(f.lastAt) < every {
 			f.mu.Unlock()
-			continue
+			return
 		}
 		f.lastAt = time.Now()
 		st := f.statusLocked()
 		st.CurrentFiles = []string{f.current}
 		f.mu.Unlock()
 		f.status(st)
+	})
+}
+
+// ticks calls fn every d until stop is closed, then closes stopped.
+func ticks(stop <-chan struct{}, stopped chan<- struct{}, d time.Duration, fn func()) {
+	defer close(stopped)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			fn()
+		}
 	}
 }
 

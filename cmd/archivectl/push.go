@@ -9,6 +9,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -1019,23 +1020,12 @@ func (p *pusher) working(path string, off int64) {
 // sending a file, reports none. It returns when stop is closed, closing
 // stopped.
 func (p *pusher) busyStatus(stop <-chan struct{}, stopped chan<- struct{}) {
-	defer close(stopped)
-	every := p.every
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
+	every := cmp.Or(p.every, 10*time.Second)
+	ticks(stop, stopped, every, func() {
 		p.mu.Lock()
 		if p.current == "" || time.Since(p.lastAt) < every {
 			p.mu.Unlock()
-			continue
+			return
 		}
 		p.lastAt = time.Now()
 		st := p.statusLocked()
@@ -1043,7 +1033,7 @@ func (p *pusher) busyStatus(stop <-chan struct{}, stopped chan<- struct{}) {
 		st.CurrentOffset = p.currentOff
 		p.mu.Unlock()
 		p.status(st)
-	}
+	})
 }
 
 // statusLocked is the status to report now; p.mu is held.
