@@ -406,10 +406,11 @@ func TestPushWrongRole(t *testing.T) {
 	}
 }
 
-// TestPushFollow is the agent against a real serve: three games written
-// as a game server writes them while the agent follows their directory;
-// the archive killed for 3 s during the games and started again on the
-// same port, the agent interrupted and started again; every game ends
+// TestPushFollow is the agents of two hosts against a real serve: three
+// games written as a game server writes them while host gs1's agent
+// follows their directory, and one on host gs2; the archive killed for 3 s
+// during the games and started again on the same port, gs1's agent
+// interrupted and started again; every game ends
 // sealed, byte-identical to its file, with the events a whole-file ingest
 // of the same bytes finds.
 func TestPushFollow(t *testing.T) {
@@ -417,21 +418,38 @@ func TestPushFollow(t *testing.T) {
 	pushRetryMin, pushRetryMax = 250*time.Millisecond, 2*time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
-	tokFile := filepath.Join(t.TempDir(), "push.token")
-	if err := os.WriteFile(tokFile, []byte(tokens["gs1"]+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher", "gs2": "pusher"})
+	host := func(name string) (dir, tokFile string) {
+		tokFile = filepath.Join(t.TempDir(), "push.token")
+		if err := os.WriteFile(tokFile, []byte(tokens[name]+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(t.TempDir(), "teehistorian")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir, tokFile
 	}
-	dir := filepath.Join(t.TempDir(), "teehistorian")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, tokFile := host("gs1")
 	games := []*pushGame{
 		newPushGame(t, dir, "game-1.teehistorian", 1, 8, 3*time.Minute, 40),
 		newPushGame(t, dir, "game-2.teehistorian", 2, 6, 2*time.Minute, 30),
 		// Over one request's 4 MiB: sent in several.
 		newPushGame(t, dir, "game-3.teehistorian", 3, 32, 11*time.Minute, 12),
 	}
+	// A second host, whose agent runs throughout.
+	dir2, tokFile2 := host("gs2")
+	game4 := newPushGame(t, dir2, "game-4.teehistorian", 4, 8, 2*time.Minute, 30)
+	sourceOf := map[*pushGame]string{game4: "gs2/teehistorian/game-4.teehistorian"}
+	for _, g := range games {
+		sourceOf[g] = "gs1/teehistorian/" + filepath.Base(g.path)
+	}
+	agent2 := startPushAgent(ctx, "--json", "--follow", dir2, "--to", url, "--token-file", tokFile2, "--host", "gs2", "--settle", "1m")
+	defer func() {
+		if code := agent2.stop(t); code != 0 || t.Failed() {
+			t.Logf("agent of gs2: exit %d\nstdout:\n%s\nstderr:\n%s", code, agent2.out.String(), agent2.errb.String())
+		}
+	}()
 	for _, g := range games {
 		t.Logf("%s: %d bytes in %d pieces", filepath.Base(g.path), len(g.data), len(g.cuts))
 	}
@@ -457,7 +475,7 @@ func TestPushFollow(t *testing.T) {
 	began := time.Now()
 	for step := 0; ; step++ {
 		whole := true
-		for _, g := range games {
+		for _, g := range append(games, game4) {
 			if !g.step(t) {
 				whole = false
 			}
@@ -494,8 +512,9 @@ func TestPushFollow(t *testing.T) {
 
 	// Every game ends sealed, byte-identical to its file.
 	ids := map[string]string{}
+	games = append(games, game4) // from here on, every game of both hosts
 	for _, g := range games {
-		src := "gs1/teehistorian/" + filepath.Base(g.path)
+		src := sourceOf[g]
 		var a pushAnswer
 		if !mnPoll(30*time.Second, func() bool {
 			a, _ = pushSourceState(ctx, c, n, src)
@@ -555,7 +574,8 @@ func TestPushFollow(t *testing.T) {
 	}
 	outcomes := map[string][]string{}
 	var away, back bool
-	for _, a := range agents {
+	mnPoll(5*time.Second, func() bool { return len(agent2.lines(t, "push")) >= 1 })
+	for _, a := range append(agents, agent2) {
 		for _, r := range a.lines(t, "push") {
 			src := fmt.Sprint(r["source"])
 			outcomes[src] = append(outcomes[src], fmt.Sprint(r["outcome"]))
@@ -565,12 +585,12 @@ func TestPushFollow(t *testing.T) {
 		}
 		back = back || len(a.lines(t, "notice")) > 0
 	}
-	t.Logf("outcomes (agent 1, then agent 2): %q", outcomes)
+	t.Logf("outcomes (gs1's agent 1, then 2; gs2's agent): %q", outcomes)
 	for _, g := range games {
 		// Sealed by one agent, or already archived for an agent that
 		// finds it sealed (agent 2; or agent 1 was interrupted while the
 		// archive sealed it), never anything else.
-		src := "gs1/teehistorian/" + filepath.Base(g.path)
+		src := sourceOf[g]
 		o := outcomes[src]
 		sealed := 0
 		bad := len(o) == 0 || len(o) > 2
