@@ -14,37 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/ingest"
 	"github.com/replayarchive/replay/wire"
 )
-
-// pushAnswer is the 200 answer of both push endpoints.
-type pushAnswer struct {
-	Source string `json:"source"`
-	Have   int64  `json:"have"`
-	State  string `json:"state"`
-	ID     string `json:"id,omitempty"`
-	SHA256 string `json:"sha256,omitempty"`
-	Note   string `json:"note,omitempty"`
-}
-
-// pushError is an error answer of the push endpoints: wire.Error with how
-// many bytes of the file the archive holds, where that is known.
-type pushError struct {
-	wire.Error
-	Have *int64 `json:"have,omitempty"`
-}
-
-func pushAnswerOf(st *replay.PushState) pushAnswer {
-	a := pushAnswer{Source: st.Source, Have: st.Have, State: string(st.State), SHA256: st.SHA256, Note: st.Note}
-	if st.ID != uuid.Nil {
-		a.ID = st.ID.String()
-	}
-	return a
-}
 
 // mayPush refuses (403) a caller that is neither a pusher nor an admin:
 // the route lets any role through (a pusher is the least), so a viewer
@@ -69,7 +43,7 @@ func (s *Server) pushState(w http.ResponseWriter, r *http.Request) {
 		s.failPush(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, pushAnswerOf(st))
+	writeJSON(w, http.StatusOK, wire.PushOf(st))
 }
 
 // pushAppend answers PUT /api/v1/push/{source...}?offset=N[&final=1]:
@@ -118,7 +92,7 @@ func (s *Server) pushAppend(w http.ResponseWriter, r *http.Request) {
 			s.metrics.ingestBytes.Add(float64(res.NativeBytes))
 		}
 	}
-	writeJSON(w, http.StatusOK, pushAnswerOf(st))
+	writeJSON(w, http.StatusOK, wire.PushOf(st))
 }
 
 // failPush answers a push's error: a bad source or offset is 400, a push
@@ -133,7 +107,7 @@ func (s *Server) failPush(w http.ResponseWriter, err error) {
 		s.fail(w, badRequest("%v", strings.TrimSuffix(err.Error(), ": "+replay.ErrBadPush.Error())))
 	case errors.As(err, &ce):
 		have := ce.Have
-		writeJSON(w, http.StatusConflict, pushError{Error: wire.Error{Error: err.Error(), Code: ce.Code}, Have: &have})
+		writeJSON(w, http.StatusConflict, wire.PushError{Error: wire.Error{Error: err.Error(), Code: ce.Code}, Have: &have})
 	case errors.As(err, &ie):
 		res := ie.Result
 		var td *archive.TakenDownError

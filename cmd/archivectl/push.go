@@ -34,6 +34,7 @@ import (
 	"github.com/replayarchive/replay/formats/all"
 	"github.com/replayarchive/replay/ingest/watch"
 	"github.com/replayarchive/replay/internal/textsafe"
+	"github.com/replayarchive/replay/wire"
 )
 
 // Bounds of the push protocol and of the agent.
@@ -853,7 +854,7 @@ func readChunk(r io.ReaderAt, buf []byte, off, n int64) ([]byte, error) {
 
 // learn takes what the archive says of f's source, and reports a live
 // recording that started, or that this run resumes (found by a GET).
-func (p *pusher) learn(path string, f *pushFile, a pushAnswer, found bool) {
+func (p *pusher) learn(path string, f *pushFile, a wire.Push, found bool) {
 	f.have, f.state = a.Have, a.State
 	if a.ID != "" {
 		f.id = a.ID
@@ -1163,16 +1164,6 @@ type pushClient struct {
 	idle  time.Duration
 }
 
-// pushAnswer is the archive's 200 answer: what it holds of a source.
-type pushAnswer struct {
-	Source string `json:"source"`
-	Have   int64  `json:"have"`
-	State  string `json:"state"` // new, waiting, live, sealed, ingested
-	ID     string `json:"id"`
-	SHA256 string `json:"sha256"`
-	Note   string `json:"note"`
-}
-
 // pushError is an answer other than 200.
 type pushError struct {
 	Status   int
@@ -1267,13 +1258,13 @@ func buildVersion() string {
 }
 
 // get asks what the archive holds of source.
-func (c *pushClient) get(ctx context.Context, source string) (pushAnswer, error) {
+func (c *pushClient) get(ctx context.Context, source string) (wire.Push, error) {
 	return c.do(ctx, http.MethodGet, source, nil, nil)
 }
 
 // put sends body, the file's bytes at off, for source; final says the
 // file is complete after them.
-func (c *pushClient) put(ctx context.Context, source string, off int64, body []byte, final bool) (pushAnswer, error) {
+func (c *pushClient) put(ctx context.Context, source string, off int64, body []byte, final bool) (wire.Push, error) {
 	q := url.Values{"offset": {strconv.FormatInt(off, 10)}}
 	if final {
 		q.Set("final", "1")
@@ -1285,7 +1276,7 @@ func (c *pushClient) put(ctx context.Context, source string, off int64, body []b
 // progress for c.idle while its body is sent or its answer read; the
 // server's own time to answer is bounded by the transport's
 // ResponseHeaderTimeout.
-func (c *pushClient) do(ctx context.Context, method, source string, q url.Values, body []byte) (pushAnswer, error) {
+func (c *pushClient) do(ctx context.Context, method, source string, q url.Values, body []byte) (wire.Push, error) {
 	u := *c.base
 	u.Path += "/api/v1/push/" + source
 	u.RawQuery = q.Encode()
@@ -1307,7 +1298,7 @@ func (c *pushClient) do(ctx context.Context, method, source string, q url.Values
 	}
 	req, err := http.NewRequestWithContext(rctx, method, u.String(), rd)
 	if err != nil {
-		return pushAnswer{}, fmt.Errorf("%s %s: %w", method, source, err)
+		return wire.Push{}, fmt.Errorf("%s %s: %w", method, source, err)
 	}
 	if len(body) > 0 {
 		req.ContentLength = int64(len(body))
@@ -1330,7 +1321,7 @@ func (c *pushClient) do(ctx context.Context, method, source string, q url.Values
 		if cause := context.Cause(rctx); errors.Is(cause, stall) && ctx.Err() == nil {
 			err = cause
 		}
-		return pushAnswer{}, fmt.Errorf("%s %s: %w", method, source, err)
+		return wire.Push{}, fmt.Errorf("%s %s: %w", method, source, err)
 	}
 	defer resp.Body.Close()
 	watchdog.Reset(c.idle)
@@ -1340,29 +1331,27 @@ func (c *pushClient) do(ctx context.Context, method, source string, q url.Values
 		err = cause
 	}
 	if err != nil {
-		return pushAnswer{}, fmt.Errorf("%s %s: reading the answer: %w", method, source, err)
+		return wire.Push{}, fmt.Errorf("%s %s: reading the answer: %w", method, source, err)
 	}
 	if resp.StatusCode == http.StatusOK {
-		var a pushAnswer
+		var a wire.Push
 		if err := json.Unmarshal(b, &a); err != nil {
-			return pushAnswer{}, fmt.Errorf("%s %s: the answer is not the push API's (is %s an archive?): %w", method, source, c.base.Redacted(), err)
+			return wire.Push{}, fmt.Errorf("%s %s: the answer is not the push API's (is %s an archive?): %w", method, source, c.base.Redacted(), err)
 		}
 		return a, nil
 	}
-	var we struct {
-		Error    string            `json:"error"`
-		Code     string            `json:"code"`
-		Have     int64             `json:"have"`
-		ID       string            `json:"id"`
-		Takedown *archive.Takedown `json:"takedown"`
-	}
+	var we wire.PushError
 	if json.Unmarshal(b, &we) != nil {
-		we.Error = strings.TrimSpace(string(b))
-		if len(we.Error) > 200 {
-			we.Error = we.Error[:200] + "…"
+		we.Error.Error = strings.TrimSpace(string(b))
+		if len(we.Error.Error) > 200 {
+			we.Error.Error = we.Error.Error[:200] + "…"
 		}
 	}
-	return pushAnswer{}, &pushError{Status: resp.StatusCode, Code: we.Code, Msg: we.Error, Have: we.Have, ID: we.ID,
+	var have int64
+	if we.Have != nil {
+		have = *we.Have
+	}
+	return wire.Push{}, &pushError{Status: resp.StatusCode, Code: we.Code, Msg: we.Error.Error, Have: have, ID: we.ID,
 		Takedown: we.Takedown, method: method, source: source}
 }
 

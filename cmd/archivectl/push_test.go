@@ -309,12 +309,12 @@ func (a *pushAgent) lines(t *testing.T, typ string) []map[string]any {
 }
 
 // pushSourceState asks the archive, as admin, what it holds of source.
-func pushSourceState(ctx context.Context, c *mnCluster, n *mnNode, source string) (pushAnswer, int) {
+func pushSourceState(ctx context.Context, c *mnCluster, n *mnNode, source string) (wire.Push, int) {
 	resp, b, err := c.do(ctx, n, "GET", "/api/v1/push/"+source, "", nil)
 	if err != nil {
-		return pushAnswer{}, 0
+		return wire.Push{}, 0
 	}
-	var a pushAnswer
+	var a wire.Push
 	if resp.StatusCode == http.StatusOK {
 		json.Unmarshal(b, &a)
 	}
@@ -515,7 +515,7 @@ func TestPushFollow(t *testing.T) {
 	games = append(games, game4) // from here on, every game of both hosts
 	for _, g := range games {
 		src := sourceOf[g]
-		var a pushAnswer
+		var a wire.Push
 		if !mnPoll(30*time.Second, func() bool {
 			a, _ = pushSourceState(ctx, c, n, src)
 			return a.State == "sealed"
@@ -630,13 +630,13 @@ func TestPushStartsOver(t *testing.T) {
 	}
 	args := []string{"--follow", dir, "--to", url, "--host", "gs1", "--settle", "2s"}
 	src := func(name string) string { return "gs1/th/" + name }
-	state := func(source string) pushAnswer {
+	state := func(source string) wire.Push {
 		a, _ := pushSourceState(ctx, c, n, source)
 		return a
 	}
-	waitState := func(source string, have int, states ...string) pushAnswer {
+	waitState := func(source string, have int, states ...string) wire.Push {
 		t.Helper()
-		var a pushAnswer
+		var a wire.Push
 		if !mnPoll(20*time.Second, func() bool {
 			a = state(source)
 			return slices.Contains(states, a.State) && a.Have == int64(have)
@@ -891,7 +891,7 @@ func (f *pushFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if st == "" {
 			st = "new"
 		}
-		json.NewEncoder(w).Encode(pushAnswer{Source: src, Have: int64(len(f.files[src])), State: st})
+		json.NewEncoder(w).Encode(wire.Push{Source: src, Have: int64(len(f.files[src])), State: st})
 	}
 	if r.Method == http.MethodGet {
 		answer()
