@@ -3,7 +3,9 @@
 // as they grow, to an archive on another host (the push API,
 // /api/v1/push/{source...}). It follows the directories with the same
 // watcher as ingest --follow (ingest/watch); the server holds the truth
-// of what it has of each file, so the agent keeps no state on disk.
+// of what it has of each file. While the archive is away, the bytes it
+// lacks are copied to a bounded spool on local disk (spool), so that a
+// file the game server deletes or rotates meanwhile is not lost.
 
 package main
 
@@ -11,8 +13,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -25,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +83,8 @@ type pushOptions struct {
 	settle    string
 	ca        string
 	json      bool
+	spool     string
+	spoolMax  string
 }
 
 // AddFlags declares the flags on fs.
@@ -89,6 +96,8 @@ func (o *pushOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.host, "host", "", "this host's `NAME`, the first part of every source name (default: the host name, sanitized)")
 	fs.StringVar(&o.settle, "settle", "10m", "a file unchanged for `DUR` is complete even without an end marker: its last bytes go with final=1")
 	fs.StringVar(&o.ca, "ca", "", "also trust the CA certificate(s) in PEM `FILE` (an archive with a self-signed certificate)")
+	fs.StringVar(&o.spool, "spool", "", "keep the bytes the archive has not acknowledged, while it is away, in `DIR` (default: the user's cache directory/archivectl-push/HOST)")
+	fs.StringVar(&o.spoolMax, "spool-max", "1GiB", "keep at most `SIZE` in the spool (0: no spool; the files on disk are the only copy)")
 	fs.BoolVar(&o.json, "json", false, "print JSON lines (message_type push, live, warning, notice, status) on stdout")
 }
 
@@ -96,7 +105,7 @@ func cmdPush() *command {
 	o := new(pushOptions)
 	return &command{
 		name:    "push",
-		args:    "--follow DIR... --to URL [--token-file FILE] [--host NAME] [--settle DUR] [--ca FILE] [--json]",
+		args:    "--follow DIR... --to URL [--token-file FILE] [--host NAME] [--settle DUR] [--ca FILE] [--spool DIR] [--spool-max SIZE] [--json]",
 		summary: "stream a game server's recordings, as they grow, to an archive on another host",
 		help: `The agent of a fleet of game servers: run one on each game-server host, and
 one archive ('archivectl serve') takes every host's recordings live. It
@@ -129,17 +138,25 @@ with a warning. Two --follow directories may not have the same base name.
 
 When the archive is away (restarting, unreachable, answering 5xx), the
 agent goes on following and retries with a backoff of up to 30 s between
-tries; it never gives up on a file, and the other files go on. The game
-server's files are the spool: nothing is lost as long as they stay on
-disk. The archive says how much of each file it holds, so a restarted
-agent (or archive) resumes exactly where the archive stopped. A file
-that the archive holds more of than there is on disk, or whose earlier
-bytes changed, or that grew after it was sealed, is sent anew under the
-source name with ~2 (~3, ...) appended, with a warning, and what the
-archive holds under the old name is sealed as it is. A taken-down file is
-refused by the archive: it is reported and not sent again. A token the
-archive refuses, or one without the pusher role, stops the agent with a
-message saying so (exit 1).
+tries; it never gives up on a file, and the other files go on. Meanwhile
+(and after any failed send) it copies each growing file's bytes that the
+archive has not acknowledged to a spool on local disk, --spool (default
+the user's cache directory/archivectl-push/HOST), at most --spool-max
+(1GiB; 0: no spool): a game server that deletes or rotates a file loses
+nothing the spool holds, and such a file is sent from the spool when the
+archive returns, then made final; a restarted agent sends what its spool
+holds of files that are gone. A spool is deleted once the archive
+acknowledges its bytes. A full spool takes no more and never drops a byte:
+a warning (once a minute) names the files, oldest first, whose missing
+bytes are then only on disk. The archive says how much of each file it
+holds, so a restarted agent (or archive) resumes exactly where the
+archive stopped. A file that the archive holds more of than there is on
+disk, or whose earlier bytes changed, or that grew after it was sealed,
+is sent anew under the source name with ~2 (~3, ...) appended, with a
+warning, and what the archive holds under the old name is sealed as it
+is. A taken-down file is refused by the archive: it is reported and not
+sent again. A token the archive refuses, or one without the pusher role,
+stops the agent with a message saying so (exit 1).
 
 Over plain http:// the token and the recordings cross the network in
 clear: use https:// (serve --tls-cert/--tls-key, or a reverse proxy: see
@@ -194,6 +211,12 @@ func runPush(ctx context.Context, e *env, o *pushOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	var spoolMax int64 // 0: no spool
+	if v := strings.TrimSpace(o.spoolMax); v != "0" {
+		if spoolMax, err = parseSizeFlag("--spool-max", v); err != nil {
+			return err
+		}
+	}
 	token, err := pushToken(e, o.tokenFile)
 	if err != nil {
 		return err
@@ -219,6 +242,19 @@ func runPush(ctx context.Context, e *env, o *pushOptions, args []string) error {
 		return err
 	}
 	p := &pusher{c: c, host: host, roots: roots, settle: settle, complete: watch.CodecComplete(all.Codecs())}
+	if spoolMax > 0 {
+		dir := e.path(o.spool)
+		if o.spool == "" {
+			cache, err := os.UserCacheDir()
+			if err != nil {
+				return usagef("--spool: no default directory (%v): give --spool DIR, or --spool-max 0 for no spool", err)
+			}
+			dir = filepath.Join(cache, "archivectl-push", host)
+		}
+		if p.spool, err = openSpool(dir, spoolMax); err != nil {
+			return err
+		}
+	}
 	var mu sync.Mutex // lines are whole
 	enc := json.NewEncoder(e.stdout)
 	emit := func(v any, text func()) {
@@ -418,6 +454,9 @@ type pushFile struct {
 	// check is the resend that checks what the archive learned from a
 	// GET holds is this file's bytes.
 	check pushCheck
+	// spoolKey is the source whose spool a file that is gone is sent
+	// from (it stays when the file is sent anew under another name).
+	spoolKey string
 }
 
 // pushCheck is what is left to check of the bytes a GET says the archive
@@ -461,10 +500,22 @@ type pusher struct {
 	files   map[string]*pushFile
 	skipped map[string]bool // warned of: a name that makes no source
 	buf     []byte
-	chunk   int64 // the most a request carries (0: pushChunk), after a 413
 	cancel  context.CancelCauseFunc
+	// spool holds the bytes the archive has not acknowledged while it is
+	// away (nil: no spool); unspooled are the files whose bytes it could
+	// not take all of (full), by when the first was missed, and fullSaid
+	// when that was last warned of. orphanBuf is the buffer of the
+	// goroutine that sends what the spool holds of files that are gone,
+	// orphans what it knows of their sources.
+	spool     *spool
+	unspooled map[string]time.Time
+	fullSaid  time.Time
+	orphanBuf []byte
+	orphans   map[string]*pushOrphan
 
 	mu         sync.Mutex
+	chunk      int64           // the most a request carries (0: pushChunk), after a 413
+	orphaned   map[string]bool // sources sent from the spool alone, now
 	start      time.Time
 	fatal      error
 	back       backoff
@@ -484,6 +535,7 @@ type pusher struct {
 // file failed), or until the archive refuses the token (that error).
 func (p *pusher) run(ctx context.Context) error {
 	p.files, p.skipped = map[string]*pushFile{}, map[string]bool{}
+	p.unspooled, p.orphans, p.orphaned = map[string]time.Time{}, map[string]*pushOrphan{}, map[string]bool{}
 	p.back = backoff{min: pushRetryMin, max: pushRetryMax}
 	p.start, p.lastAt = time.Now(), time.Now()
 	p.last = watch.Status{Dirs: len(p.roots)}
@@ -494,6 +546,8 @@ func (p *pusher) run(ctx context.Context) error {
 	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go p.busyStatus(stop, stopped)
+	ostop, ostopped := make(chan struct{}), make(chan struct{})
+	go ticks(ostop, ostopped, min(pushRetryMin, time.Second), func() { p.sendOrphans(ctx) })
 	dirs := make([]string, len(p.roots))
 	for i, r := range p.roots {
 		dirs[i] = r.dir
@@ -517,7 +571,9 @@ func (p *pusher) run(ctx context.Context) error {
 		},
 	})
 	close(stop)
+	close(ostop)
 	<-stopped
+	<-ostopped
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.fatal != nil {
@@ -561,8 +617,10 @@ func (p *pusher) grew(ctx context.Context, file watch.File) (live, done bool, er
 	done, err = p.push(ctx, file.Path, file.Size, p.completeAt(ctx, file))
 	if err != nil {
 		p.retried(ctx, file.Path, err)
+		p.spoolFile(file.Path, file.Size)
 		return false, false, err
 	}
+	delete(p.unspooled, file.Path)
 	return true, done, nil
 }
 
@@ -570,10 +628,14 @@ func (p *pusher) grew(ctx context.Context, file watch.File) (live, done bool, er
 // (warned of once, when it went).
 var errAway = errors.New("the archive is away")
 
+// errSpoolFirst marks a file not sent while what the spool holds of its
+// source (the bytes of a file since deleted or rotated) is being sent.
+var errSpoolFirst = errors.New("the spool's bytes of its source go first")
+
 // retried warns of a file whose grow or seal failed and is retried by the
 // watcher, unless the archive is away (warned of once) or the agent stops.
 func (p *pusher) retried(ctx context.Context, path string, err error) {
-	if ctx.Err() == nil && !errors.Is(err, errAway) {
+	if ctx.Err() == nil && !errors.Is(err, errAway) && !errors.Is(err, errSpoolFirst) {
 		p.warn(path, err.Error()+" (retried)")
 	}
 }
@@ -607,8 +669,11 @@ func (p *pusher) ready(ctx context.Context, file watch.File) error {
 	_, err := p.push(ctx, file.Path, file.Size, final)
 	if err != nil {
 		p.retried(ctx, file.Path, err)
+		p.spoolFile(file.Path, file.Size)
+		return err
 	}
-	return err
+	delete(p.unspooled, file.Path)
+	return nil
 }
 
 // forget drops what is known of files that are gone (after each rescan).
@@ -616,6 +681,7 @@ func (p *pusher) forget() {
 	for path := range p.files {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			delete(p.files, path)
+			delete(p.unspooled, path)
 		}
 	}
 	for path := range p.skipped {
@@ -673,6 +739,20 @@ func (p *pusher) push(ctx context.Context, path string, size int64, final bool) 
 	if f == nil || f.state == "taken_down" {
 		return true, nil // skipped, or refused for good (reported)
 	}
+	if p.isOrphaned(f.source()) {
+		return false, fmt.Errorf("push %s: %w", path, errSpoolFirst)
+	}
+	if p.buf == nil {
+		p.buf = make([]byte, pushChunk)
+	}
+	return p.send(ctx, path, f, size, final, p.buf, false)
+}
+
+// send brings the archive's copy of f's source up to size bytes (push),
+// reading through buf: from the file at path, or when the file is gone or
+// shorter (deleted or rotated) from the spool; spoolOnly reads from the
+// spool alone.
+func (p *pusher) send(ctx context.Context, path string, f *pushFile, size int64, final bool, buf []byte, spoolOnly bool) (done bool, err error) {
 	p.working(path, 0)
 	defer p.working("", 0)
 	var file *os.File
@@ -704,6 +784,14 @@ func (p *pusher) push(ctx context.Context, path string, size int64, final bool) 
 					f.check = checkHead
 				}
 			}
+			if spoolOnly {
+				f.check = p.spoolCheck(src, f)
+			}
+		}
+		if spoolOnly && size < f.have {
+			// The archive acknowledged more than the spool holds (before
+			// the agent stopped): only the final request is left.
+			size = f.have
 		}
 		switch {
 		case size < f.have:
@@ -719,11 +807,6 @@ func (p *pusher) push(ctx context.Context, path string, size int64, final bool) 
 			continue
 		case f.have == size && !final:
 			return false, nil
-		}
-		if file == nil {
-			if file, err = os.Open(path); err != nil {
-				return false, fmt.Errorf("push %s: %w", path, err)
-			}
 		}
 		off, n, last := f.have, int64(0), false
 		switch {
@@ -742,7 +825,7 @@ func (p *pusher) push(ctx context.Context, path string, size int64, final bool) 
 			n = min(p.chunkSize(), size-off)
 			last = off+n == size
 		}
-		body, err := p.read(file, off, n)
+		body, err := p.read(path, cmp.Or(f.spoolKey, src), &file, buf, off, n, spoolOnly)
 		if err != nil {
 			return false, fmt.Errorf("push %s: %w", path, err)
 		}
@@ -802,9 +885,152 @@ func (p *pusher) push(ctx context.Context, path string, size int64, final bool) 
 	}
 }
 
+// spoolFile copies to the spool the bytes of the file at path, of size
+// bytes now, that the archive has not acknowledged and the spool does not
+// hold yet (after a failed send). A full spool takes what fits, and the
+// file is named in the warning of files not spooled.
+func (p *pusher) spoolFile(path string, size int64) {
+	f := p.files[path]
+	if p.spool == nil || f == nil || f.state == "taken_down" || f.finished() || p.isOrphaned(f.source()) {
+		return
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return // gone: the spool has what it has
+	}
+	defer file.Close()
+	if p.buf == nil {
+		p.buf = make([]byte, pushChunk)
+	}
+	src := f.source()
+	_, err = p.spool.add(src, path, file, max(f.have, 0), size, p.buf)
+	switch {
+	case errors.Is(err, errSpoolFull):
+		if _, ok := p.unspooled[path]; !ok {
+			since := time.Now()
+			if e, ok := p.spool.get(src); ok {
+				since = e.Since
+			}
+			p.unspooled[path] = since
+		}
+		p.warnFull()
+	case err != nil:
+		p.warn(path, fmt.Sprintf("not spooled: %v", err))
+	default:
+		delete(p.unspooled, path)
+	}
+}
+
+// warnFull warns, once a minute at most, that the spool is full, naming
+// the files (oldest first) whose unacknowledged bytes it does not all hold.
+func (p *pusher) warnFull() {
+	if time.Since(p.fullSaid) < time.Minute {
+		return
+	}
+	p.fullSaid = time.Now()
+	paths := make([]string, 0, len(p.unspooled))
+	for path := range p.unspooled {
+		paths = append(paths, path)
+	}
+	slices.SortFunc(paths, func(a, b string) int { return cmp.Or(p.unspooled[a].Compare(p.unspooled[b]), cmp.Compare(a, b)) })
+	more := ""
+	if len(paths) > 5 {
+		more = fmt.Sprintf(" and %d more", len(paths)-5)
+		paths = paths[:5]
+	}
+	b, _ := p.spool.counts()
+	p.warn("", fmt.Sprintf("the spool %s is full (%s of --spool-max %s): it takes no more, and drops nothing; the bytes the archive lacks of these files, oldest first, are only in the game server's files: %s%s",
+		p.spool.dir, humanBytes(b), humanBytes(p.spool.max), strings.Join(paths, ", "), more))
+}
+
+// isOrphaned reports whether source is being sent from the spool alone.
+func (p *pusher) isOrphaned(source string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.orphaned[source]
+}
+
+// sendOrphans sends what the spool holds of files that are gone or
+// shorter than it (deleted or rotated: they will not grow again), to the
+// spool's end and with final=1, unless the archive is away; it runs in
+// its own goroutine, with its own buffer and pushFiles.
+func (p *pusher) sendOrphans(ctx context.Context) {
+	for _, e := range p.spool.list() {
+		if ctx.Err() != nil || p.away() != nil {
+			return
+		}
+		if !p.isOrphaned(e.Source) {
+			st, err := os.Stat(e.Path)
+			if !errors.Is(err, fs.ErrNotExist) && (err != nil || st.Size() >= e.end()) {
+				continue // still there: sent from the file as it grows
+			}
+			p.mu.Lock()
+			p.orphaned[e.Source] = true
+			p.mu.Unlock()
+		}
+		o := p.orphans[e.Source]
+		if o == nil {
+			o = &pushOrphan{f: &pushFile{base: e.Source, gen: 1, have: -1, spoolKey: e.Source},
+				back: backoff{min: pushRetryMin, max: pushRetryMax}}
+			p.orphans[e.Source] = o
+		}
+		if o.back.wait(time.Now()) > 0 {
+			continue
+		}
+		if p.orphanBuf == nil {
+			p.orphanBuf = make([]byte, pushChunk)
+		}
+		f := o.f
+		done, err := p.send(ctx, e.Path, f, e.end(), true, p.orphanBuf, true)
+		if err != nil {
+			if !errors.Is(err, errAway) {
+				o.back.fail(time.Now()) // this file's trouble: tried again after a backoff
+			}
+			p.retried(ctx, e.Path, err)
+			continue
+		}
+		o.back.reset()
+		if done || f.finished() {
+			p.spool.acked(e.Source, 0, true)
+			delete(p.orphans, e.Source)
+			p.mu.Lock()
+			delete(p.orphaned, e.Source)
+			p.mu.Unlock()
+		}
+	}
+}
+
+// pushOrphan is a source sent from the spool alone, and its backoff.
+type pushOrphan struct {
+	f    *pushFile
+	back backoff
+}
+
+// spoolCheck is the check of what a GET says the archive holds of source
+// that the spool's bytes allow (it may not hold the file's first bytes).
+func (p *pusher) spoolCheck(source string, f *pushFile) pushCheck {
+	e, ok := p.spool.get(source)
+	if !ok || f.check == checkNone {
+		return checkNone
+	}
+	tail := int64(0)
+	if f.have > 2*verifyBytes {
+		tail = f.have - verifyBytes
+	}
+	switch {
+	case f.check == checkHead && e.Base == 0:
+		return checkHead
+	case e.Base <= tail && f.have <= e.end():
+		return checkTail
+	}
+	return checkNone
+}
+
 // chunkSize is the most one request carries now: pushChunk, unless the
 // archive (or a proxy before it) refused that much.
 func (p *pusher) chunkSize() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.chunk == 0 {
 		return pushChunk
 	}
@@ -823,17 +1049,49 @@ func (p *pusher) smaller(n int64) bool {
 	for c >= n {
 		c /= 2
 	}
-	p.chunk = max(minChunk, c)
-	p.warn("", fmt.Sprintf("the archive, or a proxy before it, refuses a request of %d bytes (413): sending at most %d bytes a request (a proxy should let 16 MiB through: nginx's client_max_body_size)", n, p.chunk))
+	c = max(minChunk, c)
+	p.mu.Lock()
+	p.chunk = c
+	p.mu.Unlock()
+	p.warn("", fmt.Sprintf("the archive, or a proxy before it, refuses a request of %d bytes (413): sending at most %d bytes a request (a proxy should let 16 MiB through: nginx's client_max_body_size)", n, c))
 	return true
 }
 
-// read reads n bytes of file at off into the agent's one buffer.
-func (p *pusher) read(file *os.File, off, n int64) ([]byte, error) {
-	if p.buf == nil {
-		p.buf = make([]byte, pushChunk)
+// read reads n bytes of source at off into buf: from the file at path
+// (opened in *file once), or from the spool when the file is gone or
+// shorter (or spoolOnly).
+func (p *pusher) read(path, source string, file **os.File, buf []byte, off, n int64, spoolOnly bool) ([]byte, error) {
+	if n == 0 {
+		return buf[:0], nil
 	}
-	return readChunk(file, p.buf, off, n)
+	var ferr error
+	if !spoolOnly {
+		if *file == nil {
+			f, err := os.Open(path)
+			if err != nil {
+				ferr = err
+			} else {
+				*file = f
+			}
+		}
+		if *file != nil {
+			b, err := readChunk(*file, buf, off, n)
+			if err == nil {
+				return b, nil
+			}
+			ferr = err
+		}
+	}
+	b, ok, err := p.spool.readAt(source, buf, off, n)
+	switch {
+	case err != nil:
+		return nil, err
+	case ok:
+		return b, nil
+	case ferr == nil:
+		return nil, fmt.Errorf("the spool does not hold the %d bytes at %d of %s", n, off, source)
+	}
+	return nil, ferr
 }
 
 // readChunk reads n bytes at off into buf (n ≤ len(buf)): a file cut
@@ -856,6 +1114,9 @@ func readChunk(r io.ReaderAt, buf []byte, off, n int64) ([]byte, error) {
 // recording that started, or that this run resumes (found by a GET).
 func (p *pusher) learn(path string, f *pushFile, a wire.Push, found bool) {
 	f.have, f.state = a.Have, a.State
+	if f.spoolKey == "" {
+		p.spool.acked(f.source(), f.have, f.finished())
+	}
 	if a.ID != "" {
 		f.id = a.ID
 	}
@@ -880,6 +1141,9 @@ func (p *pusher) learn(path string, f *pushFile, a wire.Push, found bool) {
 // takes it.
 func (p *pusher) startOver(ctx context.Context, path string, f *pushFile, have int64, why string) {
 	old := f.source()
+	if f.spoolKey != old {
+		p.spool.acked(old, 0, true) // the bytes of a file that was replaced
+	}
 	f.gen++
 	f.have, f.state, f.id, f.liveSaid, f.check = -1, "", "", false, checkNone
 	p.warn(path, fmt.Sprintf("%s; sent anew as %s", why, f.source()))
@@ -928,6 +1192,7 @@ func (p *pusher) failure(ctx context.Context, path string, f *pushFile, size int
 			f.id = pe.Takedown.ID.String()
 		}
 		f.state = "taken_down"
+		p.spool.acked(f.source(), 0, true)
 		p.report(path, f, "taken down", size, pe)
 		return true, nil
 	case pe.away():
@@ -993,7 +1258,11 @@ func (p *pusher) unreachable(err error) error {
 	d := p.back.fail(time.Now())
 	p.mu.Unlock()
 	if first {
-		p.warn("", fmt.Sprintf("the archive is away: %v; following on and retrying (every %v at most): the files on disk are the spool", err, pushRetryMax))
+		where := "the files on disk are the only copy (no spool)"
+		if p.spool != nil {
+			where = "spooling what it lacks to " + p.spool.dir
+		}
+		p.warn("", fmt.Sprintf("the archive is away: %v; following on and retrying (every %v at most): %s", err, pushRetryMax, where))
 	}
 	return fmt.Errorf("%w: %w (next try in %v)", errAway, err, d)
 }
@@ -1046,6 +1315,7 @@ func (p *pusher) statusLocked() pushStatus {
 	if !p.awaySince.IsZero() {
 		st.Away = time.Since(p.awaySince).Seconds()
 	}
+	st.SpoolBytes, st.SpoolFiles = p.spool.counts()
 	return st
 }
 
@@ -1067,8 +1337,12 @@ type pushStatus struct {
 	Failed   int `json:"failed"`
 	Retrying int `json:"retrying,omitempty"`
 	// Away is how long the archive has not been reached, in seconds.
-	Away    float64 `json:"archive_away_seconds,omitempty"`
-	Elapsed float64 `json:"seconds_elapsed"`
+	Away float64 `json:"archive_away_seconds,omitempty"`
+	// SpoolBytes and SpoolFiles are what the spool holds: bytes the
+	// archive has not acknowledged, of so many sources.
+	SpoolBytes int64   `json:"spool_bytes"`
+	SpoolFiles int     `json:"spool_files"`
+	Elapsed    float64 `json:"seconds_elapsed"`
 	// CurrentFiles is the file being sent, and CurrentOffset where, in a
 	// status reported while the watcher is busy with it.
 	CurrentFiles  []string `json:"current_files,omitempty"`
@@ -1094,6 +1368,9 @@ func (s pushStatus) line() string {
 		s.Dirs, dirs, files, humanBytes(s.Sent), s.Archived, s.Duplicates, failed, time.Duration(s.Elapsed*float64(time.Second)).Round(time.Second))
 	if s.Away > 0 {
 		l += fmt.Sprintf("; the archive away for %v (retrying)", time.Duration(s.Away*float64(time.Second)).Round(time.Second))
+	}
+	if s.SpoolFiles > 0 {
+		l += fmt.Sprintf("; spool %s in %d files", humanBytes(s.SpoolBytes), s.SpoolFiles)
 	}
 	if len(s.CurrentFiles) > 0 {
 		l += fmt.Sprintf("; sending %s at %s", strings.Join(s.CurrentFiles, ", "), humanBytes(s.CurrentOffset))
@@ -1424,4 +1701,284 @@ func (b *requestBody) Close() error {
 	b.closed = true
 	b.mu.Unlock()
 	return nil
+}
+
+// spool is the agent's local copy of the bytes the archive has not
+// acknowledged, kept while the archive is away or a file's send failed:
+// a game server may delete or rotate a file before the archive has it.
+// Each source has a data file (DIR/HEX.data, HEX the sha256 of the source
+// name) of the bytes from Base on, and a record (DIR/HEX.json) saying
+// which, written after the data is fsync'd (temp file and rename). Its
+// bytes stay within max; none is dropped to make room. Its methods are
+// safe for concurrent use (the status ticker reads its counts).
+type spool struct {
+	dir string
+	max int64
+
+	mu      sync.Mutex
+	entries map[string]*spoolEntry // by source
+	total   int64
+}
+
+// spoolEntry is one source's record.
+type spoolEntry struct {
+	Source string `json:"source"`
+	Path   string `json:"path"`
+	Base   int64  `json:"base"`
+	Length int64  `json:"length"`
+	// Since is when its first byte was spooled.
+	Since time.Time `json:"since"`
+}
+
+// end is the offset past the spooled bytes.
+func (e *spoolEntry) end() int64 { return e.Base + e.Length }
+
+// errSpoolFull says the spool took fewer bytes than asked: it is full.
+var errSpoolFull = errors.New("the spool is full")
+
+// openSpool opens (making it, 0700) the spool in dir holding at most max
+// bytes, and reads its records; a record it cannot read is an error that
+// names it (the spool is left as it is).
+func openSpool(dir string, max int64) (*spool, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("the spool: %w", err)
+	}
+	s := &spool{dir: dir, max: max, entries: map[string]*spoolEntry{}}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the spool: %w", err)
+	}
+	for _, de := range des {
+		name := de.Name()
+		if strings.HasSuffix(name, ".tmp") {
+			os.Remove(filepath.Join(dir, name)) // a record not renamed: its data is not claimed
+			continue
+		}
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("the spool's record %s: %w", path, err)
+		}
+		var e spoolEntry
+		if err := json.Unmarshal(b, &e); err != nil {
+			return nil, fmt.Errorf("the spool's record %s is corrupt (%v): move it away (its bytes are in %s.data) and start again", path, err, id)
+		}
+		if e.Source == "" || e.Base < 0 || e.Length < 0 || spoolName(e.Source) != id {
+			return nil, fmt.Errorf("the spool's record %s is corrupt (source %q, base %d, length %d): move it away and start again", path, e.Source, e.Base, e.Length)
+		}
+		st, err := os.Stat(s.data(e.Source))
+		if err != nil || st.Size() < e.Length {
+			return nil, fmt.Errorf("the spool's record %s says %d bytes of %s, its data file has fewer (%v): move both away and start again", path, e.Length, e.Source, err)
+		}
+		s.entries[e.Source] = &e
+		s.total += e.Length
+	}
+	return s, nil
+}
+
+// spoolName is the base name of source's files in the spool.
+func spoolName(source string) string {
+	h := sha256.Sum256([]byte(source))
+	return hex.EncodeToString(h[:])
+}
+
+func (s *spool) data(source string) string   { return filepath.Join(s.dir, spoolName(source)+".data") }
+func (s *spool) record(source string) string { return filepath.Join(s.dir, spoolName(source)+".json") }
+
+// get returns a copy of source's record (ok false: none).
+func (s *spool) get(source string) (e spoolEntry, ok bool) {
+	if s == nil {
+		return e, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.entries[source]; p != nil {
+		return *p, true
+	}
+	return e, false
+}
+
+// list returns copies of every record, oldest first.
+func (s *spool) list() []spoolEntry {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]spoolEntry, 0, len(s.entries))
+	for _, e := range s.entries {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b spoolEntry) int { return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Source, b.Source)) })
+	return out
+}
+
+// counts returns the spool's bytes and sources.
+func (s *spool) counts() (bytes int64, files int) {
+	if s == nil {
+		return 0, 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total, len(s.entries)
+}
+
+// add copies the bytes [from, to) of r, the file at path, to source's
+// spool, from the offset the spool holds up to (from is where it starts
+// when it holds none, or when from is past what it holds: the bytes
+// before from are the archive's). It reads through buf. It returns how
+// many bytes it added; errSpoolFull when it took fewer than there were
+// for want of room (it keeps what it took), or a reading or writing error.
+func (s *spool) add(source, path string, r io.ReaderAt, from, to int64, buf []byte) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[source]
+	if e != nil && from > e.end() {
+		// The archive has everything the spool holds, and more.
+		s.dropLocked(source)
+		e = nil
+	}
+	fresh := e == nil
+	if fresh {
+		e = &spoolEntry{Source: source, Path: path, Base: from, Since: time.Now()}
+	}
+	start := e.end()
+	if start >= to {
+		return 0, nil
+	}
+	room := s.max - s.total
+	want := to - start
+	n := min(want, max(0, room))
+	if n == 0 {
+		return 0, errSpoolFull
+	}
+	df, err := os.OpenFile(s.data(source), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("the spool: %w", err)
+	}
+	defer df.Close()
+	if fresh {
+		if err := df.Truncate(0); err != nil {
+			return 0, fmt.Errorf("the spool: %w", err)
+		}
+	}
+	var done int64
+	cut := false
+	for done < n {
+		k := min(int64(len(buf)), n-done)
+		b, err := readChunk(r, buf, start+done, k)
+		if err != nil {
+			// Cut short meanwhile: keep what was read.
+			cut = true
+			break
+		}
+		if _, err := df.WriteAt(b, e.Length+done); err != nil {
+			return 0, fmt.Errorf("the spool: %w", err)
+		}
+		done += k
+	}
+	if done == 0 {
+		if fresh {
+			os.Remove(s.data(source))
+		}
+		return 0, nil
+	}
+	if err := df.Sync(); err != nil {
+		return 0, fmt.Errorf("the spool: %w", err)
+	}
+	ne := *e
+	ne.Length += done
+	ne.Path = path
+	if err := s.writeRecord(&ne); err != nil {
+		return 0, err
+	}
+	s.entries[source] = &ne
+	s.total += done
+	if n < want && !cut {
+		return done, errSpoolFull
+	}
+	return done, nil
+}
+
+// writeRecord writes e's record: a temp file, fsync'd, renamed.
+func (s *spool) writeRecord(e *spoolEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	dst := s.record(e.Source)
+	tmp := dst + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("the spool: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("the spool: %w", err)
+	}
+	return nil
+}
+
+// readAt reads n bytes of source at off (a file offset) into buf; ok
+// false when the spool does not hold them all.
+func (s *spool) readAt(source string, buf []byte, off, n int64) (b []byte, ok bool, err error) {
+	if s == nil {
+		return nil, false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[source]
+	if e == nil || off < e.Base || off+n > e.end() {
+		return nil, false, nil
+	}
+	f, err := os.Open(s.data(source))
+	if err != nil {
+		return nil, false, fmt.Errorf("the spool: %w", err)
+	}
+	defer f.Close()
+	b, err = readChunk(f, buf, off-e.Base, n)
+	if err != nil {
+		return nil, false, fmt.Errorf("the spool's copy of %s: %w", source, err)
+	}
+	return b, true, nil
+}
+
+// acked notes that the archive holds have bytes of source: its spool is
+// deleted once that reaches its end (or, done, when the source ended).
+func (s *spool) acked(source string, have int64, done bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.entries[source]; e != nil && (done || have >= e.end()) {
+		s.dropLocked(source)
+	}
+}
+
+// dropLocked deletes source's spool; s.mu is held.
+func (s *spool) dropLocked(source string) {
+	e := s.entries[source]
+	if e == nil {
+		return
+	}
+	// The record first: data without a record is not claimed.
+	os.Remove(s.record(source))
+	os.Remove(s.data(source))
+	s.total -= e.Length
+	delete(s.entries, source)
 }

@@ -164,10 +164,18 @@ func TestPushReadChunk(t *testing.T) {
 	if _, err := readChunk(f, buf, 0, int64(len(buf))+1); err == nil {
 		t.Error("a chunk larger than the buffer was read")
 	}
-	// The agent's buffer is one chunk, the most a request carries.
+	// The agent reads the file through its buffer; without a spool, a
+	// file that is gone is an error.
 	p := &pusher{}
-	if b, err := p.read(f, 0, int64(len(data))); err != nil || !bytes.Equal(b, data) || cap(p.buf) != pushChunk {
-		t.Errorf("pusher.read: %d bytes, %v, buffer of %d; want the file in a buffer of %d", len(b), err, cap(p.buf), pushChunk)
+	var file *os.File
+	defer func() { file.Close() }()
+	pbuf := make([]byte, pushChunk)
+	if b, err := p.read(path, "h/d/f", &file, pbuf, 0, int64(len(data)), false); err != nil || !bytes.Equal(b, data) {
+		t.Errorf("pusher.read: %d bytes, %v; want the file", len(b), err)
+	}
+	var none *os.File
+	if _, err := p.read(path+".gone", "h/d/f", &none, pbuf, 0, 10, false); err == nil {
+		t.Error("pusher.read of a file that is gone, without a spool: no error")
 	}
 }
 
@@ -201,6 +209,7 @@ func TestPushUsage(t *testing.T) {
 		{[]string{"--follow", filepath.Join(dir, "nope"), "--to", "http://127.0.0.1:1", "--token-file", tokFile}, "--follow"},
 		{[]string{"--follow", th, "--to", "http://127.0.0.1:1", "--token-file", tokFile, "--host", "a b"}, "--host"},
 		{[]string{"--follow", th, "--to", "http://127.0.0.1:1", "--token-file", tokFile, "extra"}, "no arguments"},
+		{[]string{"--follow", th, "--to", "http://127.0.0.1:1", "--token-file", tokFile, "--spool-max", "lots"}, "--spool-max"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"push"}, c.args...), strings.NewReader(""), &out, &errb)
@@ -267,8 +276,21 @@ type pushAgent struct {
 	errb   syncBuffer
 }
 
-// startPushAgent runs push with args in a goroutine.
-func startPushAgent(ctx context.Context, args ...string) *pushAgent {
+// pushSpools are the tests' spool directories, one per test and host:
+// an agent started again finds its spool, as on a game-server host.
+var pushSpools sync.Map // "test\x00host" → dir
+
+// startPushAgent runs push with args in a goroutine, with a spool of the
+// test's (unless args give --spool or --spool-max).
+func startPushAgent(t *testing.T, ctx context.Context, args ...string) *pushAgent {
+	if !slices.Contains(args, "--spool") && !slices.Contains(args, "--spool-max") {
+		host := ""
+		if i := slices.Index(args, "--host"); i >= 0 && i+1 < len(args) {
+			host = args[i+1]
+		}
+		dir, _ := pushSpools.LoadOrStore(t.Name()+"\x00"+host, filepath.Join(t.TempDir(), "spool"))
+		args = append(args, "--spool", dir.(string))
+	}
 	a := &pushAgent{done: make(chan struct{})}
 	actx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
@@ -395,7 +417,7 @@ func TestPushWrongRole(t *testing.T) {
 		}
 		var out, errb bytes.Buffer
 		start := time.Now()
-		code := run(ctx, []string{"push", "--follow", dir, "--to", url, "--token-file", tokFile, "--host", "gs1"}, strings.NewReader(""), &out, &errb)
+		code := run(ctx, []string{"push", "--follow", dir, "--to", url, "--token-file", tokFile, "--host", "gs1", "--spool", filepath.Join(t.TempDir(), "spool")}, strings.NewReader(""), &out, &errb)
 		if code != exitFailure || !strings.Contains(errb.String(), c.want) || !strings.Contains(errb.String(), "archivectl token create") {
 			t.Errorf("push with token %.6s…: exit %d, stderr %q; want exit 1 and %q", c.token, code, errb.String(), c.want)
 		}
@@ -444,7 +466,7 @@ func TestPushFollow(t *testing.T) {
 	for _, g := range games {
 		sourceOf[g] = "gs1/teehistorian/" + filepath.Base(g.path)
 	}
-	agent2 := startPushAgent(ctx, "--json", "--follow", dir2, "--to", url, "--token-file", tokFile2, "--host", "gs2", "--settle", "1m")
+	agent2 := startPushAgent(t, ctx, "--json", "--follow", dir2, "--to", url, "--token-file", tokFile2, "--host", "gs2", "--settle", "1m")
 	defer func() {
 		if code := agent2.stop(t); code != 0 || t.Failed() {
 			t.Logf("agent of gs2: exit %d\nstdout:\n%s\nstderr:\n%s", code, agent2.out.String(), agent2.errb.String())
@@ -454,7 +476,7 @@ func TestPushFollow(t *testing.T) {
 		t.Logf("%s: %d bytes in %d pieces", filepath.Base(g.path), len(g.data), len(g.cuts))
 	}
 	args := []string{"--json", "--follow", dir, "--to", url, "--token-file", tokFile, "--host", "gs1", "--settle", "1m"}
-	agents := []*pushAgent{startPushAgent(ctx, args...)}
+	agents := []*pushAgent{startPushAgent(t, ctx, args...)}
 	defer func() {
 		for _, a := range agents {
 			a.cancel()
@@ -496,7 +518,7 @@ func TestPushFollow(t *testing.T) {
 			}
 			code := agents[0].stop(t)
 			t.Logf("step %d (%v): the agent interrupted (exit %d) and started again", step, time.Since(began).Round(time.Millisecond), code)
-			agents = append(agents, startPushAgent(ctx, args...))
+			agents = append(agents, startPushAgent(t, ctx, args...))
 		}
 		if whole && step >= 34 {
 			break
@@ -672,7 +694,7 @@ func TestPushStartsOver(t *testing.T) {
 	}
 
 	// Agent 1: b and c are live, 60% written.
-	a1 := startPushAgent(ctx, args...)
+	a1 := startPushAgent(t, ctx, args...)
 	write("b.teehistorian", b[:len(b)*6/10])
 	write("c.teehistorian", cgame[:len(cgame)*6/10])
 	waitState(src("b.teehistorian"), len(b)*6/10, "live")
@@ -685,7 +707,7 @@ func TestPushStartsOver(t *testing.T) {
 	// another game, half written, shorter than what the archive holds.
 	write("b.teehistorian", b2)
 	write("c.teehistorian", c2[:len(c2)/2])
-	a2 := startPushAgent(ctx, args...)
+	a2 := startPushAgent(t, ctx, args...)
 	defer func() {
 		a2.cancel()
 		<-a2.done
@@ -950,7 +972,7 @@ func TestPushFakeArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("REPLAY_TOKEN", "tok")
-	a := startPushAgent(t.Context(), "--json", "--follow", dir, "--to", srv.URL, "--host", "h")
+	a := startPushAgent(t, t.Context(), "--json", "--follow", dir, "--to", srv.URL, "--host", "h")
 	if !mnPoll(20*time.Second, func() bool { return len(a.lines(t, "push")) > 0 }) {
 		a.stop(t)
 		t.Fatalf("no outcome within 20 s:\n%s%s", a.out.String(), a.errb.String())
@@ -981,4 +1003,280 @@ func TestPushFakeArchive(t *testing.T) {
 		t.Errorf("notices: %v, want one (the archive answers again)", a.lines(t, "notice"))
 	}
 	t.Logf("%d requests; warnings:\n%s", fake.puts, all)
+}
+
+// TestPushSpoolUnit: the spool keeps a source's bytes from a base offset
+// on, reads them back at any offset, drops them once the archive holds
+// them, stays within its bound (refusing, not dropping), and is read
+// again by the next agent; a corrupt record is an error that names it.
+func TestPushSpoolUnit(t *testing.T) {
+	data := make([]byte, 200)
+	for i := range data {
+		data[i] = byte(i*13 + 1)
+	}
+	dir := filepath.Join(t.TempDir(), "spool")
+	s, err := openSpool(dir, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 && os.PathSeparator == '/' {
+		t.Errorf("the spool directory: %v, %v; want mode 0700", st, err)
+	}
+	buf := make([]byte, 16) // smaller than what is added: read in pieces
+	r := bytes.NewReader(data)
+	// Source a: the archive holds 0 bytes; 60 are spooled, in two adds.
+	if n, err := s.add("h/d/a", "/g/a", r, 0, 40, buf); n != 40 || err != nil {
+		t.Fatalf("add a [0,40): %d, %v", n, err)
+	}
+	if n, err := s.add("h/d/a", "/g/a", r, 0, 60, buf); n != 20 || err != nil {
+		t.Fatalf("add a [40,60): %d, %v", n, err)
+	}
+	if n, err := s.add("h/d/a", "/g/a", r, 10, 60, buf); n != 0 || err != nil {
+		t.Fatalf("add a again: %d, %v; want nothing added", n, err)
+	}
+	// Source b: the archive holds 20; 40 fit, of 60.
+	n, err := s.add("h/d/b", "/g/b", r, 20, 80, buf)
+	if n != 40 || !errors.Is(err, errSpoolFull) {
+		t.Fatalf("add b [20,80) with 40 bytes of room: %d, %v; want 40 and errSpoolFull", n, err)
+	}
+	if n, err := s.add("h/d/b", "/g/b", r, 20, 80, buf); n != 0 || !errors.Is(err, errSpoolFull) {
+		t.Fatalf("add b to a full spool: %d, %v; want 0 and errSpoolFull", n, err)
+	}
+	if b, files := s.counts(); b != 100 || files != 2 {
+		t.Errorf("counts: %d bytes in %d files, want 100 in 2", b, files)
+	}
+	for _, c := range []struct {
+		src     string
+		off, n  int64
+		ok      bool
+		fromOff int64
+	}{
+		{"h/d/a", 0, 16, true, 0}, {"h/d/a", 44, 16, true, 44}, {"h/d/a", 50, 16, false, 0},
+		{"h/d/b", 20, 16, true, 20}, {"h/d/b", 44, 16, true, 44}, {"h/d/b", 10, 16, false, 0}, {"h/d/b", 50, 11, false, 0},
+		{"h/d/c", 0, 1, false, 0},
+	} {
+		b, ok, err := s.readAt(c.src, buf, c.off, c.n)
+		if err != nil || ok != c.ok || ok && !bytes.Equal(b, data[c.off:c.off+c.n]) {
+			t.Errorf("readAt(%s, %d, %d): %v, %v; want ok %v and the file's bytes", c.src, c.off, c.n, ok, err, c.ok)
+		}
+	}
+	// The archive acknowledges a's bytes: below its end they stay, at it
+	// they go, files and all.
+	s.acked("h/d/a", 30, false)
+	if _, ok := s.get("h/d/a"); !ok {
+		t.Error("a dropped when the archive holds 30 of its 60 bytes")
+	}
+	s.acked("h/d/a", 60, false)
+	if _, ok := s.get("h/d/a"); ok {
+		t.Error("a kept when the archive holds all its bytes")
+	}
+	if _, err := os.Stat(s.data("h/d/a")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a's data file after it was dropped: %v", err)
+	}
+	if b, files := s.counts(); b != 40 || files != 1 {
+		t.Errorf("counts after a was acknowledged: %d bytes in %d files, want 40 in 1", b, files)
+	}
+	// Room again: b's rest goes in.
+	if n, err := s.add("h/d/b", "/g/b", r, 20, 80, buf); n != 20 || err != nil {
+		t.Fatalf("add b's rest: %d, %v", n, err)
+	}
+	eb, _ := s.get("h/d/b")
+
+	// The next agent reads the records.
+	s2, err := openSpool(dir, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := s2.get("h/d/b")
+	if !ok || got.Base != 20 || got.Length != 60 || got.Path != "/g/b" || !got.Since.Equal(eb.Since) {
+		t.Errorf("b after a restart: %+v, %v; want base 20, length 60, path /g/b, since %v", got, ok, eb.Since)
+	}
+	if b, ok, err := s2.readAt("h/d/b", buf, 64, 16); !ok || err != nil || !bytes.Equal(b, data[64:80]) {
+		t.Errorf("readAt after a restart: %v, %v", ok, err)
+	}
+	if b, files := s2.counts(); b != 60 || files != 1 {
+		t.Errorf("counts after a restart: %d bytes in %d files, want 60 in 1", b, files)
+	}
+	s2.acked("h/d/b", 0, true) // sealed
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("the spool after every source was dropped: %v", left)
+	}
+
+	// Corrupt records: an error naming the record, not a panic.
+	for _, c := range []struct{ name, record string }{
+		{"not json", "{"},
+		{"another source's name", `{"source":"h/d/x","path":"/g/x","base":0,"length":0}`},
+		{"more bytes than its data", `{"source":"h/d/a","path":"/g/a","base":0,"length":10}`},
+		{"negative", `{"source":"h/d/a","path":"/g/a","base":-1,"length":0}`},
+	} {
+		d := t.TempDir()
+		rec := filepath.Join(d, spoolName("h/d/a")+".json")
+		if err := os.WriteFile(rec, []byte(c.record), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openSpool(d, 100); err == nil || !strings.Contains(err.Error(), rec) {
+			t.Errorf("a record %s: %v, want an error naming %s", c.name, err, rec)
+		}
+	}
+}
+
+// pushSpoolRecords reads the records in a spool directory.
+func pushSpoolRecords(t *testing.T, dir string) map[string]spoolEntry {
+	out := map[string]spoolEntry{}
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if !strings.HasSuffix(de.Name(), ".json") {
+			continue
+		}
+		var e spoolEntry
+		if b, err := os.ReadFile(filepath.Join(dir, de.Name())); err == nil && json.Unmarshal(b, &e) == nil {
+			out[e.Source] = e
+		}
+	}
+	return out
+}
+
+// TestPushSpool: the archive is killed while two games are written whole;
+// the agent spools what the archive lacks of them until its --spool-max
+// is reached, and warns naming the game it could not spool all of. The
+// first game's file is deleted, as a game server may: when the archive
+// serves again, the first game is sent from the spool, the second from
+// its file, and both end sealed (or ingested), byte-identical; the spool
+// is then empty. Then a third game, spooled while the archive is away
+// again, is deleted while the agent is stopped: the agent started again
+// sends it from the spool it finds.
+func TestPushSpool(t *testing.T) {
+	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
+	pushRetryMin, pushRetryMax = 250*time.Millisecond, time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
+	tokFile := filepath.Join(t.TempDir(), "push.token")
+	if err := os.WriteFile(tokFile, []byte(tokens["gs1"]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "teehistorian")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	a := newPushGame(t, dir, "game-a.teehistorian", 11, 8, 2*time.Minute, 10)
+	b := newPushGame(t, dir, "game-b.teehistorian", 12, 8, 2*time.Minute, 10)
+	srcA, srcB := "gs1/teehistorian/game-a.teehistorian", "gs1/teehistorian/game-b.teehistorian"
+	// Room for all of a and half of b.
+	max := len(a.data) + len(b.data)/2
+	args := []string{"--json", "--follow", dir, "--to", url, "--token-file", tokFile, "--host", "gs1", "--settle", "1m",
+		"--spool", spoolDir, "--spool-max", strconv.Itoa(max)}
+	agents := []*pushAgent{startPushAgent(t, ctx, args...)}
+	defer func() {
+		for _, ag := range agents {
+			ag.cancel()
+			<-ag.done
+		}
+		if t.Failed() || os.Getenv("ARCHIVECTL_TEST_LOGS") != "" {
+			for i, ag := range agents {
+				t.Logf("agent %d: exit %d\nstdout:\n%s\nstderr:\n%s", i+1, ag.code, ag.out.String(), ag.errb.String())
+			}
+		}
+	}()
+
+	// The archive takes a's first pieces live, then goes.
+	for range 3 {
+		a.step(t)
+	}
+	var held wire.Push
+	if !mnPoll(20*time.Second, func() bool { held, _ = pushSourceState(ctx, c, n, srcA); return held.Have > 0 }) {
+		t.Fatalf("the archive holds nothing of %s", srcA)
+	}
+	n.kill()
+	for !a.step(t) {
+	}
+	if !mnPoll(20*time.Second, func() bool {
+		e, ok := pushSpoolRecords(t, spoolDir)[srcA]
+		return ok && e.Base+e.Length == int64(len(a.data))
+	}) {
+		t.Fatalf("a's bytes not spooled: %+v", pushSpoolRecords(t, spoolDir))
+	}
+	for !b.step(t) {
+	}
+	full := func() bool {
+		for _, w := range agents[0].lines(t, "warning") {
+			m := fmt.Sprint(w["message"])
+			if strings.Contains(m, "spool") && strings.Contains(m, "full") && strings.Contains(m, b.path) {
+				return true
+			}
+		}
+		return false
+	}
+	if !mnPoll(20*time.Second, full) {
+		t.Fatalf("no warning that the spool is full naming %s", b.path)
+	}
+	recs := pushSpoolRecords(t, spoolDir)
+	var total int64
+	for _, e := range recs {
+		total += e.Length
+	}
+	if total > int64(max) || recs[srcA].Base > held.Have {
+		t.Errorf("the spool: %+v; want at most %d bytes, a's from %d on at most", recs, max, held.Have)
+	}
+	spooled := false
+	for _, s := range agents[0].lines(t, "status") {
+		spooled = spooled || s["spool_bytes"].(float64) > 0 && s["spool_files"].(float64) > 0
+	}
+	if !spooled {
+		t.Log("no status line with the spool's bytes yet (statuses come every rescan)")
+	}
+
+	// The game server deletes a's file; the archive serves again.
+	if err := os.Remove(a.path); err != nil {
+		t.Fatal(err)
+	}
+	n.start()
+	sealed := func(g *pushGame, src string) {
+		t.Helper()
+		var st wire.Push
+		// b was never live: the archive ingests it whole.
+		if !mnPoll(30*time.Second, func() bool {
+			st, _ = pushSourceState(ctx, c, n, src)
+			return st.State == "sealed" || st.State == "ingested"
+		}) {
+			t.Fatalf("%s: %+v, want sealed or ingested", src, st)
+		}
+		resp, body, err := c.do(ctx, n, "GET", "/api/v1/recordings/"+st.ID+"/file", "", nil)
+		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(body, g.data) {
+			t.Errorf("%s: the recording's file is not the game's (%v, %d of %d bytes)", src, err, len(body), len(g.data))
+		}
+	}
+	sealed(a, srcA)
+	sealed(b, srcB)
+	empty := func() bool { return len(pushSpoolRecords(t, spoolDir)) == 0 }
+	if !mnPoll(10*time.Second, empty) {
+		t.Errorf("the spool once both games are sealed: %+v, want empty", pushSpoolRecords(t, spoolDir))
+	}
+
+	// Game c: spooled while the archive is away, deleted while the agent
+	// is stopped; the agent started again finds it in its spool.
+	cg := newPushGame(t, dir, "game-c.teehistorian", 13, 4, time.Minute, 4)
+	srcC := "gs1/teehistorian/game-c.teehistorian"
+	n.kill()
+	for !cg.step(t) {
+	}
+	if !mnPoll(20*time.Second, func() bool {
+		e, ok := pushSpoolRecords(t, spoolDir)[srcC]
+		return ok && e.Base+e.Length == int64(len(cg.data))
+	}) {
+		t.Fatalf("c's bytes not spooled: %+v", pushSpoolRecords(t, spoolDir))
+	}
+	if code := agents[0].stop(t); code != 0 {
+		t.Errorf("agent 1's exit status: %d", code)
+	}
+	if err := os.Remove(cg.path); err != nil {
+		t.Fatal(err)
+	}
+	agents = append(agents, startPushAgent(t, ctx, args...))
+	n.start()
+	sealed(cg, srcC)
+	if !mnPoll(10*time.Second, empty) {
+		t.Errorf("the spool once c is sealed: %+v, want empty", pushSpoolRecords(t, spoolDir))
+	}
 }
