@@ -739,6 +739,14 @@ func (p *pusher) push(ctx context.Context, path string, size int64, final bool) 
 	if f == nil || f.state == "taken_down" {
 		return true, nil // skipped, or refused for good (reported)
 	}
+	if e, ok := p.spool.get(f.source()); ok && size < e.end() {
+		// Rotated: the spool holds more of the source than the file has
+		// now. The spool's bytes go first (sendOrphans), then the file's
+		// anew.
+		p.mu.Lock()
+		p.orphaned[e.Source] = true
+		p.mu.Unlock()
+	}
 	if p.isOrphaned(f.source()) {
 		return false, fmt.Errorf("push %s: %w", path, errSpoolFirst)
 	}

@@ -1254,18 +1254,22 @@ func TestPushSpool(t *testing.T) {
 		t.Errorf("the spool once both games are sealed: %+v, want empty", pushSpoolRecords(t, spoolDir))
 	}
 
-	// Game c: spooled while the archive is away, deleted while the agent
-	// is stopped; the agent started again finds it in its spool.
+	// Games c and d: spooled while the archive is away; while the agent
+	// is stopped, c is deleted and d rotated (another, shorter game
+	// written in its place). The agent started again finds them in its
+	// spool: c and d as they were, then the new game as d's name ~2.
 	cg := newPushGame(t, dir, "game-c.teehistorian", 13, 4, time.Minute, 4)
-	srcC := "gs1/teehistorian/game-c.teehistorian"
+	dg := newPushGame(t, dir, "game-d.teehistorian", 14, 8, time.Minute, 4)
+	srcC, srcD := "gs1/teehistorian/game-c.teehistorian", "gs1/teehistorian/game-d.teehistorian"
 	n.kill()
-	for !cg.step(t) {
+	for !cg.step(t) || !dg.step(t) {
 	}
 	if !mnPoll(20*time.Second, func() bool {
-		e, ok := pushSpoolRecords(t, spoolDir)[srcC]
-		return ok && e.Base+e.Length == int64(len(cg.data))
+		recs := pushSpoolRecords(t, spoolDir)
+		c, d := recs[srcC], recs[srcD]
+		return c.Base+c.Length == int64(len(cg.data)) && d.Base+d.Length == int64(len(dg.data))
 	}) {
-		t.Fatalf("c's bytes not spooled: %+v", pushSpoolRecords(t, spoolDir))
+		t.Fatalf("c's and d's bytes not spooled: %+v", pushSpoolRecords(t, spoolDir))
 	}
 	if code := agents[0].stop(t); code != 0 {
 		t.Errorf("agent 1's exit status: %d", code)
@@ -1273,9 +1277,16 @@ func TestPushSpool(t *testing.T) {
 	if err := os.Remove(cg.path); err != nil {
 		t.Fatal(err)
 	}
+	eg := newPushGame(t, dir, "game-d.teehistorian", 15, 2, 20*time.Second, 1)
+	if len(eg.data) >= len(dg.data) {
+		t.Fatalf("the game that replaces d has %d bytes, not fewer than d's %d", len(eg.data), len(dg.data))
+	}
+	eg.step(t)
 	agents = append(agents, startPushAgent(t, ctx, args...))
 	n.start()
 	sealed(cg, srcC)
+	sealed(dg, srcD)
+	sealed(eg, srcD+"~2")
 	if !mnPoll(10*time.Second, empty) {
 		t.Errorf("the spool once c is sealed: %+v, want empty", pushSpoolRecords(t, spoolDir))
 	}
