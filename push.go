@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/ingest"
+	"github.com/replayarchive/replay/internal/durable"
 )
 
 // Pushed files: a game server on another host sends each growing file's
@@ -587,43 +588,10 @@ func (x *Archive) savePush(p pushPaths, st *PushState) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("push %s: create the state directory: %w", p.source, err)
 	}
-	tmp := p.state + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("push %s: write its state: %w", p.source, err)
-	}
-	_, err = f.Write(b)
-	if err == nil && !x.opts.Archive.NoSync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p.state)
-	}
-	if err == nil && !x.opts.Archive.NoSync {
-		err = syncPushDir(dir)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("push %s: write its state: %w", p.source, err)
+	if err := durable.WriteFile(p.state, b, 0o600, !x.opts.Archive.NoSync); err != nil {
+		return fmt.Errorf("push %s: its state: %w", p.source, err)
 	}
 	return nil
-}
-
-// syncPushDir makes a rename in dir durable. Windows cannot sync a
-// directory and does not need to.
-func syncPushDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // removeMirror deletes a mirror file whose source is sealed, ingested or

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/replayarchive/replay/internal/durable"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -317,13 +318,7 @@ func (a *Archive) syncDir(dir string) error {
 	if a.opts.NoSync {
 		return nil
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("archive: %w", err)
-	}
-	err = syncDirFile(d)
-	d.Close()
-	if err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return fmt.Errorf("archive: sync %s: %w", dir, err)
 	}
 	return nil

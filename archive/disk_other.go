@@ -7,7 +7,6 @@ package archive
 
 import (
 	"io/fs"
-	"os"
 )
 
 // initialMmapSize is the mmap bbolt starts with. On Windows bbolt extends
@@ -17,7 +16,3 @@ const initialMmapSize = 0
 
 // diskBytes is what a file occupies on disk; without block counts, its size.
 func diskBytes(info fs.FileInfo) int64 { return info.Size() }
-
-// syncDirFile does nothing: directories cannot be opened for fsync here,
-// and the file system orders renames itself.
-func syncDirFile(*os.File) error { return nil }

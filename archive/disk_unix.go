@@ -6,9 +6,7 @@
 package archive
 
 import (
-	"errors"
 	"io/fs"
-	"os"
 	"syscall"
 )
 
@@ -23,14 +21,4 @@ func diskBytes(info fs.FileInfo) int64 {
 		return st.Blocks * 512
 	}
 	return info.Size()
-}
-
-// syncDirFile makes renames and unlinks in the open directory d durable.
-// File systems that cannot fsync a directory say EINVAL; there is nothing
-// more to do on them.
-func syncDirFile(d *os.File) error {
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
 }

@@ -8,10 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/replayarchive/replay/internal/durable"
 )
 
 // notDirErr is what opening "a/b" gives when "a" is an object: no object
@@ -329,15 +330,7 @@ func (d *Dir) walk(ctx context.Context, dirKey, prefix string, fn func(Info) err
 // syncDir makes a rename or link in dir durable. Windows cannot sync a
 // directory and does not need to.
 func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("blob: sync %s: %w", dir, err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return fmt.Errorf("blob: sync %s: %w", dir, err)
 	}
 	return nil

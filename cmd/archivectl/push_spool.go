@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/replayarchive/replay/internal/durable"
 )
 
 // spool is the agent's local copy of the bytes the archive has not
@@ -219,30 +221,13 @@ func (s *spool) add(source, path string, r io.ReaderAt, from, to int64, buf []by
 	return done, nil
 }
 
-// writeRecord writes e's record: a temp file, fsync'd, renamed.
+// writeRecord writes e's record, durably and whole.
 func (s *spool) writeRecord(e *spoolEntry) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	dst := s.record(e.Source)
-	tmp := dst + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("the spool: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := durable.WriteFile(s.record(e.Source), b, 0o600, true); err != nil {
 		return fmt.Errorf("the spool: %w", err)
 	}
 	return nil
