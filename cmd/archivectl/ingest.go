@@ -114,25 +114,15 @@ func runIngest(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	if o.json || !isTerminal(e.stderr) {
 		stop, stopped := make(chan struct{}), make(chan struct{})
 		stopStatus = func() { close(stop); <-stopped }
-		go func() {
-			defer close(stopped)
-			t := time.NewTicker(every)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-				}
-				mu.Lock()
-				if o.json {
-					enc.Encode(st.json())
-				} else {
-					fmt.Fprintln(e.stderr, textsafe.Line(st.line()))
-				}
-				mu.Unlock()
+		go ticks(stop, stopped, every, func() {
+			mu.Lock()
+			if o.json {
+				enc.Encode(st.json())
+			} else {
+				fmt.Fprintln(e.stderr, textsafe.Line(st.line()))
 			}
-		}()
+			mu.Unlock()
+		})
 	}
 	err = x.Ingest(ctx, paths, opts, func(r ingest.FileResult) {
 		mu.Lock()
