@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,7 +79,7 @@ func (x *Archive) attachCatalog(ctx context.Context, url string) error {
 		if url, err = x.a.CatalogURL(); err != nil || url == "" {
 			return err
 		}
-	} else if err := x.a.SetCatalogURL(url); err != nil {
+	} else if err := x.a.SetCatalogURL(withoutPassword(url)); err != nil {
 		return err
 	}
 	cat, err := catalog.Open(ctx, url)
@@ -581,4 +582,19 @@ func (x *Archive) now() time.Time {
 		return x.opts.Archive.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+// withoutPassword is a catalog URL as the archive remembers it: a password
+// in it would be read by anyone who may read catalog.db (later opens take
+// it from PGPASSWORD or ~/.pgpass, as PostgreSQL's clients do).
+func withoutPassword(s string) string {
+	u, err := neturl.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, set := u.User.Password(); !set {
+		return s
+	}
+	u.User = neturl.User(u.User.Username())
+	return u.String()
 }

@@ -111,8 +111,9 @@ retention policy, the bucket's configuration and the audit log are made
 there and applied on every node within seconds; one node at a time
 prunes and repairs (it holds a lease meanwhile, which lapses two minutes
 after a node that dies holding it). With the same bucket, a node started
-on an empty disk rebuilds everything from the two. Give the password in PGPASSWORD or
-~/.pgpass rather than the URL: the archive remembers the URL.
+on an empty disk rebuilds everything from the two. The archive remembers
+the URL without its password: give the password in PGPASSWORD or
+~/.pgpass.
 
 --recompress-every DUR re-encodes, on that schedule, the sealed recordings
 older than --recompress-after (7d) at zstd's best level, once each, and
