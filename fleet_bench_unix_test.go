@@ -52,10 +52,10 @@ import (
 //
 //	go test . -run '^$' -bench Fleet -benchtime=1x
 func BenchmarkFleet(b *testing.B) {
-	files := envInt(b, "FLEET_FILES", 256)
-	players := envInt(b, "FLEET_PLAYERS", 16)
-	game := time.Duration(envInt(b, "FLEET_SECONDS", 20)) * time.Second
-	every := time.Duration(envInt(b, "FLEET_INDEX_MS", 250)) * time.Millisecond
+	files := envInt(b, "FLEET_FILES", 256, 1)
+	players := envInt(b, "FLEET_PLAYERS", 16, 1)
+	game := time.Duration(envInt(b, "FLEET_SECONDS", 20, 1)) * time.Second
+	every := time.Duration(envInt(b, "FLEET_INDEX_MS", 250, 0)) * time.Millisecond
 	for _, path := range []string{"watch", "push", "http"} {
 		b.Run(path, func(b *testing.B) {
 			for range b.N {
@@ -65,14 +65,15 @@ func BenchmarkFleet(b *testing.B) {
 	}
 }
 
-func envInt(b *testing.B, name string, def int) int {
+// envInt reads a number of at least least from the environment, or def.
+func envInt(b *testing.B, name string, def, least int) int {
 	v := os.Getenv(name)
 	if v == "" {
 		return def
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive number", name, v)
+	if err != nil || n < least {
+		b.Fatalf("%s=%q: want a number of at least %d", name, v, least)
 	}
 	return n
 }
