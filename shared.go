@@ -493,28 +493,59 @@ func (x *Archive) applyHold(id uuid.UUID, h *sharedHold) error {
 
 // applyMarks gives recordings a catch-up just added the flags and hold the
 // shared catalog holds for them, and only those: their bucket manifests
-// carry the marks of their upload, which may have changed since.
+// carry the marks of their upload, which may have changed since. It reads
+// the catalog's marks once (moderators' marks are few beside recordings),
+// and touches only recordings whose manifest or catalog has a mark.
 func (x *Archive) applyMarks(ctx context.Context, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	flags, err := x.shared.cat.List(ctx, catalog.KindFlag, "")
+	if err != nil {
+		return err
+	}
+	holds, err := x.shared.cat.List(ctx, catalog.KindHold, "")
+	if err != nil {
+		return err
+	}
 	var errs []error
-	for _, id := range ids {
-		flags, err := x.shared.cat.List(ctx, catalog.KindFlag, id.String()+"/")
+	wantFlags := map[uuid.UUID]map[string]*sharedFlag{}
+	for _, e := range flags {
+		id, name, _ := strings.Cut(e.Key, "/")
+		rid, err := uuid.Parse(id)
+		f := new(sharedFlag)
+		if err == nil {
+			err = json.Unmarshal(e.Value, f)
+		}
 		if err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("flag %s: %w", e.Key, err))
+			continue
 		}
-		want := make(map[string]*sharedFlag, len(flags))
-		for _, e := range flags {
-			f := new(sharedFlag)
-			if err := json.Unmarshal(e.Value, f); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			want[strings.TrimPrefix(e.Key, id.String()+"/")] = f
+		if wantFlags[rid] == nil {
+			wantFlags[rid] = map[string]*sharedFlag{}
 		}
+		wantFlags[rid][name] = f
+	}
+	wantHold := map[uuid.UUID]*sharedHold{}
+	for _, e := range holds {
+		rid, err := uuid.Parse(e.Key)
+		h := new(sharedHold)
+		if err == nil {
+			err = json.Unmarshal(e.Value, h)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("hold %s: %w", e.Key, err))
+			continue
+		}
+		wantHold[rid] = h
+	}
+	for _, id := range ids {
 		m, err := x.a.Manifest(id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		want := wantFlags[id]
 		for _, f := range m.Flags {
 			if want[f.Name] == nil {
 				errs = append(errs, x.applyFlag(id, f.Name, nil))
@@ -523,14 +554,9 @@ func (x *Archive) applyMarks(ctx context.Context, ids []uuid.UUID) error {
 		for name, f := range want {
 			errs = append(errs, x.applyFlag(id, name, f))
 		}
-		var h *sharedHold
-		if e, ok, err := x.shared.cat.Get(ctx, catalog.KindHold, id.String()); err != nil {
-			return err
-		} else if ok {
-			h = new(sharedHold)
-			errs = append(errs, json.Unmarshal(e.Value, h))
+		if m.Hold != nil || wantHold[id] != nil {
+			errs = append(errs, x.applyHold(id, wantHold[id]))
 		}
-		errs = append(errs, x.applyHold(id, h))
 	}
 	return errors.Join(errs...)
 }
