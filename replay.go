@@ -172,6 +172,13 @@ func (x *Archive) Close() error {
 	}
 	x.syncMu.Unlock()
 	if x.shared != nil {
+		// Queued audit entries go to the catalog first, unless it is away.
+		close(x.shared.audit)
+		select {
+		case <-x.shared.auditDone:
+		case <-time.After(10 * time.Second):
+			x.log.Warn("shared catalog: closing with audit entries not sent (they are in this node's audit log)")
+		}
 		errs = append(errs, x.shared.cat.Close())
 	}
 	x.lock.remove()

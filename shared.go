@@ -49,6 +49,10 @@ type shared struct {
 	// any is, so it neither applies one twice nor records it as applied
 	// before it is (a node killed in between applies it at its next start).
 	busy atomic.Int32
+	// audit queues this node's audit entries for the catalog (sendAudit),
+	// auditDone closes when they are sent.
+	audit     chan archive.AuditEntry
+	auditDone chan struct{}
 }
 
 // Shared values, as the catalog stores them (JSON).
@@ -91,7 +95,8 @@ func (x *Archive) attachCatalog(ctx context.Context, url string) error {
 		cat.Close()
 		return err
 	}
-	x.shared = &shared{cat: cat, node: node}
+	x.shared = &shared{cat: cat, node: node, audit: make(chan archive.AuditEntry, auditQueue), auditDone: make(chan struct{})}
+	go x.sendAudit(x.shared)
 	if _, ok, err := x.a.CatalogSeq(); err != nil {
 		return err
 	} else if !ok {
@@ -205,23 +210,50 @@ func (x *Archive) unpublish(ctx context.Context, kind catalog.Kind, key string) 
 	return nil
 }
 
-// publishAudit copies audit entries to the shared catalog (best effort:
-// the change they record has taken effect).
+// auditQueue bounds the audit entries waiting for the shared catalog.
+const auditQueue = 4096
+
+// publishAudit queues audit entries for the shared catalog (best effort:
+// the change they record has taken effect, and this archive's own audit
+// log has them). It never waits: an ingest goes on while PostgreSQL is
+// away; entries past a full queue are left out of the shared log and said
+// so in this node's log.
 func (x *Archive) publishAudit(entries []archive.AuditEntry) {
 	if x.shared == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	for _, e := range entries {
-		e.Node = x.shared.node
+		select {
+		case x.shared.audit <- e:
+		default:
+			x.log.Warn("shared catalog: audit queue full, an entry stays in this node's audit log only",
+				"action", e.Action, "recording", e.Recording)
+		}
+	}
+}
+
+// sendAudit puts queued audit entries into the shared catalog until the
+// queue closes (Close), retrying each for a while when the catalog fails.
+func (x *Archive) sendAudit(sh *shared) {
+	defer close(sh.auditDone)
+	for e := range sh.audit {
+		e.Node = sh.node
 		b, err := json.Marshal(e)
-		if err == nil {
-			_, err = x.shared.cat.Put(ctx, catalog.KindAudit, x.shared.node+"/"+uuid.NewString(), b, x.shared.node)
+		if err != nil {
+			continue
+		}
+		key := sh.node + "/" + uuid.NewString()
+		for try := 0; ; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err = sh.cat.Put(ctx, catalog.KindAudit, key, b, sh.node)
+			cancel()
+			if err == nil || errors.Is(err, catalog.ErrClosed) || try == 5 {
+				break
+			}
+			time.Sleep(time.Duration(1<<try) * time.Second)
 		}
 		if err != nil {
 			x.log.Error("shared catalog: audit log", "err", err)
-			return
 		}
 	}
 }
