@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -274,6 +275,9 @@ type pushAgent struct {
 	code   int
 	out    syncBuffer
 	errb   syncBuffer
+	// kill ends an agent run as a process at once (SIGKILL), as a crash
+	// of the game-server host would; nil for one run in a goroutine.
+	kill func()
 }
 
 // pushSpools are the tests' spool directories, one per test and host:
@@ -283,14 +287,7 @@ var pushSpools sync.Map // "test\x00host" → dir
 // startPushAgent runs push with args in a goroutine, with a spool of the
 // test's (unless args give --spool or --spool-max).
 func startPushAgent(t *testing.T, ctx context.Context, args ...string) *pushAgent {
-	if !slices.Contains(args, "--spool") && !slices.Contains(args, "--spool-max") {
-		host := ""
-		if i := slices.Index(args, "--host"); i >= 0 && i+1 < len(args) {
-			host = args[i+1]
-		}
-		dir, _ := pushSpools.LoadOrStore(t.Name()+"\x00"+host, filepath.Join(t.TempDir(), "spool"))
-		args = append(args, "--spool", dir.(string))
-	}
+	args = withTestSpool(t, args)
 	a := &pushAgent{done: make(chan struct{})}
 	actx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
@@ -299,6 +296,47 @@ func startPushAgent(t *testing.T, ctx context.Context, args ...string) *pushAgen
 		a.code = run(actx, append([]string{"push"}, args...), strings.NewReader(""), &a.out, &a.errb)
 	}()
 	return a
+}
+
+// startPushAgentProcess runs push with args as a child process (the test
+// binary run as archivectl, see TestMain), with the spool startPushAgent
+// would give it; its kill ends it with SIGKILL. Its backoff is the
+// command's own (1 s to 30 s).
+func startPushAgentProcess(t *testing.T, ctx context.Context, args ...string) *pushAgent {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &pushAgent{done: make(chan struct{})}
+	args = withTestSpool(t, args)
+	cmd := exec.CommandContext(ctx, exe, append([]string{"push"}, args...)...)
+	cmd.Env = append(os.Environ(), mnChildEnv+"=1")
+	cmd.Stdout, cmd.Stderr = &a.out, &a.errb
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the agent: %v", err)
+	}
+	go func() {
+		defer close(a.done)
+		cmd.Wait()
+		a.code = cmd.ProcessState.ExitCode()
+	}()
+	a.cancel = func() { cmd.Process.Signal(os.Interrupt) }
+	a.kill = func() { cmd.Process.Kill(); <-a.done }
+	return a
+}
+
+// withTestSpool adds the spool of the test and host (--host) to args
+// unless they name one.
+func withTestSpool(t *testing.T, args []string) []string {
+	if slices.Contains(args, "--spool") || slices.Contains(args, "--spool-max") {
+		return args
+	}
+	host := ""
+	if i := slices.Index(args, "--host"); i >= 0 && i+1 < len(args) {
+		host = args[i+1]
+	}
+	dir, _ := pushSpools.LoadOrStore(t.Name()+"\x00"+host, filepath.Join(t.TempDir(), "spool"))
+	return append(slices.Clip(args), "--spool", dir.(string))
 }
 
 // stop interrupts the agent and returns its exit status.
@@ -430,9 +468,9 @@ func TestPushWrongRole(t *testing.T) {
 
 // TestPushFollow is the agents of two hosts against a real serve: three
 // games written as a game server writes them while host gs1's agent
-// follows their directory, and one on host gs2; the archive killed for 3 s
+// follows their directory, and one on host gs2; the archive killed for 10 s
 // during the games and started again on the same port, gs1's agent
-// interrupted and started again; every game ends
+// killed (SIGKILL) and started again; every game ends
 // sealed, byte-identical to its file, with the events a whole-file ingest
 // of the same bytes finds.
 func TestPushFollow(t *testing.T) {
@@ -454,14 +492,14 @@ func TestPushFollow(t *testing.T) {
 	}
 	dir, tokFile := host("gs1")
 	games := []*pushGame{
-		newPushGame(t, dir, "game-1.teehistorian", 1, 8, 3*time.Minute, 40),
-		newPushGame(t, dir, "game-2.teehistorian", 2, 6, 2*time.Minute, 30),
+		newPushGame(t, dir, "game-1.teehistorian", 1, 8, 3*time.Minute, 90),
+		newPushGame(t, dir, "game-2.teehistorian", 2, 6, 2*time.Minute, 60),
 		// Over one request's 4 MiB: sent in several.
 		newPushGame(t, dir, "game-3.teehistorian", 3, 32, 11*time.Minute, 12),
 	}
 	// A second host, whose agent runs throughout.
 	dir2, tokFile2 := host("gs2")
-	game4 := newPushGame(t, dir2, "game-4.teehistorian", 4, 8, 2*time.Minute, 30)
+	game4 := newPushGame(t, dir2, "game-4.teehistorian", 4, 8, 2*time.Minute, 60)
 	sourceOf := map[*pushGame]string{game4: "gs2/teehistorian/game-4.teehistorian"}
 	for _, g := range games {
 		sourceOf[g] = "gs1/teehistorian/" + filepath.Base(g.path)
@@ -476,7 +514,8 @@ func TestPushFollow(t *testing.T) {
 		t.Logf("%s: %d bytes in %d pieces", filepath.Base(g.path), len(g.data), len(g.cuts))
 	}
 	args := []string{"--json", "--follow", dir, "--to", url, "--token-file", tokFile, "--host", "gs1", "--settle", "1m"}
-	agents := []*pushAgent{startPushAgent(t, ctx, args...)}
+	// The first agent of gs1 is a process, killed mid-game.
+	agents := []*pushAgent{startPushAgentProcess(t, ctx, args...)}
 	defer func() {
 		for _, a := range agents {
 			a.cancel()
@@ -489,10 +528,11 @@ func TestPushFollow(t *testing.T) {
 		}
 	}()
 
-	// The games are written over about 8 s, a piece of each every 200 ms;
-	// the archive is killed at step 8 and serves again 3 s later; the agent
-	// is interrupted at step 34 and started again: game 3 (12 pieces) and
-	// game 2 (30) are whole by then, game 1 (40) is not.
+	// The games are written over about 18 s, a piece of each every 200 ms;
+	// the archive is killed at step 8 and serves again 10 s later (the
+	// games grow on meanwhile); the agent is killed at step 70 and
+	// started again: game 3 (12 pieces) and game 2 (60) are whole by
+	// then, game 1 (90) is not.
 	var restarted sync.WaitGroup
 	began := time.Now()
 	for step := 0; ; step++ {
@@ -507,20 +547,20 @@ func TestPushFollow(t *testing.T) {
 			n.kill()
 			t.Logf("step %d (%v): the archive killed", step, time.Since(began).Round(time.Millisecond))
 			restarted.Go(func() {
-				time.Sleep(3 * time.Second)
+				time.Sleep(10 * time.Second)
 				n.start()
 			})
-		case 34:
+		case 70:
 			// Agent 1 saw the archive come back before it stops (the
 			// game servers wait meanwhile if serve is slow to start).
 			if !mnPoll(30*time.Second, func() bool { return len(agents[0].lines(t, "notice")) > 0 }) {
 				t.Errorf("agent 1 did not see the archive answer again within 30 s")
 			}
-			code := agents[0].stop(t)
-			t.Logf("step %d (%v): the agent interrupted (exit %d) and started again", step, time.Since(began).Round(time.Millisecond), code)
+			agents[0].kill()
+			t.Logf("step %d (%v): the agent killed (SIGKILL) and started again", step, time.Since(began).Round(time.Millisecond))
 			agents = append(agents, startPushAgent(t, ctx, args...))
 		}
-		if whole && step >= 34 {
+		if whole && step >= 70 {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
