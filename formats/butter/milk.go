@@ -32,11 +32,19 @@ const (
 // maxMilkHeader bounds the JSON header.
 const maxMilkHeader = 64 << 10
 
+// maxMilkRate bounds a header's rate: the session API answers at most a
+// few hundred times a second.
+const maxMilkRate = 1000
+
 // MilkHeader is the JSON header of a .milk file.
 type MilkHeader struct {
 	Author  string     `json:"author"`
 	Players [][]string `json:"players"`
 	Numbers [][]int    `json:"numbers"`
+	// Rate is the samples per second. compressor.js does not write it
+	// (each group holds one second of samples, so a file's first group
+	// gives the rate); clips write it, as their first group may be cut.
+	Rate float64 `json:"rate,omitempty"`
 }
 
 func (h *MilkHeader) teamSize(i int) int {
@@ -89,6 +97,9 @@ func parseMilkHeader(b []byte) (*MilkHeader, error) {
 	}
 	if h.numPlayers() == 0 || h.numPlayers() > 8 || len(h.Players) > 2 {
 		return nil, formats.Errorf(MilkName, 0, "expected 1 to 8 players in two teams, got %d in %d", h.numPlayers(), len(h.Players))
+	}
+	if h.Rate < 0 || h.Rate > maxMilkRate {
+		return nil, formats.Errorf(MilkName, 0, "expected a rate of 0 to %d samples per second, got %v", maxMilkRate, h.Rate)
 	}
 	return &h, nil
 }
@@ -236,7 +247,12 @@ func milkRecords(ctx context.Context, h *MilkHeader, r io.Reader, off int64, eac
 
 // Split implements formats.Codec: the header is the JSON and its NUL;
 // each chunk is one group header with its samples (tick = sample index).
-// .milk has no timestamps, so chunk times are 0 and the tick rate unknown.
+// .milk has no timestamps, but compressor.js puts one second of samples
+// in each group (recorder.js's frame rate), so the samples of a full group
+// are the tick rate: the header's rate when it has one (a clip), else the
+// first group's samples once a second group shows that it was full. Chunk
+// times and the duration follow from it; a file of one group and no rate
+// has neither.
 func (c *MilkCodec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*formats.Metadata, error) {
 	h, buf, err := readMilkHeader(r)
 	if err != nil {
@@ -254,11 +270,12 @@ func (c *MilkCodec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*
 	}
 	var chunk []byte
 	var start, tick int64
+	rate := h.Rate
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
-		err := w.Chunk(formats.Chunk{StartTick: start, Ticks: tick - start}, chunk)
+		err := w.Chunk(formats.Chunk{StartTick: start, Ticks: tick - start, Time: milkTime(start, rate)}, chunk)
 		chunk, start = chunk[:0], tick
 		return err
 	}
@@ -266,6 +283,9 @@ func (c *MilkCodec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*
 		if group {
 			// a group starts a chunk, unless the chunk has no sample yet
 			if tick > start {
+				if rate == 0 {
+					rate = float64(tick - start) // the first group, now known to be whole
+				}
 				if err := flush(); err != nil {
 					return err
 				}
@@ -286,7 +306,54 @@ func (c *MilkCodec) Split(ctx context.Context, r io.Reader, w formats.Writer) (*
 		return nil, err
 	}
 	meta.Ticks = tick
+	if rate > 0 {
+		meta.TickRate = rate
+		meta.Duration = milkTime(max(tick-1, 0), rate)
+	}
 	return meta, nil
+}
+
+// milkTime is the offset of sample tick at rate samples per second, in
+// whole milliseconds (what a conversion's timestamps hold); 0 when the
+// rate is unknown.
+func milkTime(tick int64, rate float64) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(tick) * 1000 / rate * float64(time.Millisecond)).Round(time.Millisecond)
+}
+
+// milkRate is the samples per second of an archived .milk recording: the
+// header's rate, else the first chunk's samples when a later chunk shows
+// that the first group was whole; 0 when neither says.
+func milkRate(h *MilkHeader, src formats.Source) float64 {
+	if h.Rate > 0 {
+		return h.Rate
+	}
+	if cs := src.Chunks(); len(cs) > 1 && cs[0].Ticks > 0 {
+		return float64(cs[0].Ticks)
+	}
+	return 0
+}
+
+// milkClipHeader is the header of a clip: the source's JSON with its rate
+// added (a clip's first group may be cut, so its samples no longer say
+// the rate) and the source's closing byte.
+func milkClipHeader(src formats.Source, h *MilkHeader) ([]byte, error) {
+	hb := src.Header()
+	rate := milkRate(h, src)
+	if h.Rate > 0 || rate == 0 {
+		return hb, nil
+	}
+	js := bytes.TrimRight(hb[:len(hb)-1], " \t\r\n")
+	if len(js) == 0 || js[len(js)-1] != '}' {
+		return nil, formats.Errorf(MilkName, int64(len(js)), "expected the header's JSON to end in }")
+	}
+	out := append([]byte{}, js[:len(js)-1]...)
+	out = append(out, `,"rate":`...)
+	out = strconv.AppendFloat(out, rate, 'g', -1, 64)
+	out = append(out, '}')
+	return append(out, hb[len(hb)-1]), nil
 }
 
 // milkSourceHeader parses the header piece of an archived .milk recording
@@ -337,14 +404,19 @@ func (c *MilkCodec) Frames(ctx context.Context, src formats.Source, r formats.Ra
 	})
 }
 
-// Clip implements formats.Codec: the header, then for each covered group
-// its header and the samples of r.
+// Clip implements formats.Codec: the header (with the source's rate, see
+// milkClipHeader), then for each covered group its header and the samples
+// of r.
 func (c *MilkCodec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
 	h, err := milkSourceHeader(src)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(src.Header()); err != nil {
+	hb, err := milkClipHeader(src, h)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(hb); err != nil {
 		return err
 	}
 	return formats.EachChunk(ctx, src, r, func(_ int, ch formats.Chunk, native, _ []byte) error {
@@ -368,11 +440,19 @@ func (*MilkCodec) ExportFormats() []string { return []string{Name, EchoReplayNam
 
 // Export implements formats.Exporter. .milk has no timestamps: frames get
 // "start" (RFC 3339, default 1970-01-01T00:00:00Z) plus i/"rate" seconds
-// (default 45 Hz, the example capture's rate); the other opts are those of
-// the butter and echoreplay exports.
+// (default the recording's rate, see Split, else 45 Hz, the example
+// capture's rate); the other opts are those of the butter and echoreplay
+// exports.
 func (c *MilkCodec) Export(ctx context.Context, src formats.Source, format string, r formats.Range, opts map[string]string, w io.Writer) error {
+	h, err := milkSourceHeader(src)
+	if err != nil {
+		return err
+	}
 	start := time.Unix(0, 0).UTC()
-	rate := 45.0
+	rate := milkRate(h, src)
+	if rate == 0 {
+		rate = 45
+	}
 	rest := map[string]string{}
 	for k, v := range opts {
 		switch k {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
@@ -88,5 +89,52 @@ func TestMilkToButterKeepsPlayers(t *testing.T) {
 		if !names[want] {
 			t.Errorf("player %s lost in conversion", want)
 		}
+	}
+}
+
+// .milk has no timestamps, but each group is one second of samples: the
+// capture's 19 groups of 45 samples (the last of 12) give 45 Hz, chunk
+// times a second apart and 821/45 s, as in the .butter made from it. A
+// clip whose first group is cut keeps the rate in its header.
+func TestMilkTimes(t *testing.T) {
+	native := readFile(t, filepath.Join(corpusDir(t), "example.milk"))
+	c := NewMilk()
+	rec := formatstest.Split(t, c, native)
+	m := rec.Metadata
+	if m.TickRate != 45 || m.Duration != 18244*time.Millisecond {
+		t.Fatalf("tick rate %v, duration %v; want 45 and 18.244s", m.TickRate, m.Duration)
+	}
+	for i, ch := range rec.ChunkIndex {
+		if want := time.Duration(i) * time.Second; ch.Time != want {
+			t.Errorf("chunk %d (tick %d) at %v, want %v", i, ch.StartTick, ch.Time, want)
+		}
+	}
+	var clip bytes.Buffer
+	if err := c.Clip(context.Background(), rec.Source(), formats.Ticks(40, 100), &clip); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Detect(clip.Bytes()[:min(clip.Len(), formats.DetectSize)]) {
+		t.Fatal("the clip is not detected as .milk")
+	}
+	crec := formatstest.Split(t, c, clip.Bytes())
+	cm := crec.Metadata
+	if cm.Ticks != 61 || cm.TickRate != 45 || cm.Duration != 1333*time.Millisecond {
+		t.Fatalf("clip: %d ticks at %v/s, %v; want 61 at 45/s, 1.333s", cm.Ticks, cm.TickRate, cm.Duration)
+	}
+	if got := crec.ChunkIndex[1]; got.StartTick != 5 || got.Time != 111*time.Millisecond {
+		t.Errorf("the clip's second group starts at tick %d, %v; want 5, 111ms", got.StartTick, got.Time)
+	}
+	// A clip of the clip, inside its second group, says the same rate.
+	var clip2 bytes.Buffer
+	if err := c.Clip(context.Background(), crec.Source(), formats.Ticks(10, 20), &clip2); err != nil {
+		t.Fatal(err)
+	}
+	if m2 := formatstest.Split(t, c, clip2.Bytes()).Metadata; m2.Ticks != 11 || m2.TickRate != 45 {
+		t.Fatalf("clip of the clip: %d ticks at %v/s, want 11 at 45/s", m2.Ticks, m2.TickRate)
+	}
+	// One group without a rate says no rate rather than a wrong one.
+	one := formatstest.Split(t, c, tinyMilk()).Metadata
+	if one.TickRate != 0 || one.Duration != 0 {
+		t.Errorf("one group: rate %v, duration %v; want both unknown", one.TickRate, one.Duration)
 	}
 }
