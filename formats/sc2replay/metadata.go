@@ -224,8 +224,8 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 			fp.Team = "observer"
 		}
 		m.Players = append(m.Players, fp)
-		if raw != name {
-			m.Attrs[key+"name_raw"] = raw
+		if full := shownName(raw); full != name {
+			m.Attrs[key+"name_full"] = full
 		}
 		if clan != "" {
 			m.Attrs[key+"clan"] = clan
@@ -477,6 +477,17 @@ func cleanName(raw string) (name, clan string) {
 		}
 	}
 	return name, ""
+}
+
+// shownName is a details name as the game shows it: "<sp/>" a space and
+// HTML escapes decoded, the clan tag kept ("&lt;IDFI&gt;<sp/>Luneth" is
+// "<IDFI> Luneth"). Its markup is the file's, not text to show or index.
+func shownName(raw string) string {
+	s := strings.ReplaceAll(raw, "<sp/>", " ")
+	if strings.Contains(s, "&") {
+		s = html.UnescapeString(s)
+	}
+	return s
 }
 
 // toonString formats a details toon as the handle "region-S2-realm-id".

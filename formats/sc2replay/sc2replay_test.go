@@ -260,8 +260,9 @@ func TestCorpusSplit(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// TestLocalisedAndClan checks the raw details values the clean ones came
-// from: localised races and clan markup.
+// TestLocalisedAndClan checks the details values the clean ones came
+// from: localised races, and names as the game shows them (clan tag, no
+// markup).
 func TestLocalisedAndClan(t *testing.T) {
 	files := corpus(t)
 	c := New()
@@ -271,9 +272,9 @@ func TestLocalisedAndClan(t *testing.T) {
 		{"wol-on-2.0.5.25092-cn-3v3.SC2Replay", "player.0.race_local", "星灵"},
 		{"wol-on-2.0.5.25092-cn-3v3.SC2Replay", "player.1.race_local", "人类"},
 		{"wol-on-2.0.5.25092-cn-3v3.SC2Replay", "player.3.race_local", "异虫"},
-		{"lotv-4.7.1.70326-iaguz-vs-luneth.SC2Replay", "player.1.name_raw", "&lt;IDFI&gt;<sp/>Luneth"},
-		{"lotv-3.2.2.42253-magma-mines-2v2.SC2Replay", "player.0.name_raw", "<NoGy><sp/>IMBarabba"},
-		{"hots-2.0.8.25604-gameheart.SC2Replay", "player.4.name_raw", "[prOp]<sp/>SjoWBBII"},
+		{"lotv-4.7.1.70326-iaguz-vs-luneth.SC2Replay", "player.1.name_full", "<IDFI> Luneth"},
+		{"lotv-3.2.2.42253-magma-mines-2v2.SC2Replay", "player.0.name_full", "<NoGy> IMBarabba"},
+		{"hots-2.0.8.25604-gameheart.SC2Replay", "player.4.name_full", "[prOp] SjoWBBII"},
 		// Froadac picked Random in the lobby (attribute 3001 "RAND") and
 		// played Protoss.
 		{"wol-1.0.0.16117-froadac-vs-jdorty.SC2Replay", "player.0.race_picked", "Random"},
@@ -650,5 +651,32 @@ func TestPre2SlotsByName(t *testing.T) {
 	swapped := []any{players[1], players[0]}
 	if got := detailsSlots(17326, swapped, slots, users); !reflect.DeepEqual(got, []int{-1, -1}) {
 		t.Errorf("out of order: got %v, want no slots", got)
+	}
+}
+
+// TestNoMarkupInNames: what is shown and indexed (player names, every
+// attr, chat senders) holds no details markup: no "<sp/>" and no HTML
+// escapes ("&lt;IDFI&gt;<sp/>Luneth" was an attr, so the page showed it and
+// the index held "lt", "gt" and "sp" as words of the 4.7.1 replay).
+func TestNoMarkupInNames(t *testing.T) {
+	c := New()
+	for file, native := range corpus(t) {
+		m := formatstest.Split(t, c, native).Metadata
+		check := func(what, v string) {
+			for _, bad := range []string{"<sp/>", "&lt;", "&gt;", "&amp;", "&#"} {
+				if strings.Contains(v, bad) {
+					t.Errorf("%s: %s %q holds %q", file, what, v, bad)
+				}
+			}
+		}
+		for _, p := range m.Players {
+			check("player", p.Name)
+		}
+		for k, v := range m.Attrs {
+			check(k, v)
+		}
+		for _, e := range m.Events {
+			check("event player", e.Player)
+		}
 	}
 }
