@@ -4,6 +4,7 @@ package query
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -82,9 +83,29 @@ func TestParseErrors(t *testing.T) {
 		{"longer:5x", 0, "longer:5x", "longer: not a duration"},
 		{"shorter:-5m", 0, "shorter:-5m", "shorter: not a duration"},
 		{"shorter:1.5x", 0, "shorter:1.5x", "shorter: not a duration"},
-		{"player:a OR player:b", 9, "OR", "OR is not supported"},
-		{"(player:a player:b)", 0, "(player:a", "parentheses are not supported"},
-		{"player:a AND map:b", 9, "AND", "AND is not supported"},
+		{"player:a NOT player:b", 9, "NOT", "NOT is not supported"},
+		{"a || b", 2, "||", "|| is not supported"},
+		{"a OR", 2, "OR", "OR needs a term or group on each side, not the end"},
+		{"OR a", 0, "OR", "OR needs a term or group on each side"},
+		{"a OR OR b", 2, "OR", "OR needs a term or group on each side, not OR"},
+		{"a AND", 2, "AND", "AND needs a term or group on each side"},
+		{"a AND OR b", 2, "AND", "AND needs a term or group on each side, not OR"},
+		{"(a OR)", 3, "OR", "OR needs a term or group on each side, not ')'"},
+		{"(a OR b", 0, "(a", "unbalanced '(': no ')' closes it"},
+		{"x (a (b)", 2, "(a", "unbalanced '('"},
+		{"a OR b)", 6, ")", "unbalanced ')'"},
+		{")", 0, ")", "unbalanced ')'"},
+		{"a) b", 1, ")", "unbalanced ')'"},
+		{"()", 0, "()", "empty parentheses"},
+		{"a -()", 2, "-()", "empty parentheses"},
+		{"-OR", 0, "-OR", "'-' cannot exclude OR"},
+		{"(-)", 1, "-)", "'-' must be followed by a term"},
+		{"- (a)", 0, "-", "'-' must be followed by a term"},
+		{"map:(a OR b)", 0, "map:(a", "map: a value cannot be a group"},
+		{strings.Repeat("(", MaxDepth+1) + "a" + strings.Repeat(")", MaxDepth+1), MaxDepth, "(a" + strings.Repeat(")", MaxDepth+1), "groups nest more than 8 deep"},
+		{strings.Repeat("(", MaxDepth) + "a" + strings.Repeat(")", MaxDepth), -1, "", ""}, // at the bound
+		{`(cmd:"ban 3")`, -1, "", ""},
+		{"(player:a OR player:b)", -1, "", ""},
 		{"x foo:bar", 2, "foo:bar", `unknown operator "foo:"`},
 		{"player:", 0, "player:", "player: empty value"},
 		{"map:*", 0, "map:*", "map: empty prefix"},
@@ -121,7 +142,8 @@ func TestParseErrors(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"", "player:kit*", `cmd:"ban 3" -flag:x`, "after:2024-01-01 longer:5m", `"a\"b"`, "a:b:c", "- -", "held:1"} {
+	for _, s := range []string{"", "player:kit*", `cmd:"ban 3" -flag:x`, "after:2024-01-01 longer:5m", `"a\"b"`, "a:b:c", "- -", "held:1",
+		"a OR b", "(a OR b) c", "-(a OR -(b c)) OR d", "map:x(1) OR (kit*)", "a AND b OR (", "((a)) OR)", `("OR" or)`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -135,6 +157,40 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("position %d outside query of %d bytes", pe.Pos, len(s))
 			}
 			return
+		}
+		if len(q.Terms) > MaxTerms {
+			t.Fatalf("%d terms", len(q.Terms))
+		}
+		// Every term stands in the tree exactly once, every group has
+		// two operands or more.
+		seen := make([]int, len(q.Terms))
+		var walk func(n *Node, depth int)
+		walk = func(n *Node, depth int) {
+			if depth > MaxDepth+1 {
+				t.Fatalf("tree deeper than %d", MaxDepth)
+			}
+			if n.Kind == TermNode {
+				seen[n.Term]++
+				return
+			}
+			if len(n.Nodes) < 2 {
+				t.Fatalf("a group of %d operands", len(n.Nodes))
+			}
+			for _, c := range n.Nodes {
+				walk(c, depth+1)
+			}
+		}
+		if tree := q.Tree(); tree != nil {
+			walk(tree, 0)
+		}
+		for i, n := range seen {
+			if n != 1 {
+				t.Fatalf("term %d (%q) is %d times in the tree", i, q.Terms[i].Raw, n)
+			}
+		}
+		c := compiler{q: q}
+		if _, err := c.root(); err != nil {
+			t.Fatalf("compile: %v", err)
 		}
 		for _, tm := range q.Terms {
 			op, ok := lookup(tm.Op)
@@ -150,4 +206,122 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// tree renders a query's tree for TestParseTree: terms as [-]op:value
+// (the value as parsed), groups as AND(...) and OR(...), excluded ones
+// with a '-'.
+func tree(q *Query) string {
+	var r func(n *Node) string
+	r = func(n *Node) string {
+		if n.Kind == TermNode {
+			t := q.Terms[n.Term]
+			s := t.Value
+			if t.Op != "" {
+				s = t.Op + ":" + s
+			}
+			if t.Prefix {
+				s += "*"
+			}
+			if t.Neg {
+				s = "-" + s
+			}
+			return s
+		}
+		var parts []string
+		for _, c := range n.Nodes {
+			parts = append(parts, r(c))
+		}
+		s := "AND("
+		if n.Kind == OrNode {
+			s = "OR("
+		}
+		s += strings.Join(parts, " ") + ")"
+		if n.Neg {
+			s = "-" + s
+		}
+		return s
+	}
+	if n := q.Tree(); n != nil {
+		return r(n)
+	}
+	return ""
+}
+
+// TestParseTree: OR, AND and groups, with AND binding tighter than OR,
+// groups of one kind merged, and exclusions of groups of one term moved
+// onto the term. flat says the query is plain terms (Root nil).
+func TestParseTree(t *testing.T) {
+	for _, tc := range []struct {
+		q, want string
+		flat    bool
+	}{
+		{"a b", "AND(a b)", true},
+		{"a AND b", "AND(a b)", true},
+		{"a", "a", true},
+		{"((a))", "a", true},
+		{"-(a)", "-a", true},
+		{"-(-a)", "a", true},
+		{"-(-(a b))", "AND(a b)", true},
+		{"(a b) (c)", "AND(a b c)", true},
+		{"a or b", "AND(a or b)", true},   // lower-case: a word
+		{`a "OR" b`, "AND(a OR b)", true}, // quoted: a word
+		{"a OR* b", "AND(a OR* b)", true}, // a prefix, not the operator
+		{"a OR b", "OR(a b)", false},
+		{"a b OR c", "OR(AND(a b) c)", false},
+		{"a OR b c", "OR(a AND(b c))", false},
+		{"a AND b OR c", "OR(AND(a b) c)", false},
+		{"(a OR b) c", "AND(OR(a b) c)", false},
+		{"(a OR b) OR c", "OR(a b c)", false},
+		{"a OR (b OR c)", "OR(a b c)", false},
+		{"-(a OR b)", "-OR(a b)", false},
+		{"-(a OR b) c", "AND(-OR(a b) c)", false},
+		{"-(a b) OR c", "OR(-AND(a b) c)", false},
+		{"(a (b OR (c d)))", "AND(a OR(b AND(c d)))", false},
+		{"a OR -b", "OR(a -b)", false},
+		{"player:Kit OR -flag:X", "OR(player:kit -flag:x)", false},
+		{"(player:a OR player:b)cmd:kick", "AND(OR(player:a player:b) cmd:kick)", false},
+		{"(kit* OR map:de_dust(2)) x", "AND(OR(kit* map:de_dust(2)) x)", false},
+		{`(cmd:"ban 3" OR chat:hi)`, "OR(cmd:ban 3 chat:hi)", false},
+		{"flagged:false OR -(flagged:false)", "OR(-flagged:false flagged:false)", false},
+	} {
+		q, err := Parse(tc.q)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.q, err)
+			continue
+		}
+		if got := tree(q); got != tc.want {
+			t.Errorf("Parse(%q): %s, want %s", tc.q, got, tc.want)
+		}
+		if (q.Root == nil) != tc.flat {
+			t.Errorf("Parse(%q): Root %v, want flat %v", tc.q, q.Root, tc.flat)
+		}
+	}
+}
+
+// TestParseBoundsAcrossGroups: the bounds on terms and prefix terms count
+// every term of the query, in groups or not.
+func TestParseBoundsAcrossGroups(t *testing.T) {
+	var q strings.Builder
+	for i := 0; i < MaxTerms/2; i++ {
+		fmt.Fprintf(&q, "(a%d OR -(b%d)) ", i, i)
+	}
+	if _, err := Parse(q.String()); err != nil {
+		t.Fatalf("%d terms in groups: %v", MaxTerms, err)
+	}
+	over := q.String() + "(c OR d)"
+	var pe *ParseError
+	if _, err := Parse(over); !errors.As(err, &pe) || pe.Pos != len(q.String())+1 || !strings.Contains(pe.Msg, "more than 32 terms") {
+		t.Errorf("%d terms in groups: %v", MaxTerms+1, err)
+	}
+	var p strings.Builder
+	for i := range MaxPrefixTerms {
+		fmt.Fprintf(&p, "-(p%d* OR x) ", i)
+	}
+	if _, err := Parse(p.String()); err != nil {
+		t.Fatalf("%d prefix terms in groups: %v", MaxPrefixTerms, err)
+	}
+	if _, err := Parse(p.String() + "(x OR q*)"); !errors.As(err, &pe) || pe.Term != "q*" || !strings.Contains(pe.Msg, "prefix terms") {
+		t.Errorf("%d prefix terms in groups: %v", MaxPrefixTerms+1, err)
+	}
 }

@@ -90,49 +90,12 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var must, not, events []query.Query
-	var evTerms []*Term  // the terms events are matched by (eventMatcher)
-	var confirm []*Term  // text terms a recording of overflowed text must confirm
-	needRecField := true // must the query be limited to recording documents?
-	for i := range q.Terms {
-		t := &q.Terms[i]
-		op, ok := lookup(t.Op)
-		if !ok {
-			return nil, fmt.Errorf("query: term %q: unknown operator %q", t.Raw, t.Op)
-		}
-		rq := op.rec(t)
-		if op.kind == opText && op.event != nil {
-			// A recording whose document holds only part of its text
-			// (maxRecText) may match, or may not be excluded by a negated
-			// term: overflowed decides from its events.
-			if !t.Neg {
-				rq = query.NewDisjunctionQuery([]query.Query{rq, overQuery(t.Op)})
-			}
-			confirm = append(confirm, t)
-		}
-		if t.Neg {
-			not = append(not, rq)
-			continue
-		}
-		must = append(must, rq)
-		if t.Op != "id" {
-			needRecField = false
-		}
-		if op.event != nil {
-			events = append(events, op.event(t))
-			evTerms = append(evTerms, t)
-		}
+	c := compiler{q: q}
+	top, err := c.root()
+	if err != nil {
+		return nil, err
 	}
-	if needRecField {
-		must = append(must, termQ(fIsRec, "r"))
-	}
-	var top query.Query = query.NewConjunctionQuery(must)
-	if len(must) == 1 {
-		top = must[0]
-	}
-	if len(not) > 0 {
-		top = query.NewBooleanQuery(must, nil, not)
-	}
+	events, evTerms, confirm := c.events, c.evTerms, c.confirm
 	hits, total, err := ix.newest(ctx, top, from, limit)
 	if err != nil {
 		return nil, err
@@ -151,8 +114,8 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		}
 		out.Hits = append(out.Hits, h)
 	}
-	if len(confirm) > 0 {
-		if err := ix.overflowed(ctx, out, confirm); err != nil {
+	if confirm {
+		if err := ix.overflowed(ctx, out, q); err != nil {
 			return nil, err
 		}
 	}
@@ -180,10 +143,12 @@ func overQuery(op string) query.Query {
 }
 
 // overflowed drops the hits whose recording document holds only part of
-// their text and that do not match terms by it or by one of its events:
-// every positive text term must match, no negated one may. Total then
-// counts one less per dropped hit (a page may come out short).
-func (ix *Index) overflowed(ctx context.Context, out *Results, terms []*Term) error {
+// their text and that do not match q by it and their events: for such a
+// hit each term is decided on its own (a text term by the recording
+// document or, failing that, one of its events; any other term by the
+// recording document) and the query's tree evaluated over those answers.
+// Total then counts one less per dropped hit (a page may come out short).
+func (ix *Index) overflowed(ctx context.Context, out *Results, q *Query) error {
 	count := func(q query.Query) (uint64, error) {
 		res, err := ix.bi.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, 0, 0, false))
 		if err != nil {
@@ -191,6 +156,7 @@ func (ix *Index) overflowed(ctx context.Context, out *Results, terms []*Term) er
 		}
 		return res.Total, nil
 	}
+	tree := q.Tree()
 	kept := out.Hits[:0]
 	for _, h := range out.Hits {
 		rec := termQ(fRec, h.ID)
@@ -199,22 +165,21 @@ func (ix *Index) overflowed(ctx context.Context, out *Results, terms []*Term) er
 			return err
 		}
 		ok := true
-		for _, t := range terms {
-			if n == 0 || !ok {
-				break
+		if n > 0 {
+			// holds reports whether term i matches the recording, whatever
+			// its Neg.
+			holds := func(i int) (bool, error) {
+				t := &q.Terms[i]
+				op, _ := lookup(t.Op)
+				m, err := count(query.NewConjunctionQuery([]query.Query{rec, op.rec(t)}))
+				if err != nil || m > 0 || op.kind != opText || op.event == nil {
+					return m > 0, err
+				}
+				return ix.anyEvent(ctx, h.ID, op.event(t), ix.newEventMatcher([]*Term{t}))
 			}
-			op, _ := lookup(t.Op)
-			m, err := count(query.NewConjunctionQuery([]query.Query{rec, op.rec(t)}))
-			if err != nil {
+			if ok, err = eval(tree, q.Terms, holds); err != nil {
 				return err
 			}
-			found := m > 0
-			if !found {
-				if found, err = ix.anyEvent(ctx, h.ID, op.event(t), ix.newEventMatcher([]*Term{t})); err != nil {
-					return err
-				}
-			}
-			ok = found != t.Neg
 		}
 		if ok {
 			kept = append(kept, h)
@@ -224,6 +189,31 @@ func (ix *Index) overflowed(ctx context.Context, out *Results, terms []*Term) er
 	}
 	out.Hits = kept
 	return nil
+}
+
+// eval decides whether n holds, given whether each term matches (holds,
+// asked lazily: an AND stops at its first false operand, an OR at its
+// first true one).
+func eval(n *Node, terms []Term, holds func(term int) (bool, error)) (bool, error) {
+	if n == nil {
+		return true, nil
+	}
+	if n.Kind == TermNode {
+		v, err := holds(n.Term)
+		return v != terms[n.Term].Neg, err
+	}
+	v := n.Kind == AndNode
+	for _, c := range n.Nodes {
+		cv, err := eval(c, terms, holds)
+		if err != nil {
+			return false, err
+		}
+		if cv != v { // AND: a false operand; OR: a true one
+			v = cv
+			break
+		}
+	}
+	return v != n.Neg, nil
 }
 
 // windowMin is the default number of matching recordings above which

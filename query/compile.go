@@ -1,0 +1,110 @@
+// This file compiles a parsed query's tree into the bleve query that
+// finds its recordings, and gathers what the events under each hit are
+// matched by.
+
+package query
+
+import (
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// compiler turns a Query into one bleve query over recording documents.
+type compiler struct {
+	q *Query
+	// events are the block queries of the event-level and free terms not
+	// under an odd number of exclusions, evTerms those terms: the events
+	// listed under a hit are theirs.
+	events  []query.Query
+	evTerms []*Term
+	// confirm is set when the query has a text term that a recording
+	// whose text overflowed its document (maxRecText) cannot decide:
+	// overflowed then checks such hits.
+	confirm bool
+}
+
+// root compiles the whole query. A query of terms that AND together
+// compiles as it always did: a conjunction, or a boolean query when some
+// are excluded.
+func (c *compiler) root() (query.Query, error) {
+	tree := c.q.Tree()
+	if tree == nil {
+		return termQ(fIsRec, "r"), nil
+	}
+	bq, neg, err := c.node(tree, false)
+	if err != nil {
+		return nil, err
+	}
+	if neg {
+		return excluded(bq), nil
+	}
+	return bq, nil
+}
+
+// node compiles n. It returns a query that matches the recording
+// documents where n holds, ignoring n's own exclusion, and whether n is
+// excluded (the caller puts it under must_not). excl says whether n stands
+// under an odd number of exclusions.
+//
+// A text term that the recording document may hold only in part matches
+// the recordings marked so (overQuery) too when it counts positively, and
+// not when it is excluded: either way the bleve query matches a superset
+// of the answer, which overflowed narrows.
+func (c *compiler) node(n *Node, excl bool) (query.Query, bool, error) {
+	if n.Kind == TermNode {
+		t := &c.q.Terms[n.Term]
+		op, ok := lookup(t.Op)
+		if !ok {
+			return nil, false, fmt.Errorf("query: term %q: unknown operator %q", t.Raw, t.Op)
+		}
+		excl = excl != t.Neg
+		rq := op.rec(t)
+		if op.kind == opText && op.event != nil {
+			if !excl {
+				rq = query.NewDisjunctionQuery([]query.Query{rq, overQuery(t.Op)})
+			}
+			c.confirm = true
+		}
+		if !excl && op.event != nil {
+			c.events = append(c.events, op.event(t))
+			c.evTerms = append(c.evTerms, t)
+		}
+		return rq, t.Neg, nil
+	}
+	excl = excl != n.Neg
+	var must, not []query.Query
+	for _, k := range n.Nodes {
+		kq, kneg, err := c.node(k, excl)
+		if err != nil {
+			return nil, false, err
+		}
+		switch {
+		case n.Kind == OrNode && kneg:
+			must = append(must, excluded(kq))
+		case kneg:
+			not = append(not, kq)
+		default:
+			must = append(must, kq)
+		}
+	}
+	if n.Kind == OrNode {
+		return query.NewDisjunctionQuery(must), n.Neg, nil
+	}
+	if len(must) == 0 {
+		must = append(must, termQ(fIsRec, "r"))
+	}
+	var q query.Query = query.NewConjunctionQuery(must)
+	if len(must) == 1 {
+		q = must[0]
+	}
+	if len(not) > 0 {
+		q = query.NewBooleanQuery(must, nil, not)
+	}
+	return q, n.Neg, nil
+}
+
+// excluded matches the recording documents that q does not match.
+func excluded(q query.Query) query.Query {
+	return query.NewBooleanQuery([]query.Query{termQ(fIsRec, "r")}, nil, []query.Query{q})
+}
