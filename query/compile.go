@@ -22,6 +22,11 @@ type compiler struct {
 	// whose text overflowed its document (maxRecText) cannot decide:
 	// overflowed then checks such hits.
 	confirm bool
+	// live, when set, returns a query for more recording documents a
+	// text term matches (whatever its Neg), or nil: the live recordings
+	// whose text is elsewhere than their document. It is ORed with the
+	// term's own query, included or excluded.
+	live func(t *Term) (query.Query, error)
 }
 
 // root compiles the whole query. A query of terms that AND together
@@ -60,6 +65,15 @@ func (c *compiler) node(n *Node, excl bool) (query.Query, bool, error) {
 		}
 		excl = excl != t.Neg
 		rq := op.rec(t)
+		if op.kind == opText && op.event != nil && c.live != nil {
+			lq, err := c.live(t)
+			if err != nil {
+				return nil, false, err
+			}
+			if lq != nil {
+				rq = query.NewDisjunctionQuery([]query.Query{rq, lq})
+			}
+		}
 		if op.kind == opText && op.event != nil {
 			if !excl {
 				rq = query.NewDisjunctionQuery([]query.Query{rq, overQuery(t.Op)})
