@@ -102,7 +102,7 @@ func commands() []*command {
 	cmds := []*command{
 		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdSearch(), cmdReindex(),
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(), cmdTakedowns(),
-		cmdRetention(), cmdPrune(), cmdRecompress(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdServe(), cmdPush(), cmdLogin(),
+		cmdRetention(), cmdPrune(), cmdRecompress(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdMaps(), cmdServe(), cmdPush(), cmdLogin(),
 		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),
 	}
 	return cmds
