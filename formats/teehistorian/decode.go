@@ -316,12 +316,35 @@ func apply(st *State, it *Item) {
 		}
 	case ItemDrop:
 		if it.Cid >= 0 && it.Cid < MaxClients {
-			st.Clients[it.Cid].Connected = false
+			p := &st.Clients[it.Cid]
+			p.Connected, p.Intro = false, nil
 		}
 	case ItemEx:
 		applyEx(st, it)
 	}
 }
+
+// keepNameMsg keeps a start-info or change-info message of a client
+// without a PLAYER_NAME as its Intro's NameMsg. Only files before
+// version_minor 8 need it (later ones name every player by PLAYER_NAME).
+func keepNameMsg(st *State, it *Item) {
+	if it.Cid < 0 || it.Cid >= MaxClients || len(it.Data) > maxNameMsg {
+		return
+	}
+	if p := &st.Clients[it.Cid]; len(p.Name) == 0 {
+		if _, ok := MessageName(it.Data, p.Proto7); ok {
+			p.Intro = p.Intro.withNameMsg(it.Data)
+		}
+	}
+}
+
+// maxNameMsg bounds the start-info or change-info message a client's
+// state keeps: a name, a clan, a country and a skin with its colours.
+const maxNameMsg = 512
+
+// maxAuthPayload bounds the AUTH record a client's state keeps: a cid, a
+// level or role and an account name (DDNet's are at most 64 bytes).
+const maxAuthPayload = 256
 
 // applyEx tracks the stateful EX items. A payload that does not parse is
 // ignored: layouts may change between server versions.
@@ -348,6 +371,21 @@ func applyEx(st *State, it *Item) {
 		if c.status == parseOK && cid >= 0 && cid < MaxClients {
 			p := &st.Clients[cid]
 			p.Name = append(p.Name[:0], name...)
+			if p.Intro != nil && len(p.Intro.NameMsg) > 0 {
+				p.Intro = p.Intro.withNameMsg(nil)
+			}
+		}
+	case ExAuthInit, ExAuthLogin, ExAuthInitRole:
+		cid := c.int()
+		if c.status == parseOK && cid >= 0 && cid < MaxClients && len(it.Data) <= maxAuthPayload {
+			p := &st.Clients[cid]
+			p.Intro = p.Intro.withAuth(it.Ex, it.Data)
+		}
+	case ExAuthLogout:
+		cid := c.int()
+		if c.status == parseOK && cid >= 0 && cid < MaxClients && st.Clients[cid].Intro != nil {
+			p := &st.Clients[cid]
+			p.Intro = p.Intro.withAuth(ExUnknown, nil)
 		}
 	}
 }

@@ -367,10 +367,13 @@ func exFrame(it *Item) ExFrame {
 }
 
 // Clip implements formats.Codec. The clip has the original header bytes.
-// When r starts after tick 0 it starts with the tick before holding the synthesized state at
-// the end of that tick: JOINVER/JOIN, PLAYER_NAME, PLAYER_TEAM and
-// TEAM_PRACTICE for connected clients, PLAYER_NEW for present characters,
-// INPUT_NEW with the last inputs. The records of the ticks of r follow,
+// When r starts after tick 0 it starts with the tick before holding the
+// synthesized state at the end of that tick, as DDNet writes a new file
+// for the players it carries over: for connected clients JOINVER/JOIN,
+// their login (see clipAuthKind) and the start-info or change-info
+// message that last named them (files before version_minor 8 name
+// players only there); PLAYER_NAME, PLAYER_TEAM and TEAM_PRACTICE;
+// PLAYER_NEW for present characters, INPUT_NEW with the last inputs. The records of the ticks of r follow,
 // re-encoded (so implicit ticks stay valid), and FINISH ends it. Positions
 // and inputs at every tick of the range equal the original's.
 func (c *Codec) Clip(ctx context.Context, src formats.Source, r formats.Range, w io.Writer) error {
@@ -422,6 +425,12 @@ func (c *Codec) clip(ctx context.Context, src formats.Source, r formats.Range, w
 			p := &st.Clients[cid]
 			if p.Connected {
 				rec.PlayerJoin(int32(cid), p.Proto7)
+				if in := p.Intro; in != nil && in.AuthKind != ExUnknown {
+					rec.Ex(clipAuthKind(in.AuthKind, wk.hdr.VersionMinor).UUID(), in.Auth)
+				}
+				if in := p.Intro; in != nil && len(in.NameMsg) > 0 {
+					rec.Message(int32(cid), in.NameMsg)
+				}
 			}
 			if len(p.Name) > 0 {
 				rec.PlayerName(int32(cid), string(p.Name))
@@ -482,6 +491,20 @@ func (c *Codec) clip(ctx context.Context, src formats.Source, r formats.Range, w
 		}
 	}
 	return rec.Finish()
+}
+
+// clipAuthKind is the record a clip starts a logged-in client's login
+// with: DDNet wrote AUTH_INIT for the players logged in when a file began
+// until version_minor 22, AUTH_LOGIN from then on; AUTH_INIT_ROLE (the
+// same for a role) stays.
+func clipAuthKind(k ExKind, minor int) ExKind {
+	if k == ExAuthInitRole {
+		return k
+	}
+	if minor < 22 {
+		return ExAuthInit
+	}
+	return ExAuthLogin
 }
 
 // clipRedactedCommand re-records a console command with its secret

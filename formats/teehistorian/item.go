@@ -5,6 +5,7 @@
 package teehistorian
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -166,6 +167,54 @@ type Client struct {
 	Proto7    bool // the last join was a 0.7 client (JOINVER7)
 	Team      int32
 	Name      []byte // last PLAYER_NAME (reused buffer)
+	// Intro is what a clip needs to introduce the client when it joined
+	// before the clip's start; nil when there is nothing. It is replaced,
+	// never changed in place, so copies of a State may share it.
+	Intro *Intro
+}
+
+// Intro is a connected client's name message and login.
+type Intro struct {
+	// NameMsg is the client's last start-info or change-info MESSAGE while
+	// it has no PLAYER_NAME (files before version_minor 8 name players
+	// only there).
+	NameMsg []byte
+	// AuthKind and Auth are the client's last AUTH_INIT, AUTH_LOGIN or
+	// AUTH_INIT_ROLE and its payload while it is logged in (AuthKind is
+	// ExUnknown when it is not).
+	AuthKind ExKind
+	Auth     []byte
+}
+
+// withNameMsg returns a copy of in (which may be nil) with msg, or nil
+// when the copy would hold nothing.
+func (in *Intro) withNameMsg(msg []byte) *Intro {
+	var kind ExKind
+	var auth []byte
+	if in != nil {
+		kind, auth = in.AuthKind, in.Auth
+	}
+	if len(msg) == 0 && kind == ExUnknown {
+		return nil
+	}
+	return &Intro{NameMsg: bytes.Clone(msg), AuthKind: kind, Auth: auth}
+}
+
+// withAuth returns a copy of in (which may be nil) with the login kind and
+// payload (ExUnknown: logged out), or nil when it would hold nothing.
+func (in *Intro) withAuth(kind ExKind, payload []byte) *Intro {
+	var msg []byte
+	if in != nil {
+		msg = in.NameMsg
+	}
+	if len(msg) == 0 && kind == ExUnknown {
+		return nil
+	}
+	out := &Intro{NameMsg: msg, AuthKind: kind}
+	if kind != ExUnknown {
+		out.Auth = bytes.Clone(payload)
+	}
+	return out
 }
 
 // State is the decoder state between two records: everything needed to

@@ -236,6 +236,9 @@ func (r *Reader) peek() (*Item, error) {
 // commit applies the parsed record and moves past it.
 func (r *Reader) commit() {
 	apply(&r.st, &r.it)
+	if r.it.Type == ItemMessage && r.hdr.VersionMinor < 8 {
+		keepNameMsg(&r.st, &r.it)
+	}
 	r.pos += r.it.Size
 	r.parsed = false
 	if r.it.Type == ItemFinish {

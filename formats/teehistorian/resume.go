@@ -6,9 +6,15 @@ package teehistorian
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
-const resumeVersion = 1
+// Resume versions: 2 when a client carries a name message or a login (the
+// rNameMsg and rAuth fields), else 1, which older builds read too.
+const (
+	resumeVersion   = 1
+	resumeVersionEx = 2
+)
 
 // Flags of one client in the resume state.
 const (
@@ -18,15 +24,30 @@ const (
 	rProto7
 	rTeam
 	rName
+	rNameMsg // version 2
+	rAuth    // version 2
 )
+
+// resumeAuthKinds are the login records a resume names, by their stored
+// code (the index): stored codes do not follow ExKind's numbering.
+var resumeAuthKinds = [...]ExKind{ExAuthInit, ExAuthLogin, ExAuthInitRole}
 
 // appendResume appends the encoding of st to b:
 //
 //	version byte, uvarint tick, varint last cid, uvarint client count,
 //	per client: uvarint cid, flags byte, [x y], [10 inputs], [team],
-//	[uvarint name length, name], then 4 uvarint practice words.
+//	[uvarint name length, name], [uvarint length, name message],
+//	[auth kind byte, uvarint length, auth payload], then 4 uvarint
+//	practice words.
 func appendResume(b []byte, st *State) []byte {
-	b = append(b, resumeVersion)
+	v := byte(resumeVersion)
+	for i := range st.Clients {
+		if clientFlags(&st.Clients[i])&(rNameMsg|rAuth) != 0 {
+			v = resumeVersionEx
+			break
+		}
+	}
+	b = append(b, v)
 	b = binary.AppendUvarint(b, uint64(st.Tick))
 	b = AppendVarint(b, st.LastCid)
 	n := 0
@@ -59,6 +80,15 @@ func appendResume(b []byte, st *State) []byte {
 			b = binary.AppendUvarint(b, uint64(len(c.Name)))
 			b = append(b, c.Name...)
 		}
+		if f&rNameMsg != 0 {
+			b = binary.AppendUvarint(b, uint64(len(c.Intro.NameMsg)))
+			b = append(b, c.Intro.NameMsg...)
+		}
+		if f&rAuth != 0 {
+			b = append(b, byte(slices.Index(resumeAuthKinds[:], c.Intro.AuthKind)))
+			b = binary.AppendUvarint(b, uint64(len(c.Intro.Auth)))
+			b = append(b, c.Intro.Auth...)
+		}
 	}
 	for _, w := range st.Practice {
 		b = binary.AppendUvarint(b, w)
@@ -86,6 +116,12 @@ func clientFlags(c *Client) byte {
 	if len(c.Name) > 0 {
 		f |= rName
 	}
+	if c.Intro != nil && len(c.Intro.NameMsg) > 0 {
+		f |= rNameMsg
+	}
+	if c.Intro != nil && c.Intro.AuthKind != ExUnknown {
+		f |= rAuth
+	}
 	return f
 }
 
@@ -93,9 +129,10 @@ func clientFlags(c *Client) byte {
 func decodeResume(st *State, b []byte) error {
 	st.Reset()
 	bad := func(what string) error { return fmt.Errorf("teehistorian: bad resume state: %s", what) }
-	if len(b) == 0 || b[0] != resumeVersion {
+	if len(b) == 0 || b[0] != resumeVersion && b[0] != resumeVersionEx {
 		return bad("unknown version")
 	}
+	version := b[0]
 	p := 1
 	uv := func() (uint64, bool) {
 		v, n := binary.Uvarint(b[p:])
@@ -149,15 +186,36 @@ func decodeResume(st *State, b []byte) error {
 		if ok && f&rTeam != 0 {
 			c.Team, ok = iv()
 		}
+		if f&(rNameMsg|rAuth) != 0 && version < resumeVersionEx {
+			ok = false
+		}
+		bytesField := func(dst []byte) ([]byte, bool) {
+			l, ok := uv()
+			if !ok || l > uint64(len(b)-p) {
+				return dst, false
+			}
+			dst = append(dst[:0], b[p:p+int(l)]...)
+			p += int(l)
+			return dst, true
+		}
 		if ok && f&rName != 0 {
-			var l uint64
-			l, ok = uv()
-			if ok && l <= uint64(len(b)-p) {
-				c.Name = append(c.Name[:0], b[p:p+int(l)]...)
-				p += int(l)
+			c.Name, ok = bytesField(c.Name)
+		}
+		var in Intro
+		if ok && f&rNameMsg != 0 {
+			in.NameMsg, ok = bytesField(nil)
+		}
+		if ok && f&rAuth != 0 {
+			if p < len(b) && int(b[p]) < len(resumeAuthKinds) {
+				in.AuthKind = resumeAuthKinds[b[p]]
+				p++
+				in.Auth, ok = bytesField(nil)
 			} else {
 				ok = false
 			}
+		}
+		if len(in.NameMsg) > 0 || in.AuthKind != ExUnknown {
+			c.Intro = &in
 		}
 		if !ok {
 			return bad(fmt.Sprintf("client %d", cid))
