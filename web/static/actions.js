@@ -38,12 +38,46 @@ export function renderAudit(entries) {
   tb.replaceChildren();
   const list = entries.slice().sort((a, b) => (b.seq || 0) - (a.seq || 0));
   for (const a of list) {
-    const what = el('td', { class: 'text' }, [a.action, a.detail].filter(Boolean).join(': '));
-    if (a.reason) what.append(el('br'), el('span', { class: 'muted', text: a.reason }));
+    const what = el('td', { class: 'text' }, ...withShortIDs([a.action, a.detail].filter(Boolean).join(': ')));
+    if (a.reason) what.append(el('br'), el('span', { class: 'muted' }, ...withShortIDs(a.reason)));
     tb.append(el('tr', { dataset: { action: a.action } }, el('td', { class: 'num', text: a.at ? wall(a.at) : '' }), el('td', { text: a.who || '' }), what));
   }
   if (!list.length) tb.append(el('tr', {}, el('td', { colspan: 3, class: 'muted', text: 'No history yet' })));
 }
+
+// A uuid or sha256 in an audit entry's text.
+const LONG_ID = /\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{40,64})\b/gi;
+
+/**
+ * Splits text into strings and, for each uuid or hash in it, an element
+ * showing its first 8 characters on one line with the whole value in its
+ * title, and copied whole (the copy handler below).
+ */
+function withShortIDs(text) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(LONG_ID)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    out.push(el('code', { class: 'short-id', title: m[0], 'aria-label': m[0], dataset: { full: m[0] }, text: m[0].slice(0, 8) + '…' }));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+// Copying a selection that holds shortened ids copies them whole.
+document.addEventListener('copy', (e) => {
+  const sel = document.getSelection();
+  if (!sel || sel.isCollapsed || !sel.rangeCount) return;
+  const frag = sel.getRangeAt(0).cloneContents();
+  const ids = frag.querySelectorAll('.short-id');
+  if (!ids.length) return;
+  for (const c of ids) c.textContent = c.dataset.full;
+  const box = document.createElement('div');
+  box.append(frag);
+  e.clipboardData.setData('text/plain', box.textContent);
+  e.preventDefault();
+});
 
 async function refreshAudit() {
   try {
@@ -59,8 +93,12 @@ export function renderActions() {
   $('mod').hidden = !isMod();
   $('dl-original').hidden = !isAdmin();
   const can = !!state.rec.can_clip;
+  const why = can ? '' : `${state.rec.format || 'This format'} cannot be cut into a clip: download the whole file`;
   $('dl-clip').disabled = !can;
-  $('dl-clip').title = can ? 'A native file of the selected range' + (isMod() ? '' : ' (redacted)') : 'This format cannot be cut into a clip';
+  $('dl-clip').title = can ? 'A native file of the selected range' + (isMod() ? '' : ' (redacted)') : why;
+  // A disabled button says why next to it, not only on hover.
+  $('clip-why').textContent = why;
+  $('clip-why').hidden = can;
 }
 
 for (const id of ['r-from', 'r-to']) {

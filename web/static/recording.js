@@ -169,7 +169,8 @@ function clientNames(events) {
 
 /**
  * Fills the players table with its first rows, and returns a function
- * that adds the rest.
+ * that adds the rest: the ids' holders from the joins and drops, and the
+ * recording's players whose id none of them names, from start to end.
  */
 function renderPlayers(first) {
   const tb = $('players').tBodies[0];
@@ -178,13 +179,21 @@ function renderPlayers(first) {
   for (const [cid, list] of state.names) {
     for (const iv of list) rows.push({ name: iv.name, id: cid, from: iv.from, to: iv.to });
   }
+  // A player whose id no join or drop names (an Echo VR player in the
+  // first frame who stays to the last) held it throughout.
+  if (rows.length) {
+    const named = new Set(rows.map((r) => r.name));
+    for (const p of state.rec.players || []) {
+      if (p.id && !state.names.has(String(p.id)) && !named.has(p.name)) rows.push({ name: p.name, id: String(p.id), from: null, to: null });
+    }
+  }
   rows.sort((a, b) => (a.from ?? -1) - (b.from ?? -1));
   const at = (t) => (t === null || t === undefined ? '' : offset(timeAt(t)));
   if (rows.length) {
     const add = (list) => {
       for (const r of list) {
         const go = el('button', { type: 'button', text: at(r.from) || 'start', 'aria-label': `Go to when ${r.name} joined`, onclick: () => select(r.from ?? firstTick()) });
-        tb.append(el('tr', {}, el('td', { text: r.name || '(unnamed)' }), el('td', { class: 'num', text: r.id }),
+        tb.append(el('tr', {}, el('td', { text: r.name || '(unnamed)' }), el('td', { class: 'num id', title: r.id, text: r.id }),
           el('td', {}, go), el('td', { class: 'num', text: r.to === null ? 'end' : at(r.to) })));
       }
     };
@@ -192,7 +201,8 @@ function renderPlayers(first) {
     return () => add(rows.slice(first));
   }
   for (const p of state.rec.players || []) {
-    tb.append(el('tr', {}, el('td', { text: p.name || '(unnamed)' }), el('td', { class: 'num', text: p.id || (p.team ? `team ${p.team}` : '') }),
+    const id = p.id || (p.team ? `team ${p.team}` : '');
+    tb.append(el('tr', {}, el('td', { text: p.name || '(unnamed)' }), el('td', { class: 'num id', title: id, text: id }),
       el('td', { text: 'start' }), el('td', { text: 'end' })));
   }
   return () => {};
