@@ -89,6 +89,13 @@ func (bt *batcher) deleteRecs(ids []string) error {
 		return err
 	}
 	for _, id := range ids {
+		lt, err := bt.ix.liveText(id)
+		if err != nil {
+			return err
+		}
+		if lt != nil {
+			bt.dropParts(id, lt.Parts)
+		}
 		bt.b.DeleteInternal(liveTextKey(id))
 	}
 	for _, id := range old {
@@ -127,9 +134,17 @@ func (bt *batcher) putFrom(r *RecordingDoc, start int, lt *liveText, events func
 	}
 	bt.widen(r.Start)
 	var t eventText
-	noted := 0 // events before it are in t already
+	noted := 0 // events before it are noted already
 	if lt != nil {
-		t, noted = lt.text(), lt.N
+		// A live recording's grow notes its new events' text for a new
+		// part; its seal gathers every part's text into its document.
+		t, noted = lt.start(), lt.N
+		if lt.sealed {
+			var err error
+			if t, err = bt.ix.sealedText(r.ID, lt); err != nil {
+				return err
+			}
+		}
 	}
 	b := &bt.block
 	b.reset(r.ID, 0)
@@ -169,8 +184,20 @@ func (bt *batcher) putFrom(r *RecordingDoc, start int, lt *liveText, events func
 		if b.n == 0 {
 			first = lt.Block // no block written: the last is as it was
 		}
+		if lt.sealed {
+			bt.dropParts(r.ID, lt.Parts)
+		} else {
+			err = bt.addPart(r.ID, lt, noted, &t)
+		}
 		lt.update(&t, max(count, noted), first)
-		err = bt.setLiveText(r.ID, lt)
+		if err == nil {
+			err = bt.setLiveText(r.ID, lt)
+		}
+		if !lt.sealed {
+			// The recording document states kinds and bounds; the
+			// text is in the parts.
+			t.cmd, t.chat, t.etc = nil, nil, nil
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("query: recording %s: %w", r.ID, err)

@@ -108,6 +108,8 @@ const (
 var (
 	classFields    = [3]string{fCmd, fChat, fText}
 	recClassFields = [3]string{fRCmd, fRChat, fREtc}
+	// partClassFields are a live recording's part documents' (live.go).
+	partClassFields = [3]string{fPCmd, fPChat, fPEtc}
 )
 
 // add appends event e to the block.

@@ -92,6 +92,12 @@ const (
 	fREtc    = "retc"    // analysed: text of the recording's other events
 	pairs    = "2"       // suffix of the word-pair field of each of the four above
 	fOver    = "over"    // keyword: rcmd, rchat, retc when they hold only part of the text (maxRecText)
+
+	// Part documents of live recordings (live.go): fRec and the text of
+	// the grows they cover, analysed as fRCmd, fRChat, fREtc (with pairs).
+	fPCmd  = "pcmd"
+	fPChat = "pchat"
+	fPEtc  = "petc"
 	// Event block documents.
 	fKind = "kind" // keyword: the kinds of the block's events
 	fCmd  = "cmd"  // analysed, no positions: the block's command texts
@@ -160,7 +166,7 @@ type Index struct {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-28.1"
+const layoutVersion = "2026-11-28.2"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
@@ -255,10 +261,10 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
 		return f
 	}
-	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs, fOver} {
+	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs, fPCmd + pairs, fPChat + pairs, fPEtc + pairs, fOver} {
 		dm.AddFieldMappingsAt(name, kw())
 	}
-	for _, name := range []string{fWords, fRCmd, fRChat, fREtc, fText, fCmd, fChat} {
+	for _, name := range []string{fWords, fRCmd, fRChat, fREtc, fPCmd, fPChat, fPEtc, fText, fCmd, fChat} {
 		f := bleve.NewTextFieldMapping()
 		f.Analyzer = textAnalyzerName
 		f.Store, f.IncludeInAll, f.DocValues = false, false, false
@@ -312,7 +318,7 @@ func (ix *Index) Seq() (uint64, error) {
 }
 
 // DocCount returns the number of recordings plus the number of events
-// indexed. Events are kept in blocks (block.go), so it reads every
+// indexed (live recordings' part documents are not counted). Events are kept in blocks (block.go), so it reads every
 // document id: it is for tests and diagnostics, not for a hot path.
 func (ix *Index) DocCount() (uint64, error) {
 	n, err := ix.bi.DocCount()
@@ -333,7 +339,7 @@ func (ix *Index) DocCount() (uint64, error) {
 		for _, h := range res.Hits {
 			if first, last, ok := blockSpan(h.ID); ok {
 				total += uint64(last - first + 1)
-			} else {
+			} else if !isPartID(h.ID) {
 				total++
 			}
 		}
@@ -501,6 +507,9 @@ type eventText struct {
 	cmd, chat, etc []byte
 	texts          [3]map[string]bool // seen values of cmd, chat, etc
 	over           [3]bool            // a class reached maxRecText
+	// base counts, per class, the text a live recording's earlier parts
+	// hold (live.go): it counts towards maxRecText.
+	base [3]int
 }
 
 // maxRecText bounds the distinct text of one class (commands, chat, other)
@@ -521,7 +530,7 @@ func (t *eventText) add(i int, v *[]byte, text string) {
 	if t.texts[i] == nil {
 		t.texts[i] = map[string]bool{}
 	}
-	if !t.texts[i][text] && len(*v)+len(text) > maxRecText {
+	if !t.texts[i][text] && t.base[i]+len(*v)+len(text) > maxRecText {
 		t.over[i], t.texts[i] = true, nil
 		return
 	}

@@ -90,7 +90,7 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := compiler{q: q}
+	c := compiler{q: q, live: func(t *Term) (query.Query, error) { return ix.liveMatch(ctx, t) }}
 	top, err := c.root()
 	if err != nil {
 		return nil, err
