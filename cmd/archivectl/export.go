@@ -8,9 +8,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,6 +33,7 @@ type exportOptions struct {
 	redact     bool
 	format     string
 	exportOpts stringList
+	force      bool
 }
 
 // AddFlags declares the flags on fs.
@@ -43,13 +46,14 @@ func (o *exportOptions) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.redact, "redact", false, "replace secrets (passwords, timeout codes) in the written file")
 	fs.StringVar(&o.format, "format", "", "convert to this `format` instead of the native one")
 	fs.Var(&o.exportOpts, "opt", "format setting `KEY=VALUE` for --format (repeatable)")
+	fs.BoolVar(&o.force, "force", false, "overwrite FILE if it exists")
 }
 
 func cmdExport() *command {
 	o := new(exportOptions)
 	return &command{
 		name:    "export",
-		args:    "ID -o FILE [--from T] [--to T | --at TIME --around DUR] [--redact] [--format F] [--opt KEY=VALUE]...",
+		args:    "ID -o FILE [--force] [--from T] [--to T | --at TIME --around DUR] [--redact] [--format F] [--opt KEY=VALUE]...",
 		summary: "write a recording back as its native file, whole or a clip",
 		help: `Without --from/--to the whole recording is written byte for byte as it was
 ingested, checked against the sha256 recorded at ingest: to a file via a
@@ -69,7 +73,10 @@ that cannot be clipped (StarCraft II) say so. --format converts to another
 format the codec can write (an .echoreplay session to butter), with --opt
 settings such as --opt keyframe-interval=300 --opt compression=zstd.
 
-The file is created with the mode your umask allows.`,
+The file is created with the mode your umask allows. An existing FILE is
+refused (exit 2) unless --force is given, whole exports and clips alike;
+the check is made again when the finished file is put in place, so a file
+created meanwhile is not overwritten either.`,
 		flags: o.AddFlags,
 		run:   func(ctx context.Context, e *env, args []string) error { return runExport(ctx, e, o, args) },
 	}
@@ -87,6 +94,10 @@ func runExport(ctx context.Context, e *env, o *exportOptions, args []string) err
 			return usagef("--to %d is before --from %d", t, f)
 		}
 	}
+	out := e.path(o.out)
+	if err := refuseOverwrite(out, o.force); err != nil {
+		return err
+	}
 	rec, err := e.recording(args[0])
 	if err != nil {
 		return err
@@ -97,9 +108,8 @@ func runExport(ctx context.Context, e *env, o *exportOptions, args []string) err
 	}
 	m := rec.Manifest()
 	native := o.format == "" || o.format == m.Format
-	out := e.path(o.out)
 	if !clip && native {
-		return exportWhole(ctx, e, rec, out, o.redact)
+		return exportWhole(ctx, e, rec, out, o.redact, o.force)
 	}
 	var wrote [2]int64
 	write := func(w io.Writer) error {
@@ -119,7 +129,7 @@ func runExport(ctx context.Context, e *env, o *exportOptions, args []string) err
 		wrote = [2]int64{from, to}
 		return rec.Convert(ctx, o.format, from, to, kv, w)
 	}
-	if err := writeOutput(e, out, write); err != nil {
+	if err := writeOutput(e, out, o.force, write); err != nil {
 		return err
 	}
 	if o.out != "-" {
@@ -215,7 +225,7 @@ func offsetInside(rec *replay.Recording, v string) error {
 
 // exportWhole writes the native bytes only once they are known to match
 // the recorded sha256 (or, with redact, a redacted copy).
-func exportWhole(ctx context.Context, e *env, rec *replay.Recording, out string, redact bool) error {
+func exportWhole(ctx context.Context, e *env, rec *replay.Recording, out string, redact, force bool) error {
 	m := rec.Manifest()
 	if out == "-" {
 		if !redact {
@@ -225,7 +235,7 @@ func exportWhole(ctx context.Context, e *env, rec *replay.Recording, out string,
 		}
 		return rec.Export(ctx, e.stdout, redact)
 	}
-	err := writeOutput(e, out, func(w io.Writer) error { return rec.Export(ctx, w, redact) })
+	err := writeOutput(e, out, force, func(w io.Writer) error { return rec.Export(ctx, w, redact) })
 	if err != nil {
 		return err
 	}
@@ -237,10 +247,27 @@ func exportWhole(ctx context.Context, e *env, rec *replay.Recording, out string,
 	return nil
 }
 
-// writeOutput runs write into a temporary file beside out and renames it
-// into place only if write succeeds; "-" writes to stdout directly. The
-// file is created with mode 0666 less the umask, as any new file.
-func writeOutput(e *env, out string, write func(io.Writer) error) error {
+// refuseOverwrite is the usage error for an output file that exists,
+// unless force; "-" (stdout) is never refused.
+func refuseOverwrite(out string, force bool) error {
+	if out == "-" || force {
+		return nil
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return usagef("%s exists; --force overwrites it", out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// writeOutput runs write into a temporary file beside out and puts it in
+// place only if write succeeds: renamed over out with force, otherwise
+// linked to out, which fails if out has come to exist meanwhile (where
+// the file system has no hard links, checked and renamed). "-" writes to
+// stdout directly. The file is created with mode 0666 less the umask, as
+// any new file.
+func writeOutput(e *env, out string, force bool, write func(io.Writer) error) error {
 	if out == "-" {
 		return write(e.stdout)
 	}
@@ -257,6 +284,18 @@ func writeOutput(e *env, out string, write func(io.Writer) error) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if force {
+		return os.Rename(tmpName, out)
+	}
+	switch err := os.Link(tmpName, out); {
+	case err == nil:
+		return nil // the deferred Remove drops the temporary name
+	case errors.Is(err, fs.ErrExist):
+		return usagef("%s exists (created while the export ran); --force overwrites it", out)
+	}
+	if err := refuseOverwrite(out, false); err != nil {
 		return err
 	}
 	return os.Rename(tmpName, out)

@@ -50,14 +50,19 @@ retention policy's max age), "taken down <id> <path>: who, when, why",
 "refused <path>: why" (it names a recording it may not replace) or
 "failed <path>: <reason>". PATH "-" reads one file from standard input;
 a named pipe is read. Warnings (a file cut short, a missing footer) follow
-on stderr. The exit status is 5 when some inputs failed (the others are
-still ingested). Progress goes to stderr when it runs long: on a terminal
+on stderr. The run ends with one summary line on stderr: "ingested 12
+recordings (3 already archived, 1 skipped, 0 failed), 41.2 MB in 3.1s"
+(replaced counts as ingested; expired as skipped; refused and taken down
+as failed; MB are 10^6 bytes of the inputs read). The exit status is 5
+when some inputs failed (the others are still ingested). Progress goes to stderr when it runs long: on a terminal
 one line redrawn every second, otherwise (a log, a pipe) a status line
 every --status-every (10s) naming the input being read. With --json,
 stdout carries JSON lines with a "message_type" as restic's --json does:
 "ingest" per input (its result's fields), "status" every --status-every
 (seconds_elapsed, percent_done, total_files, files_done, total_bytes,
-bytes_done, ingested, already_archived, failed, current_files).
+bytes_done, ingested, already_archived, failed, current_files); the
+summary is then one JSON object on stderr, message_type "summary"
+(ingested, already_archived, skipped, failed, bytes, seconds_elapsed).
 
 With --follow, the paths are directories to follow (recursively) until
 interrupted, as a game server writes into them: each file is ingested once
@@ -142,11 +147,66 @@ func runIngest(ctx context.Context, e *env, o *ingestOptions, args []string) err
 	if err != nil {
 		return err
 	}
+	if o.json {
+		if err := json.NewEncoder(e.stderr).Encode(st.summary()); err != nil {
+			return fmt.Errorf("ingest: the summary: %w", err)
+		}
+	} else {
+		fmt.Fprintln(e.stderr, st.summaryLine())
+	}
 	if st.failed > 0 {
-		fmt.Fprintf(e.stderr, "%d of the inputs failed\n", st.failed)
 		return errPartial
 	}
 	return nil
+}
+
+// ingestSummaryJSON is the summary of a plain ingest with --json: one
+// JSON object on stderr (stdout holds the lines of the inputs).
+type ingestSummaryJSON struct {
+	MessageType string  `json:"message_type"` // "summary"
+	Ingested    int     `json:"ingested"`     // new or replaced recordings
+	Duplicates  int     `json:"already_archived"`
+	Skipped     int     `json:"skipped"` // no known format in a directory, not followed, or expired
+	Failed      int     `json:"failed"`  // failed, refused or taken down
+	Bytes       int64   `json:"bytes"`   // of the inputs read
+	Elapsed     float64 `json:"seconds_elapsed"`
+}
+
+// summary is the run's summary for --json.
+func (s *ingestStatus) summary() ingestSummaryJSON {
+	return ingestSummaryJSON{MessageType: "summary", Ingested: s.ingested, Duplicates: s.dups, Skipped: s.skipped,
+		Failed: s.failed, Bytes: max(s.p.BytesDone, s.bytes), Elapsed: time.Since(s.start).Seconds()}
+}
+
+// summaryLine is the run's summary for a person: "ingested 12 recordings
+// (3 already archived, 1 skipped, 0 failed), 41.2 MB in 3.1s".
+func (s *ingestStatus) summaryLine() string {
+	j := s.summary()
+	return fmt.Sprintf("ingested %s (%d already archived, %d skipped, %d failed), %s in %s",
+		plural(j.Ingested, "recording", ""), j.Duplicates, j.Skipped, j.Failed, decimalBytes(j.Bytes), fmtSeconds(time.Since(s.start)))
+}
+
+// decimalBytes prints n in decimal units to one decimal: "41.2 MB".
+func decimalBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n)/unit, 0
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %cB", v, "kMGTP"[i])
+}
+
+// fmtSeconds prints d as seconds to one decimal ("3.1s"), or as a Go
+// duration to the second past a minute ("2m5s").
+func fmtSeconds(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
 }
 
 // parseStatusEvery reads --status-every.
@@ -161,18 +221,22 @@ func parseStatusEvery(v string) (time.Duration, error) {
 // ingestStatus is what the status lines of a plain ingest say: the
 // pipeline's last progress report and the outcomes so far.
 type ingestStatus struct {
-	start                  time.Time
-	p                      ingest.Progress
-	ingested, dups, failed int
+	start                           time.Time
+	p                               ingest.Progress
+	ingested, dups, skipped, failed int
+	bytes                           int64 // the inputs' native bytes, as their results say
 }
 
 // count adds one input's outcome.
 func (s *ingestStatus) count(r ingest.FileResult) {
+	s.bytes += r.NativeBytes
 	switch r.Outcome {
 	case ingest.OutcomeIngested, ingest.OutcomeReplaced:
 		s.ingested++
 	case ingest.OutcomeDup:
 		s.dups++
+	case ingest.OutcomeSkipped, ingest.OutcomeExpired:
+		s.skipped++
 	case ingest.OutcomeFailed, ingest.OutcomeTakenDown, ingest.OutcomeRefused:
 		s.failed++
 	}

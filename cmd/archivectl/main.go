@@ -100,7 +100,7 @@ var errSilent = errors.New("")
 
 func commands() []*command {
 	cmds := []*command{
-		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdSearch(), cmdReindex(),
+		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdEvents(), cmdSearch(), cmdReindex(),
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(), cmdTakedowns(),
 		cmdRetention(), cmdPrune(), cmdRecompress(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdMaps(), cmdServe(), cmdPush(), cmdLogin(),
 		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),

@@ -35,7 +35,7 @@ func cmdSearch() *command {
 		name:    "search",
 		args:    "QUERY [--json] [--limit N]",
 		summary: "find recordings and events (player:, map:, flag:, cmd:, after:, ...)",
-		help: `Terms AND together:
+		help: `Terms AND together (a space, or AND):
   player:NAME        a player, case-insensitive exact; player:kit* for a prefix
   player-id:ID       a player's id (account, userid, toon handle); moderators only
   map:NAME  server:NAME  format:NAME  session:ID  flag:NAME
@@ -51,7 +51,10 @@ func cmdSearch() *command {
   id:PREFIX          a recording id or its prefix
   free words and "quoted phrases" match names, map, server, commands, chat
   -term              exclude
-OR, AND, NOT and parentheses are refused: terms always AND together.
+  a OR b             either; AND binds tighter: a b OR c is (a b) OR c
+  ( )  -( )          group, exclude a group: (player:a OR player:b) -(cmd:kick OR cmd:ban)
+OR and AND are operators as upper-case words only (or, "OR": words); groups
+nest at most 8 deep. Quote the whole query for the shell.
 A query has at most 2048 bytes, 32 terms and 8 prefix terms.
 Each hit is a recording with the events that matched under it (tick, offset,
 wall-clock time in UTC where the start is known, who, what) and a ready-to-run export command for a clip around each event.`,
@@ -98,7 +101,7 @@ it again from the manifests, e.g. after the index directory was lost.`,
 			if o.json {
 				return writeJSON(e, map[string]any{"recordings": n, "took_ms": took.Milliseconds()})
 			}
-			fmt.Fprintf(e.stdout, "indexed %d recordings in %s\n", n, took.Round(time.Millisecond))
+			fmt.Fprintf(e.stdout, "indexed %s in %s\n", plural(n, "recording", ""), took.Round(time.Millisecond))
 			return nil
 		},
 	}
@@ -147,10 +150,10 @@ func runSearch(ctx context.Context, e *env, o *searchOptions, args []string) err
 			fmt.Fprintf(w, "      %s\n", offerCommand(x, h, ev))
 		}
 		if shown := min(len(h.Events), showEvents); h.EventTotal > shown {
-			fmt.Fprintf(w, "    … %d more matching events (--json lists up to %d)\n", h.EventTotal-shown, len(h.Events))
+			fmt.Fprintf(w, "    … %s (--json lists up to %d)\n", plural(h.EventTotal-shown, "more matching event", ""), len(h.Events))
 		}
 	}
-	fmt.Fprintf(e.stderr, "%d recordings matched (%s)\n", res.Total, res.Took.Round(time.Microsecond))
+	fmt.Fprintf(e.stderr, "%s matched (%s)\n", plural(res.Total, "recording", ""), res.Took.Round(time.Microsecond))
 	return nil
 }
 
