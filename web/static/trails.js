@@ -6,6 +6,7 @@ import { api, recURL, errText } from './api.js';
 import { state, rate, clamp, timeAt } from './state.js';
 import { TRAILS_FONT, TRAILS_BG, setFont } from './canvas.js';
 import { onMoment } from './moment.js';
+import { loadMap, mapBounds, drawMap } from './mapdraw.js';
 
 // The longest tick range of positions fetched at once, in seconds: a range
 // never spans more than two chunks, and a long chunk is not decoded into
@@ -41,6 +42,7 @@ function fetchRange(from, to) {
  */
 function requestTracks(id, q, from, to) {
   const r = { from, to, tracks: null };
+  loadMap(id, drawTrails);
   r.tracks = api(recURL(id, `/tracks?${q}`)).then((a) => {
     const tracks = new Map();
     for (const t of a.tracks || []) {
@@ -169,11 +171,13 @@ function paintTrails(pieces, sel, trail) {
   let drawn = 0;
   const labels = [];
   if (isFinite(minX)) {
+    ({ minX, maxX, minY, maxY } = mapBounds(minX, maxX, minY, maxY));
     const pad = 28;
     const sx = (W - 2 * pad) / Math.max(1e-9, maxX - minX), sy = (H - 2 * pad) / Math.max(1e-9, maxY - minY);
     const s = Math.min(sx, sy);
     const ox = pad + (W - 2 * pad - (maxX - minX) * s) / 2, oy = pad + (H - 2 * pad - (maxY - minY) * s) / 2;
     const X = (v) => ox + (v - minX) * s, Y = (v) => oy + (v - minY) * s;
+    drawMap(g, X(0), Y(0), s, W, H);
     g.strokeStyle = 'rgba(255,255,255,0.06)';
     g.lineWidth = 1;
     g.beginPath();
