@@ -42,7 +42,7 @@ func MapAddOf(a *replay.MapAdded) Map {
 // the tiles row by row from the top left, run-length encoded (a kind
 // byte, then the run's length as a uvarint: LEB128, 7 bits a byte, low
 // bits first) and base64-encoded: DDNet maps are mostly long runs of air
-// and wall, so the 243,100 tiles of the Tutorial map are a few KiB.
+// and wall, so the 243,100 tiles of the Tutorial map are 23 KiB.
 // TileSize is a tile's width in the recording's position units (32: a
 // teehistorian position (x, y) is in tile (x/32, y/32)).
 type GameLayer struct {
