@@ -190,7 +190,26 @@ func (r *Recording) ParseTick(v string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%q: %w", v, ErrBadTick)
 	}
+	if m := r.Meta(); d > 0 && m.Duration <= 0 && m.TickRate <= 0 {
+		return 0, fmt.Errorf("%s: the recording has no times (no tick rate), give a tick (0 to %d): %w", v, r.LastTick(), ErrBadTick)
+	}
 	return r.TickAt(d), nil
+}
+
+// ParseFrom is ParseTick for where a range starts: an offset past the
+// recording's end is refused rather than taken as its last tick (a clip
+// "from 1m" of an 18 s recording would be its last tick alone).
+func (r *Recording) ParseFrom(v string) (int64, error) {
+	tick, err := r.ParseTick(v)
+	if err != nil {
+		return 0, err
+	}
+	if _, perr := strconv.ParseInt(v, 10, 64); perr != nil {
+		if d, _ := units.ParseDuration(v); d > r.Meta().Duration && r.Meta().Duration > 0 {
+			return 0, fmt.Errorf("%s is past the recording's end (%s, tick %d): %w", v, r.Meta().Duration, r.LastTick(), ErrBadTick)
+		}
+	}
+	return tick, nil
 }
 
 // ticksIn is how many whole ticks at rate per second fit in d. A whole

@@ -116,6 +116,9 @@ func TestClientMistakesAre4xx(t *testing.T) {
 	check("GET", "/api/v1/recordings/"+long+"/clip?from=200&to=100", "", "400", "bad_request")
 	check("GET", "/api/v1/recordings/"+long+"/clip?from=-1", "", "400", "bad_request")
 	check("GET", "/api/v1/recordings/"+long+"/frames?to=soon", "", "400", "bad_request")
+	// A range that starts past the minute-long game's end.
+	check("GET", "/api/v1/recordings/"+long+"/clip?from=2m", "", "400", "bad_request")
+	check("GET", "/api/v1/recordings/"+long+"/events?from=1h", "", "400", "bad_request")
 	code, b, _ := ts.do("DELETE", "/api/v1/takedowns/"+strings.Repeat("0", 64), ts.owner, nil)
 	if code != http.StatusNotFound || !strings.Contains(string(b), `"not_found"`) {
 		t.Errorf("lifting an unknown takedown: %d %s", code, b)

@@ -120,6 +120,9 @@ func tickParam(r *http.Request, name string, rec *replay.Recording, def int64) (
 	if v == "" {
 		return def, nil
 	}
+	if name == "from" {
+		return rec.ParseFrom(v)
+	}
 	return rec.ParseTick(v)
 }
 
