@@ -126,7 +126,7 @@ func printCheck(e *env, r *archive.CheckReport, readData bool) {
 	if readData {
 		depth = "all data read and verified"
 	}
-	fmt.Fprintf(e.stdout, "%d recordings, %d chunks (%s)\n", r.Recordings, r.Chunks, depth)
+	fmt.Fprintf(e.stdout, "%s, %s (%s)\n", plural(r.Recordings, "recording", ""), plural(r.Chunks, "chunk", ""), depth)
 	for _, p := range r.Problems {
 		fmt.Fprintf(e.stdout, "problem: %s\n", p)
 	}

@@ -145,8 +145,8 @@ func printPlan(e *env, plan *archive.Plan, source string) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(e.stdout, "would remove %d of %d recordings in scope, %s stored (%d bytes)\n",
-		len(plan.Remove), plan.ScopeRecordings, humanBytes(plan.StoredBytes), plan.StoredBytes)
+	fmt.Fprintf(e.stdout, "would remove %d of %s in scope, %s stored (%d bytes)\n",
+		len(plan.Remove), plural(plan.ScopeRecordings, "recording", ""), humanBytes(plan.StoredBytes), plan.StoredBytes)
 	est := plan.EstimatedReturn + plan.EstimatedCatalogReturn
 	fmt.Fprintf(e.stdout, "would give back about %s (%d bytes) to the file system (estimate: %s from shards unlinked or compacted, %s from compacting the catalog)\n",
 		humanBytes(est), est, humanBytes(plan.EstimatedReturn), humanBytes(plan.EstimatedCatalogReturn))
@@ -155,9 +155,9 @@ func printPlan(e *env, plan *archive.Plan, source string) {
 
 func printPruneReport(e *env, plan *archive.Plan, rep *archive.PruneReport, source string) {
 	fmt.Fprintf(e.stdout, "policy (%s): %s\n", source, describePolicy(&plan.Policy))
-	fmt.Fprintf(e.stdout, "removed %d recordings, %s stored (%d bytes)\n", len(rep.Removed), humanBytes(rep.StoredBytes), rep.StoredBytes)
+	fmt.Fprintf(e.stdout, "removed %s, %s stored (%d bytes)\n", plural(len(rep.Removed), "recording", ""), humanBytes(rep.StoredBytes), rep.StoredBytes)
 	if len(rep.Skipped) > 0 {
-		fmt.Fprintf(e.stdout, "left %d planned recordings alone: held, flagged or deleted meanwhile\n", len(rep.Skipped))
+		fmt.Fprintf(e.stdout, "left %s alone: held, flagged or deleted meanwhile\n", plural(len(rep.Skipped), "planned recording", ""))
 	}
 	if extra := rep.Swept - len(rep.Removed); extra > 0 {
 		fmt.Fprintf(e.stdout, "finished %d deletes left by an earlier, interrupted run\n", extra)

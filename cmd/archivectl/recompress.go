@@ -90,19 +90,19 @@ func runRecompress(ctx context.Context, e *env, o *recompressOptions, args []str
 		return problemsErr(e, rep.Problems)
 	}
 	if o.dryRun {
-		fmt.Fprintf(e.stdout, "would re-encode %d recordings: %d chunks, %s stored (%d bytes), %s native\n",
-			rep.Recordings, rep.Chunks, humanBytes(rep.StoredBefore), rep.StoredBefore, humanBytes(rep.NativeBytes))
+		fmt.Fprintf(e.stdout, "would re-encode %s: %s, %s stored (%d bytes), %s native\n",
+			plural(rep.Recordings, "recording", ""), plural(rep.Chunks, "chunk", ""), humanBytes(rep.StoredBefore), rep.StoredBefore, humanBytes(rep.NativeBytes))
 	} else {
 		saved := rep.StoredBefore - rep.StoredAfter
 		pct := 0.0
 		if rep.StoredBefore > 0 {
 			pct = 100 * float64(saved) / float64(rep.StoredBefore)
 		}
-		fmt.Fprintf(e.stdout, "re-encoded %d recordings (%d of %d chunks smaller): %s -> %s stored, %s (%.1f%%) saved, in %s\n",
-			rep.Recordings, rep.ChunksWritten, rep.Chunks, humanBytes(rep.StoredBefore), humanBytes(rep.StoredAfter),
+		fmt.Fprintf(e.stdout, "re-encoded %s (%d of %d chunks smaller): %s -> %s stored, %s (%.1f%%) saved, in %s\n",
+			plural(rep.Recordings, "recording", ""), rep.ChunksWritten, rep.Chunks, humanBytes(rep.StoredBefore), humanBytes(rep.StoredAfter),
 			humanBytes(saved), pct, rep.Elapsed.Round(time.Millisecond))
 		if rep.Skipped > 0 {
-			fmt.Fprintf(e.stdout, "left %d recordings that changed during the pass (deleted, replaced or uploaded)\n", rep.Skipped)
+			fmt.Fprintf(e.stdout, "left %s that changed during the pass (deleted, replaced or uploaded)\n", plural(rep.Skipped, "recording", ""))
 		}
 		if len(rep.ShardsCompacted) > 0 || rep.CatalogCompacted {
 			fmt.Fprintf(e.stdout, "compacted shards %v, catalog %v\n", rep.ShardsCompacted, rep.CatalogCompacted)

@@ -165,7 +165,7 @@ func runRemote(ctx context.Context, e *env, o *remoteOptions, args []string) err
 			if o.json {
 				writeJSON(e, rep)
 			} else {
-				fmt.Fprintf(e.stdout, "%d recordings uploaded, %s\n", rep.Recordings, humanBytes(rep.Bytes))
+				fmt.Fprintf(e.stdout, "%s uploaded, %s\n", plural(rep.Recordings, "recording", ""), humanBytes(rep.Bytes))
 				for _, c := range rep.Conflicts {
 					fmt.Fprintf(e.stdout, "kept local: %s\n", c)
 				}

@@ -46,11 +46,11 @@ func TestRemoteTwoNodes(t *testing.T) {
 	if err != nil || secret == "" || bytes.Contains(catalog, []byte(secret)) || !bytes.Contains(catalog, []byte(srv.CredentialsFile)) {
 		t.Errorf("the catalog holds the secret, or not the credentials file's name (%v)", err)
 	}
-	if out := one.ok("remote", "upload"); !strings.Contains(out, "1 recordings uploaded") || !strings.Contains(out, "rec/") {
+	if out := one.ok("remote", "upload"); !strings.Contains(out, "1 recording uploaded") || !strings.Contains(out, "rec/") {
 		t.Fatalf("remote upload: %q", out)
 	}
 	exportIs(one, "node one")
-	if out := one.ok("stats"); !strings.Contains(out, "remote: 1 recordings") {
+	if out := one.ok("stats"); !strings.Contains(out, "remote: 1 recording,") {
 		t.Errorf("stats: %q", out)
 	}
 	if out := one.ok("check", "--read-data"); !strings.Contains(out, "remote: 1 objects, 1 manifests") || !strings.Contains(out, "ok") {

@@ -141,7 +141,7 @@ func TestRetentionAndPrune(t *testing.T) {
 
 	// --include-flagged takes the flagged one; the held one stays.
 	out = retCLI(t, dir, 0, "prune", "--include-flagged", "--older-than", "1d")
-	if !strings.Contains(out, "removed 1 recordings") || !strings.Contains(out, "kept 1 held") {
+	if !strings.Contains(out, "removed 1 recording,") || !strings.Contains(out, "kept 1 held") {
 		t.Errorf("prune --include-flagged:\n%s", out)
 	}
 	retCLI(t, dir, 0, "check", "--read-data")

@@ -63,8 +63,8 @@ func cmdStats() *command {
 				fmt.Fprintf(e.stdout, "shared: %s not stored twice (chunks equal byte for byte across recordings are kept once)\n", humanBytes(st.SharedBytes))
 			}
 			if st.RemoteRecordings > 0 || st.CacheBytes > 0 {
-				fmt.Fprintf(e.stdout, "local: %s; remote: %d recordings, %s; cached: %s\n",
-					humanBytes(st.DiskBytes-st.CacheBytes), st.RemoteRecordings, humanBytes(st.RemoteBytes), humanBytes(st.CacheBytes))
+				fmt.Fprintf(e.stdout, "local: %s; remote: %s, %s; cached: %s\n",
+					humanBytes(st.DiskBytes-st.CacheBytes), plural(st.RemoteRecordings, "recording", ""), humanBytes(st.RemoteBytes), humanBytes(st.CacheBytes))
 			}
 			return nil
 		},

@@ -68,7 +68,7 @@ func TestUploadDelayCLI(t *testing.T) {
 	if out := c.ok("remote", "upload"); !strings.Contains(out, "0 recordings uploaded") {
 		t.Errorf("remote upload right after ingest (default 5m): %q", out)
 	}
-	if out := c.ok("remote", "upload", "--older-than", "0s"); !strings.Contains(out, "1 recordings uploaded") {
+	if out := c.ok("remote", "upload", "--older-than", "0s"); !strings.Contains(out, "1 recording uploaded") {
 		t.Fatalf("remote upload --older-than 0s: %q", out)
 	}
 	if ls, where := location(c); where != "remote" || !strings.Contains(ls, " remote") {
@@ -85,7 +85,7 @@ func TestUploadDelayCLI(t *testing.T) {
 	if out := d.ok(append([]string{"remote", "set", srv.URL(), "--upload-after", "0s"}, s3...)...); !strings.Contains(out, "as soon as sealed") {
 		t.Errorf("remote set --upload-after 0s: %q", out)
 	}
-	if out := d.ok("remote", "upload"); !strings.Contains(out, "1 recordings uploaded") {
+	if out := d.ok("remote", "upload"); !strings.Contains(out, "1 recording uploaded") {
 		t.Errorf("remote upload with --upload-after 0s stored: %q", out)
 	}
 
