@@ -36,23 +36,106 @@ func (x *Archive) mark(ctx context.Context, ref string, e archive.AuditEntry, fn
 	return m, x.sync(ctx)
 }
 
-// Flag adds a moderator's flag (searchable at once as flag:NAME), or gives
-// an existing one a new note; the audit log keeps the old note.
+// Flag adds a moderator's flag on the whole recording (searchable at once
+// as flag:NAME), or gives an existing one a new note; the audit log keeps
+// the old note. The flag opens a case on the recording (Cases), or adds a
+// note to the one open already, so that someone follows it up.
 //
 // With a shared catalog, each mark is made there first (after the checks
 // that refuse it here), then here: every other node applies it too.
 func (x *Archive) Flag(ctx context.Context, by Actor, ref, name, note string) (*archive.Manifest, error) {
-	return x.mark(ctx, ref, archive.AuditEntry{Who: by.Name, Action: archive.AuditFlag, Detail: name, Reason: note},
+	return x.flag(ctx, by, ref, name, note, nil)
+}
+
+// FlagAt is Flag on a moment of the recording ("griefing at 0:42-0:50"):
+// from and to are ticks, offsets from the start (1m04s) or minutes and
+// seconds (0:42), read as export's --from and --to are. Both empty flag
+// the whole recording; one without the other is refused (ErrBadTick). A
+// range running past the end is cut there; one starting past it, or
+// ending before it starts, is refused. The range is the flag's: a second
+// flag of the name replaces it.
+func (x *Archive) FlagAt(ctx context.Context, by Actor, ref, name, note, from, to string) (*archive.Manifest, error) {
+	if from == "" && to == "" {
+		return x.flag(ctx, by, ref, name, note, nil)
+	}
+	span, err := x.FlagRange(ref, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return x.flag(ctx, by, ref, name, note, span)
+}
+
+// FlagRange reads a flag's range on recording ref as FlagAt does.
+func (x *Archive) FlagRange(ref, from, to string) (*archive.TickRange, error) {
+	if from == "" || to == "" {
+		return nil, fmt.Errorf("a flag's range takes both from and to (neither: the whole recording): %w", ErrBadTick)
+	}
+	r, err := x.Recording(ref)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.ParseFrom(clockOffset(from))
+	if err != nil {
+		return nil, fmt.Errorf("from: %w", err)
+	}
+	b, err := r.ParseTick(clockOffset(to))
+	if err != nil {
+		return nil, fmt.Errorf("to: %w", err)
+	}
+	last := r.LastTick()
+	if a > last {
+		return nil, fmt.Errorf("from: tick %d is past the recording's last tick %d: %w", a, last, ErrBadTick)
+	}
+	if b < a {
+		return nil, fmt.Errorf("flag range %s to %s (ticks %d to %d): %w", from, to, a, b, ErrEmptyRange)
+	}
+	return &archive.TickRange{From: a, To: min(b, last)}, nil
+}
+
+// clockOffset turns minutes and seconds ("0:42", "1:02:03", "0:42.5")
+// into the offset ParseTick reads ("0h0m42s"); anything else is left as
+// it is.
+func clockOffset(v string) string {
+	parts := strings.Split(strings.TrimSpace(v), ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return v
+	}
+	for len(parts) < 3 {
+		parts = append([]string{"0"}, parts...)
+	}
+	for i, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789.") != "" || (i < 2 && strings.Contains(p, ".")) {
+			return v
+		}
+	}
+	return parts[0] + "h" + parts[1] + "m" + parts[2] + "s"
+}
+
+// flag sets flag name (on span, nil: the whole recording) and opens or
+// follows up the recording's case.
+func (x *Archive) flag(ctx context.Context, by Actor, ref, name, note string, span *archive.TickRange) (*archive.Manifest, error) {
+	detail := name
+	if span != nil {
+		detail = fmt.Sprintf("%s at ticks %d-%d", name, span.From, span.To)
+	}
+	m, err := x.mark(ctx, ref, archive.AuditEntry{Who: by.Name, Action: archive.AuditFlag, Detail: detail, Reason: note},
 		func(id uuid.UUID) (*archive.Manifest, error) {
 			name, err := archive.FlagName(name)
 			if err == nil {
-				err = x.publish(ctx, catalog.KindFlag, flagKey(id, name), sharedFlag{Note: note})
+				err = x.publish(ctx, catalog.KindFlag, flagKey(id, name), sharedFlag{Note: note, Range: span})
 			}
 			if err != nil {
 				return nil, err
 			}
-			return x.a.SetFlag(id, name, note)
+			return x.a.SetFlagAt(id, name, note, span)
 		})
+	if err != nil {
+		return m, err
+	}
+	if err := x.flagCase(ctx, by, m, name, note, span); err != nil {
+		return m, fmt.Errorf("flagged %s, but its case: %w", name, err)
+	}
+	return m, nil
 }
 
 // Unflag removes a moderator's flag.

@@ -58,7 +58,8 @@ type shared struct {
 // Shared values, as the catalog stores them (JSON).
 type (
 	sharedFlag struct {
-		Note string `json:"note,omitempty"`
+		Note  string             `json:"note,omitempty"`
+		Range *archive.TickRange `json:"range,omitempty"`
 	}
 	sharedHold struct {
 		Reason string `json:"reason"`
@@ -119,7 +120,7 @@ func (x *Archive) change() (done func()) {
 }
 
 // seedCatalog gives the shared catalog what this archive held before it
-// first followed one: moderators' flags and holds, takedowns, tokens and
+// first followed one: moderators' flags, holds and cases, takedowns, tokens and
 // the retention policy, each only where the catalog has no entry (what
 // other nodes decided wins).
 func (x *Archive) seedCatalog(ctx context.Context) error {
@@ -136,7 +137,7 @@ func (x *Archive) seedCatalog(ctx context.Context) error {
 	}
 	err := x.a.List(ctx, func(m *archive.Manifest) error {
 		for _, f := range m.Flags {
-			if err := create(catalog.KindFlag, flagKey(m.ID, f.Name), sharedFlag{Note: f.Note}); err != nil {
+			if err := create(catalog.KindFlag, flagKey(m.ID, f.Name), sharedFlag{Note: f.Note, Range: f.Range}); err != nil {
 				return err
 			}
 		}
@@ -145,6 +146,9 @@ func (x *Archive) seedCatalog(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil {
+		err = x.seedCases(create)
+	}
 	if err != nil {
 		return fmt.Errorf("shared catalog: give it this archive's marks: %w", err)
 	}
@@ -462,6 +466,8 @@ func (x *Archive) applyEntry(ctx context.Context, e catalog.Entry) error {
 		return nil
 	case catalog.KindSetting:
 		return x.applySetting(ctx, e)
+	case kindCase, kindCaseNote:
+		return x.applyCase(e)
 	case catalog.KindAudit:
 		if e.Node == x.shared.node || e.Deleted {
 			return nil
@@ -489,7 +495,7 @@ func (x *Archive) applyFlag(id uuid.UUID, name string, f *sharedFlag) error {
 	}
 	for _, have := range m.Flags {
 		if have.Name == name {
-			if f != nil && have.Note == f.Note {
+			if f != nil && have.Note == f.Note && sameRange(have.Range, f.Range) {
 				return nil
 			}
 			if f == nil {
@@ -501,8 +507,17 @@ func (x *Archive) applyFlag(id uuid.UUID, name string, f *sharedFlag) error {
 	if f == nil {
 		return nil
 	}
-	_, err = x.a.SetFlag(id, name, f.Note)
+	_, err = x.a.SetFlagAt(id, name, f.Note, f.Range)
 	return err
+}
+
+// sameRange reports whether two flags' ranges are the same (nil: the
+// whole recording).
+func sameRange(a, b *archive.TickRange) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // applyHold sets the hold of recording id to h, or releases it (h nil).

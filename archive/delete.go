@@ -208,20 +208,38 @@ func FlagName(name string) (string, error) {
 	return name, nil
 }
 
-// SetFlag adds (or updates the note of) a moderator's flag.
+// ErrBadFlagRange is returned for a flag's range that ends before it
+// starts or starts before tick 0.
+var ErrBadFlagRange = errors.New("a flag's range runs from a tick to the same or a later one")
+
+// SetFlag adds (or updates the note of) a moderator's flag on the whole
+// recording.
 func (a *Archive) SetFlag(id uuid.UUID, name, note string) (*Manifest, error) {
+	return a.SetFlagAt(id, name, note, nil)
+}
+
+// SetFlagAt adds a moderator's flag on the ticks of span (nil: the whole
+// recording), or gives an existing flag of that name the new note and
+// span: one flag per name, as flag:NAME finds it.
+func (a *Archive) SetFlagAt(id uuid.UUID, name, note string, span *TickRange) (*Manifest, error) {
 	name, err := FlagName(name)
 	if err != nil {
 		return nil, err
 	}
+	if span != nil {
+		if span.From < 0 || span.To < span.From {
+			return nil, fmt.Errorf("flag %q: ticks %d to %d: %w", name, span.From, span.To, ErrBadFlagRange)
+		}
+		span = &TickRange{From: span.From, To: span.To}
+	}
 	return a.update(id, func(m *Manifest) error {
 		for i := range m.Flags {
 			if m.Flags[i].Name == name {
-				m.Flags[i].Note = note
+				m.Flags[i].Note, m.Flags[i].Range = note, span
 				return nil
 			}
 		}
-		m.Flags = append(m.Flags, Flag{Name: name, Note: note, At: a.opts.Now().UTC()})
+		m.Flags = append(m.Flags, Flag{Name: name, Note: note, At: a.opts.Now().UTC(), Range: span})
 		return nil
 	})
 }

@@ -85,11 +85,20 @@ type ChunkEntry struct {
 	Precompressed bool `json:"p,omitempty"`
 }
 
-// Flag is a moderator's flag on a recording.
+// Flag is a moderator's flag on a recording: on the whole of it, or on
+// the moment Range says ("griefing at 0:42-0:50").
 type Flag struct {
 	Name string    `json:"name"`
 	Note string    `json:"note,omitempty"`
 	At   time.Time `json:"at"`
+	// Range is the ticks the flag is about (nil: the whole recording).
+	Range *TickRange `json:"range,omitempty"`
+}
+
+// TickRange is a span of a recording's ticks, both ends included.
+type TickRange struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
 }
 
 // Hold pins a recording: retention never removes it and delete refuses it.
