@@ -15,6 +15,7 @@ import (
 //
 //	recording: version(1) format session map server start-unix-nanos(0 = unknown)
 //	           duration players(count, names) flags(count, names)
+//	           player-ids(count, ids: one per player, "" for none)
 //	event:     version(1) tick time kind player text
 const dataVersion = 1
 
@@ -45,6 +46,12 @@ func encodeRec(r *RecordingDoc) []byte {
 	b = binary.AppendUvarint(b, uint64(len(r.Flags)))
 	for _, f := range r.Flags {
 		b = appendStr(b, f)
+	}
+	// The players' ids, one per name above, for the player page
+	// (Index.EachHit); a search hit's JSON never carries them.
+	b = binary.AppendUvarint(b, uint64(len(r.Players)))
+	for _, p := range r.Players {
+		b = appendStr(b, p.ID)
 	}
 	return b
 }
@@ -117,6 +124,25 @@ func (d *decoder) strs() []string {
 	return out
 }
 
+// ids reads a count, which must be n, and that many strings, each
+// possibly empty.
+func (d *decoder) ids(n int) []string {
+	if c := d.uvarint(); d.err != nil || c != uint64(n) {
+		if d.err == nil {
+			d.err = errData
+		}
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		out = append(out, d.str())
+	}
+	return out
+}
+
 func (d *decoder) version() {
 	if len(d.b) == 0 || d.b[0] != dataVersion {
 		d.err = errData
@@ -139,6 +165,7 @@ func decodeRec(id string, b []byte, h *Hit) error {
 	h.Duration = time.Duration(d.varint())
 	h.Players = d.strs()
 	h.Flags = d.strs()
+	h.PlayerIDs = d.ids(len(h.Players))
 	return d.err
 }
 

@@ -17,7 +17,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Hit{ID: r.ID, Format: r.Format, Session: r.Session, Map: r.Map, Server: r.Server,
-		Start: r.Start, Duration: r.Duration, Players: []string{"Kitty", "Bob"}, Flags: r.Flags}
+		Start: r.Start, Duration: r.Duration, Players: []string{"Kitty", "Bob"}, PlayerIDs: []string{"K1", "b2"}, Flags: r.Flags}
 	if !reflect.DeepEqual(h, want) {
 		t.Errorf("got %+v\nwant %+v", h, want)
 	}

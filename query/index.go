@@ -85,6 +85,8 @@ const (
 	fStart   = "start"   // date, for ranges
 	fEnd     = "end"     // date: start + duration, for at: and during:
 	fSort    = "ts"      // keyword with doc values: start and id, for sorting
+	fSortDur = "tsd"     // keyword with doc values: duration, then the ts key
+	fSortPl  = "tsp"     // keyword with doc values: player count, then the ts key
 	fDur     = "dur"     // number: duration in milliseconds
 	fWords   = "words"   // analysed: player names, map, server, attrs
 	fRCmd    = "rcmd"    // analysed: all command text of the recording
@@ -166,7 +168,7 @@ type Index struct {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-28.2"
+const layoutVersion = "2026-11-28.3"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
@@ -261,7 +263,7 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
 		return f
 	}
-	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs, fPCmd + pairs, fPChat + pairs, fPEtc + pairs, fOver} {
+	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fSortDur, fSortPl, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs, fPCmd + pairs, fPChat + pairs, fPEtc + pairs, fOver} {
 		dm.AddFieldMappingsAt(name, kw())
 	}
 	for _, name := range []string{fWords, fRCmd, fRChat, fREtc, fPCmd, fPChat, fPEtc, fText, fCmd, fChat} {
@@ -636,6 +638,10 @@ func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 		}
 	}
 	d.AddField(document.NewTextFieldCustom(fSort, nil, []byte(ts), keywordOpts|index.DocValues, nil))
+	// The other orders' keys (Sort): the value at a fixed width, then ts,
+	// so ties go by start and id and the order stays total.
+	d.AddField(document.NewTextFieldCustom(fSortDur, nil, []byte(durKey(r.Duration)+ts), keywordOpts|index.DocValues, nil))
+	d.AddField(document.NewTextFieldCustom(fSortPl, nil, []byte(fmt.Sprintf("%08x", len(r.Players))+ts), keywordOpts|index.DocValues, nil))
 	d.AddField(document.NewNumericFieldWithIndexingOptions(fDur, nil, float64(r.Duration/time.Millisecond), index.IndexField))
 
 	for _, k := range t.kinds {
@@ -654,6 +660,12 @@ func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 	}
 	d.AddField(document.NewTextFieldCustom(fData, nil, encodeRec(r), storeOpts, nil))
 	return d
+}
+
+// durKey is a duration as 16 hex digits of milliseconds (a negative one
+// as zero), so that keys sort as the durations do.
+func durKey(d time.Duration) string {
+	return fmt.Sprintf("%016x", uint64(max(d, 0)/time.Millisecond))
 }
 
 // addText adds a recording-level text field: the words with positions, and

@@ -224,7 +224,7 @@ func TestHitContent(t *testing.T) {
 	want := Hit{
 		ID: idA, Format: "teehistorian", Session: "S1", Map: "ctf5", Server: "DDNet GER",
 		Start: time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC), Duration: 10 * time.Minute,
-		Players: []string{"Kitty", "Bob"}, Flags: []string{"aimbot"},
+		Players: []string{"Kitty", "Bob"}, PlayerIDs: []string{"K1", "b2"}, Flags: []string{"aimbot"},
 		Events:     []EventHit{{Tick: 300, Time: 6 * time.Second, Kind: "command", Player: "Kitty", Text: "ban 3 spam"}},
 		EventTotal: 1,
 	}

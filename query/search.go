@@ -32,7 +32,11 @@ type Hit struct {
 	Start                            time.Time
 	Duration                         time.Duration
 	Players                          []string // player names
-	Flags                            []string
+	// PlayerIDs are the players' ids, one per name of Players ("" where
+	// the format has none): moderators' data (they include accounts), so
+	// a search hit's JSON leaves them out.
+	PlayerIDs []string
+	Flags     []string
 	// Events are the events that matched the query's event-level terms
 	// (cmd:, chat:, kind:) and free words, in event order, at most
 	// Options.MaxEvents of them.
@@ -72,12 +76,84 @@ func (ix *Index) Search(ctx context.Context, q string, limit int) (*Results, err
 	return ix.SearchQuery(ctx, pq, 0, limit)
 }
 
+// SortKey names what search results can be ordered by.
+type SortKey int
+
+// The orders of search results. Each is total: ties go by start time, then
+// by recording id, in the same direction.
+const (
+	// SortStart orders by start time (recordings without one come after
+	// every start, newest first; before every start, oldest first).
+	SortStart SortKey = iota
+	// SortDuration orders by duration (in milliseconds).
+	SortDuration
+	// SortPlayers orders by the number of players the recording lists.
+	SortPlayers
+)
+
+// Sort is an order of search results: by Key, largest (newest) first,
+// or smallest first with Asc. The zero Sort, newest first, is the
+// default, and the fastest: it alone looks at recent recordings first
+// when many match (see newest).
+type Sort struct {
+	Key SortKey
+	Asc bool
+}
+
+// ParseSort reads an order as the API and the command line name it: by
+// "start", "duration" or "players" ("" is start), and order "desc" or
+// "asc" ("" is desc).
+func ParseSort(by, order string) (Sort, error) {
+	var s Sort
+	switch by {
+	case "", "start":
+	case "duration":
+		s.Key = SortDuration
+	case "players":
+		s.Key = SortPlayers
+	default:
+		return Sort{}, fmt.Errorf("query: sort %q: want start, duration or players", by)
+	}
+	switch order {
+	case "", "desc":
+	case "asc":
+		s.Asc = true
+	default:
+		return Sort{}, fmt.Errorf("query: order %q: want asc or desc", order)
+	}
+	return s, nil
+}
+
+// String names s as ParseSort reads it, e.g. "duration asc".
+func (s Sort) String() string {
+	by := [...]string{"start", "duration", "players"}[s.Key]
+	if s.Asc {
+		return by + " asc"
+	}
+	return by + " desc"
+}
+
+// field is the keyword field with doc values that s orders by.
+func (s Sort) field() (string, error) {
+	switch s.Key {
+	case SortStart:
+		return fSort, nil
+	case SortDuration:
+		return fSortDur, nil
+	case SortPlayers:
+		return fSortPl, nil
+	}
+	return "", fmt.Errorf("query: no sort key %d", s.Key)
+}
+
 // SearchQuery runs a parsed query and returns the matching recordings from
 // offset from on, at most limit of them (DefaultLimit when limit <= 0,
-// MaxOffset at most), newest first (recordings without a start time last).
-// An offset past MaxOffset is ErrOffset. It stops with ctx's error when ctx
-// is done.
-func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*Results, error) {
+// MaxOffset at most), newest first (recordings without a start time last),
+// or in the order sort names (at most one; see Sort). Pages of one order
+// over an unchanged index hold every match exactly once: each order is
+// total. An offset past MaxOffset is ErrOffset. It stops with ctx's error
+// when ctx is done.
+func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int, sort ...Sort) (*Results, error) {
 	began := time.Now()
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -87,6 +163,18 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		return nil, fmt.Errorf("offset %d: %w", from, ErrOffset)
 	}
 	from = max(from, 0)
+	var so Sort
+	switch len(sort) {
+	case 0:
+	case 1:
+		so = sort[0]
+	default:
+		return nil, fmt.Errorf("query: %d sorts given, want at most one", len(sort))
+	}
+	field, err := so.field()
+	if err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -96,7 +184,7 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int) (*R
 		return nil, err
 	}
 	events, evTerms, confirm := c.events, c.evTerms, c.confirm
-	hits, total, err := ix.newest(ctx, top, from, limit)
+	hits, total, err := ix.newest(ctx, top, field, so.Asc, from, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -231,22 +319,32 @@ type tsEntry struct {
 	id index.IndexInternalID
 }
 
-// tsHeap is a min-heap on ts: the root is the oldest of the newest so far.
-type tsHeap []tsEntry
+// tsHeap keeps the first entries of an order: a min-heap on ts (the root
+// is the oldest of the newest so far), or with asc a max-heap.
+type tsHeap struct {
+	e   []tsEntry
+	asc bool
+}
 
-func (h tsHeap) Len() int           { return len(h) }
-func (h tsHeap) Less(i, j int) bool { return h[i].ts < h[j].ts }
-func (h tsHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *tsHeap) Push(x any)        { *h = append(*h, x.(tsEntry)) }
+func (h *tsHeap) Len() int { return len(h.e) }
+func (h *tsHeap) Less(i, j int) bool {
+	if h.asc {
+		return h.e[i].ts > h.e[j].ts
+	}
+	return h.e[i].ts < h.e[j].ts
+}
+func (h *tsHeap) Swap(i, j int) { h.e[i], h.e[j] = h.e[j], h.e[i] }
+func (h *tsHeap) Push(x any)    { h.e = append(h.e, x.(tsEntry)) }
 func (h *tsHeap) Pop() any {
-	old := *h
+	old := h.e
 	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+	h.e = old[:len(old)-1]
 	return x
 }
 
 // newest returns the newest matching recordings [from, from+limit) of q and
-// the number of all matching recordings.
+// the number of all matching recordings; with another sort field than ts
+// (or asc) the first of that order instead, by a full walk (no window).
 //
 // It walks q's searcher once, counting matches and keeping the newest
 // from+limit in a heap by the "ts" doc value (unique per recording: start,
@@ -255,13 +353,14 @@ func (h *tsHeap) Pop() any {
 // then asks bleve for the newest page within a recent window of start times
 // sized to hold about four pages, widening it ×8 while it holds too few; the
 // last round has no window.
-func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) ([]recHit, int, error) {
+func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bool, from, limit int) ([]recHit, int, error) {
 	need := from + limit
 	lo, hi, spanOK, err := ix.span()
 	if err != nil {
 		return nil, 0, err
 	}
-	spanOK = spanOK && hi > lo
+	// The window is of recent start times: only for newest first.
+	spanOK = spanOK && hi > lo && field == fSort && !asc
 	adv, err := ix.bi.Advanced()
 	if err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", err)
@@ -276,12 +375,12 @@ func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) ([]
 		return nil, 0, fmt.Errorf("query: search: %w", err)
 	}
 	defer s.Close()
-	dvr, err := r.DocValueReader([]string{fSort})
+	dvr, err := r.DocValueReader([]string{field})
 	if err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", err)
 	}
 	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
-	var top tsHeap
+	top := &tsHeap{asc: asc}
 	var cur []byte
 	visit := func(_ string, term []byte) { cur = append(cur[:0], term...) }
 	sorting := true
@@ -296,7 +395,7 @@ func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) ([]
 		}
 		total++
 		if sorting && spanOK && total > ix.windowMin && total > 4*need {
-			sorting, top = false, nil
+			sorting, top.e = false, nil
 		}
 		if sorting {
 			cur = cur[:0]
@@ -304,11 +403,11 @@ func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) ([]
 				return nil, 0, fmt.Errorf("query: search: %w", err)
 			}
 			switch {
-			case len(top) < need:
-				heap.Push(&top, tsEntry{string(cur), slices.Clone(d.IndexInternalID)})
-			case string(cur) > top[0].ts:
-				top[0] = tsEntry{string(cur), slices.Clone(d.IndexInternalID)}
-				heap.Fix(&top, 0)
+			case len(top.e) < need:
+				heap.Push(top, tsEntry{string(cur), slices.Clone(d.IndexInternalID)})
+			case !asc && string(cur) > top.e[0].ts, asc && string(cur) < top.e[0].ts:
+				top.e[0] = tsEntry{string(cur), slices.Clone(d.IndexInternalID)}
+				heap.Fix(top, 0)
 			}
 		}
 		sctx.DocumentMatchPool.Put(d)
@@ -319,12 +418,17 @@ func (ix *Index) newest(ctx context.Context, q query.Query, from, limit int) ([]
 		}
 	}
 	if sorting {
-		slices.SortFunc(top, func(a, b tsEntry) int { return strings.Compare(b.ts, a.ts) })
-		if from >= len(top) {
+		slices.SortFunc(top.e, func(a, b tsEntry) int {
+			if asc {
+				return strings.Compare(a.ts, b.ts)
+			}
+			return strings.Compare(b.ts, a.ts)
+		})
+		if from >= len(top.e) {
 			return nil, total, nil
 		}
-		out := make([]recHit, 0, len(top)-from)
-		for _, e := range top[from:] {
+		out := make([]recHit, 0, len(top.e)-from)
+		for _, e := range top.e[from:] {
 			id, err := r.ExternalID(e.id)
 			if err != nil {
 				return nil, 0, fmt.Errorf("query: search: %w", err)
@@ -508,4 +612,85 @@ func textQuery(field string, t *Term) query.Query {
 		return termQ(field, t.Words[0])
 	}
 	return query.NewPhraseQuery(t.Words, field)
+}
+
+// EachHit calls fn with each of the first max recordings q matches (in
+// index order, not sorted; without events), for a caller that sums up
+// all of a query's recordings rather than showing a page of them: the
+// player page's aliases, first and last seen and flags. It returns how
+// many recordings match in all, also past max. The query must be of
+// recording-level terms only (player:, player-id:, map:, ...): text
+// terms may need their recordings' events to be decided (see
+// overflowed), which EachHit does not read. It stops with ctx's error
+// when ctx is done.
+func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit) error) (int, error) {
+	for i := range q.Terms {
+		if q.Terms[i].Level() != RecordingLevel {
+			return 0, fmt.Errorf("query: %q: EachHit takes recording-level terms only", q.Terms[i].Raw)
+		}
+	}
+	c := compiler{q: q, live: func(t *Term) (query.Query, error) { return ix.liveMatch(ctx, t) }}
+	top, err := c.root()
+	if err != nil {
+		return 0, err
+	}
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return 0, fmt.Errorf("query: each hit: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return 0, fmt.Errorf("query: each hit: %w", err)
+	}
+	defer r.Close()
+	s, err := top.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
+	if err != nil {
+		return 0, fmt.Errorf("query: each hit: %w", err)
+	}
+	defer s.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
+	total := 0
+	for {
+		d, err := s.Next(sctx)
+		if err != nil {
+			return 0, fmt.Errorf("query: each hit: %w", err)
+		}
+		if d == nil {
+			return total, nil
+		}
+		total++
+		if total%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		if total > max {
+			sctx.DocumentMatchPool.Put(d)
+			continue
+		}
+		id, err := r.ExternalID(d.IndexInternalID)
+		sctx.DocumentMatchPool.Put(d)
+		if err != nil {
+			return 0, fmt.Errorf("query: each hit: %w", err)
+		}
+		doc, err := r.Document(id)
+		if err != nil {
+			return 0, fmt.Errorf("query: recording %s: %w", id, err)
+		}
+		var data []byte
+		if doc != nil {
+			doc.VisitFields(func(f index.Field) {
+				if f.Name() == fData {
+					data = f.Value()
+				}
+			})
+		}
+		var h Hit
+		if err := decodeRec(id, data, &h); err != nil {
+			return 0, fmt.Errorf("query: recording %s: %w", id, err)
+		}
+		if err := fn(&h); err != nil {
+			return 0, err
+		}
+	}
 }

@@ -1,0 +1,223 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSortOrders: each Sort orders the hits by its key in both directions
+// (ties by start, then id, the same way), and paging through every page of
+// a query, with pages of 7, gives each matching recording exactly once, in
+// the order of a sort of all of them in Go. Newest first is the zero Sort.
+func TestSortOrders(t *testing.T) {
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	c := genConfig{Recordings: 300, Events: 2, Players: 40, Seed: 11}
+	var puts []RecordingDoc
+	for i := range c.Recordings {
+		r := genRecording(c, i)
+		switch i % 25 {
+		case 0:
+			r.Start = time.Time{} // no start
+		case 1:
+			r.Duration = 10 * time.Minute // ties of duration
+		}
+		puts = append(puts, r)
+	}
+	ctx := context.Background()
+	if err := ix.Apply(ctx, 1, puts, nil); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]*RecordingDoc{}
+	for i := range puts {
+		byID[puts[i].ID] = &puts[i]
+	}
+	// tie is the start order (without a start: before every start),
+	// then the id.
+	tie := func(a, b *RecordingDoc) int {
+		if a.Start.IsZero() != b.Start.IsZero() {
+			if a.Start.IsZero() {
+				return -1
+			}
+			return 1
+		}
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	}
+	keyOf := map[SortKey]func(r *RecordingDoc) int64{
+		SortStart:    func(*RecordingDoc) int64 { return 0 },
+		SortDuration: func(r *RecordingDoc) int64 { return r.Duration.Milliseconds() },
+		SortPlayers:  func(r *RecordingDoc) int64 { return int64(len(r.Players)) },
+	}
+	for _, q := range []string{"", "format:vtx OR format:hcrp", "-player:ka*"} {
+		pq, err := Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []SortKey{SortStart, SortDuration, SortPlayers} {
+			for _, asc := range []bool{false, true} {
+				so := Sort{Key: key, Asc: asc}
+				var got []string
+				total := -1
+				for from := 0; ; from += 7 {
+					res, err := ix.SearchQuery(ctx, pq, from, 7, so)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if total >= 0 && res.Total != total {
+						t.Fatalf("%q %v: total %d, then %d", q, so, total, res.Total)
+					}
+					total = res.Total
+					for _, h := range res.Hits {
+						got = append(got, h.ID)
+					}
+					if len(res.Hits) < 7 {
+						break
+					}
+				}
+				want := slices.Clone(got)
+				slices.SortFunc(want, func(a, b string) int {
+					ra, rb := byID[a], byID[b]
+					c := cmp.Compare(keyOf[key](ra), keyOf[key](rb))
+					if c == 0 {
+						c = tie(ra, rb)
+					}
+					if !asc {
+						c = -c
+					}
+					return c
+				})
+				if len(got) != total || len(slices.Compact(slices.Sorted(slices.Values(got)))) != total {
+					t.Errorf("%q %v: %d hits over the pages, %d distinct, total %d", q, so, len(got), len(slices.Compact(slices.Sorted(slices.Values(got)))), total)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%q %v: the pages are not in order", q, so)
+				}
+				if q == "" && total != c.Recordings {
+					t.Errorf("%q: total %d", q, total)
+				}
+			}
+		}
+	}
+	// The zero Sort is the default order.
+	pq, _ := Parse("")
+	a, err := ix.SearchQuery(ctx, pq, 0, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ix.SearchQuery(ctx, pq, 0, 50, Sort{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ga, _ := ids(a)
+	gb, _ := ids(b)
+	if !slices.Equal(ga, gb) || len(ga) != 50 {
+		t.Errorf("the zero Sort: %v, default %v", gb, ga)
+	}
+	if _, err := ix.SearchQuery(ctx, pq, 0, 5, Sort{Key: 9}); err == nil {
+		t.Error("an unknown sort key was taken")
+	}
+}
+
+// TestParseSort: the API's names of the orders, and a clear error for
+// another.
+func TestParseSort(t *testing.T) {
+	for _, tc := range []struct {
+		by, order string
+		want      Sort
+	}{
+		{"", "", Sort{}},
+		{"start", "asc", Sort{SortStart, true}},
+		{"duration", "desc", Sort{SortDuration, false}},
+		{"players", "asc", Sort{SortPlayers, true}},
+	} {
+		got, err := ParseSort(tc.by, tc.order)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseSort(%q, %q) = %v, %v", tc.by, tc.order, got, err)
+		}
+		if tc.by != "" {
+			by, order, _ := strings.Cut(got.String(), " ")
+			if back, err := ParseSort(by, order); err != nil || back != got {
+				t.Errorf("%v: String %q reads back as %v, %v", got, got.String(), back, err)
+			}
+		}
+	}
+	for _, bad := range [][2]string{{"size", ""}, {"start", "up"}, {"Start", ""}} {
+		if _, err := ParseSort(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), bad[0]+bad[1]) && !strings.Contains(err.Error(), "want") {
+			t.Errorf("ParseSort(%q, %q): %v", bad[0], bad[1], err)
+		}
+	}
+}
+
+// TestEachHit: every recording of a player-id: query, each with its
+// players' names and ids paired as indexed, the total past max, and text
+// terms refused.
+func TestEachHit(t *testing.T) {
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	c := genConfig{Recordings: 200, Events: 2, Players: 30, Seed: 12}
+	var puts []RecordingDoc
+	want := map[string]bool{}
+	for i := range c.Recordings {
+		r := genRecording(c, i)
+		for _, p := range r.Players {
+			if p.ID == "u7" {
+				want[r.ID] = true
+			}
+		}
+		puts = append(puts, r)
+	}
+	ctx := context.Background()
+	if err := ix.Apply(ctx, 1, puts, nil); err != nil {
+		t.Fatal(err)
+	}
+	pq, err := Parse("player-id:u7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	total, err := ix.EachHit(ctx, pq, 1000, func(h *Hit) error {
+		got[h.ID] = true
+		if len(h.PlayerIDs) != len(h.Players) || !slices.Contains(h.PlayerIDs, "u7") {
+			t.Errorf("%s: names %v, ids %v", h.ID, h.Players, h.PlayerIDs)
+		}
+		for i, id := range h.PlayerIDs {
+			if "u"+strings.TrimLeft(id, "u") != id || genName(atoi(id[1:])) != h.Players[i] {
+				t.Errorf("%s: %q paired with %q", h.ID, h.Players[i], id)
+			}
+		}
+		return nil
+	})
+	if err != nil || total != len(want) || len(got) != len(want) || len(want) < 5 {
+		t.Fatalf("EachHit: %d (%d seen), %v; want %d", total, len(got), err, len(want))
+	}
+	n := 0
+	total, err = ix.EachHit(ctx, pq, 3, func(*Hit) error { n++; return nil })
+	if err != nil || n != 3 || total != len(want) {
+		t.Errorf("max 3: %d seen, total %d, %v", n, total, err)
+	}
+	tq, _ := Parse("player-id:u7 cmd:kick")
+	if _, err := ix.EachHit(ctx, tq, 10, func(*Hit) error { return nil }); err == nil {
+		t.Error("a text term was taken")
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
