@@ -108,6 +108,7 @@ type metaBuilder struct {
 	last     time.Time
 	n        int64
 	lastGoal *LastScore
+	score    scoreState // the stats for the scoreboard (scoreboard.go)
 }
 
 var teamNames = []string{"blue", "orange", "spectator"}
@@ -127,6 +128,7 @@ func (mb *metaBuilder) add(tick int64, f *Frame) {
 	}
 	mb.last = f.RecordedTime
 	mb.n++
+	mb.score.add(f)
 	at := f.RecordedTime.Sub(mb.first)
 	now := make(map[int64]string, len(mb.teamOf))
 	for ti, t := range f.Teams {
@@ -182,6 +184,7 @@ func (mb *metaBuilder) add(tick int64, f *Frame) {
 
 func (mb *metaBuilder) finish() {
 	m := mb.meta
+	mb.score.store(m)
 	m.Ticks = mb.n
 	if mb.n > 0 && !mb.first.Before(earliestRecording) {
 		m.Start = mb.first
