@@ -12,6 +12,10 @@ import (
 type noteBody struct {
 	Note   string `json:"note"`
 	Reason string `json:"reason"`
+	// From and To put a flag on a moment (ticks, offsets like 1m04s, or
+	// 0:42); both absent: the whole recording.
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 func (s *Server) markBody(r *http.Request) (noteBody, error) {
@@ -22,6 +26,12 @@ func (s *Server) markBody(r *http.Request) (noteBody, error) {
 	}
 	if b.Note == "" {
 		b.Note = r.URL.Query().Get("note")
+	}
+	if b.From == "" {
+		b.From = r.URL.Query().Get("from")
+	}
+	if b.To == "" {
+		b.To = r.URL.Query().Get("to")
 	}
 	return b, err
 }
@@ -45,7 +55,7 @@ func (s *Server) mark(do func(r *http.Request, b noteBody) (*archive.Manifest, e
 }
 
 func (s *Server) flag(r *http.Request, b noteBody) (*archive.Manifest, error) {
-	return s.x.Flag(r.Context(), actorOf(r), r.PathValue("id"), r.PathValue("name"), b.Note)
+	return s.x.FlagAt(r.Context(), actorOf(r), r.PathValue("id"), r.PathValue("name"), b.Note, b.From, b.To)
 }
 
 func (s *Server) unflag(r *http.Request, b noteBody) (*archive.Manifest, error) {

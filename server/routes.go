@@ -50,6 +50,7 @@ func (s *Server) routes() {
 	h("DELETE /api/v1/recordings/{id}/flags/{name}", m, "unflag", s.mark(s.unflag))
 	h("PUT /api/v1/recordings/{id}/hold", m, "hold", s.mark(s.hold))
 	h("DELETE /api/v1/recordings/{id}/hold", m, "release", s.mark(s.release))
+	s.caseRoutes(h)
 	h("DELETE /api/v1/recordings/{id}", m, "takedown", s.takedown)
 	h("GET /api/v1/takedowns", m, "takedowns", s.takedowns)
 	h("POST /api/v1/takedowns/{id}/undo", m, "undo-takedown", s.undoTakedown)
