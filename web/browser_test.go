@@ -804,6 +804,35 @@ func TestTrailsEveryFormat(t *testing.T) {
 				}
 			}
 			t.Logf("%s at tick %d: %d trails: %s", format, mid, tracks, strings.ReplaceAll(labels, "\n", ", "))
+			// Every name inside the picture, none cut at its edge, at
+			// moments through the recording (the players at the edges of
+			// the picture change).
+			w := eval[float64](b, `document.getElementById('trails').getBoundingClientRect().width`)
+			h := eval[float64](b, `document.getElementById('trails').getBoundingClientRect().height`)
+			checked := 0
+			for k := int64(1); k <= 7; k++ {
+				tick := rec.LastTick() * k / 8
+				b.do("open", chromedp.Navigate(s.asOwner(fmt.Sprintf("/r/%s?t=%d", id, tick))))
+				b.waitFor("the recording page", fmt.Sprintf(`document.body.dataset.ready === 'recording' && document.getElementById('trails').dataset.tick === '%d'`, tick))
+				boxes := eval[string](b, `document.getElementById('trails').dataset.labelBoxes`)
+				for _, bx := range strings.Split(boxes, ";") {
+					if bx == "" {
+						continue
+					}
+					var x, y, bw, bh float64
+					if _, err := fmt.Sscanf(bx, "%g,%g,%g,%g", &x, &y, &bw, &bh); err != nil {
+						t.Errorf("label box %q: %v", bx, err)
+						continue
+					}
+					checked++
+					if x < 0 || y < 0 || x+bw > w+1 || y+bh > h+1 {
+						t.Errorf("tick %d: a name at %q (x, y, w, h) crosses the %gx%g picture's edge", tick, bx, w, h)
+					}
+				}
+			}
+			if checked == 0 {
+				t.Errorf("no names drawn at seven moments")
+			}
 		})
 	}
 }

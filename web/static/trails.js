@@ -169,7 +169,7 @@ function paintTrails(pieces, sel, trail) {
     }
   }
   let drawn = 0;
-  const labels = [];
+  const labels = [], boxes = [];
   if (isFinite(minX)) {
     ({ minX, maxX, minY, maxY } = mapBounds(minX, maxX, minY, maxY));
     const pad = 28;
@@ -234,7 +234,12 @@ function paintTrails(pieces, sel, trail) {
       g.beginPath(); g.arc(X(h[1]), Y(h[2]), 5, 0, Math.PI * 2); g.fill();
       const label = t.label;
       g.fillStyle = '#fff';
-      g.fillText(label, X(h[1]) + 8, Y(h[2]) - 6);
+      // The name stays inside the picture: beside the head when it
+      // fits, else moved in from the edge it would cross.
+      const w = g.measureText(label).width, fs = parseFloat(g.font) || 12;
+      const nx = Math.max(2, Math.min(X(h[1]) + 8, W - w - 2)), ny = Math.max(fs, Math.min(Y(h[2]) - 6, H - 2));
+      g.fillText(label, nx, ny);
+      boxes.push([nx, ny - fs, w, fs].map(Math.round).join(','));
       labels.push(label);
       drawn++;
     }
@@ -244,6 +249,7 @@ function paintTrails(pieces, sel, trail) {
   g.fillText(`tick ${sel} · ${offset(timeAt(sel))}`, 8, H - 8);
   c.dataset.tracks = String(drawn);
   c.dataset.labels = labels.join('\n');
+  c.dataset.labelBoxes = boxes.join(';'); // x,y,w,h of each name, in CSS pixels
   c.dataset.tick = String(sel);
   c.setAttribute('aria-label', drawn ? `Positions around tick ${sel}: ${labels.join(', ')}` : `No positions around tick ${sel}`);
   $('trail-note').textContent = drawn ? `${drawn} trail${drawn === 1 ? '' : 's'}, the last ${TRAIL_SECONDS} s before the selected moment` :
