@@ -102,6 +102,7 @@ func commands() []*command {
 	cmds := []*command{
 		cmdIngest(), cmdLs(), cmdShow(), cmdExport(), cmdFrames(), cmdEvents(), cmdSearch(), cmdReindex(),
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(), cmdTakedowns(),
+		cmdCases(),
 		cmdRetention(), cmdPrune(), cmdRecompress(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdMaps(), cmdServe(), cmdPush(), cmdLogin(),
 		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/internal/textsafe"
 	"github.com/replayarchive/replay/internal/units"
@@ -19,22 +20,33 @@ import (
 
 // flagOptions are the flags of archivectl flag.
 type flagOptions struct {
-	note string
+	note     string
+	from, to string
 }
 
 // AddFlags declares the flags on fs.
 func (o *flagOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.note, "note", "", "why it was flagged")
+	fs.StringVar(&o.from, "from", "", "flag a moment from this tick, offset (1m04s) or m:ss (with --to)")
+	fs.StringVar(&o.to, "to", "", "to this tick, offset or m:ss (with --from)")
 }
 
 func cmdFlag() *command {
 	o := new(flagOptions)
 	return &command{
-		name: "flag", args: "ID NAME [--note TEXT]",
-		summary: "flag a recording (searchable at once with flag:NAME)",
-		help:    `A second flag of the same name with a new note replaces the note; the audit log keeps both.`,
-		access:  writeAccess,
-		flags:   o.AddFlags,
+		name: "flag", args: "ID NAME [--note TEXT] [--from T --to T]",
+		summary: "flag a recording or a moment of it (searchable at once with flag:NAME)",
+		help: `Flags the whole recording, or with --from and --to the moment between
+them ("griefing at 0:42-0:50": --from 0:42 --to 0:50); each is a tick
+(1500), an offset from the start (42s, 1m04s) or minutes and seconds
+(0:42, 1:02:03). A range running past the end is cut there. The web
+page marks the moment on the timeline and opens the recording there.
+A second flag of the same name replaces the note and the range (none:
+the whole recording again); the audit log keeps both. The flag opens a
+case on the recording, or adds a note to its open case ('archivectl
+cases').`,
+		access: writeAccess,
+		flags:  o.AddFlags,
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 2 {
 				return usagef("flag takes a recording ID and a flag name")
@@ -43,8 +55,22 @@ func cmdFlag() *command {
 			if err != nil {
 				return err
 			}
-			m, err := x.Flag(ctx, e.who, args[0], args[1], o.note)
-			return printMark(e, m, err, "flagged %s: %s", args[1])
+			if (o.from == "") != (o.to == "") {
+				return usagef("--from and --to go together (neither: the whole recording)")
+			}
+			m, err := x.FlagAt(ctx, e.who, args[0], args[1], o.note, o.from, o.to)
+			if errors.Is(err, replay.ErrBadTick) || errors.Is(err, replay.ErrEmptyRange) {
+				return usagef("%v", err)
+			}
+			what := args[1]
+			if err == nil {
+				for _, f := range m.Flags {
+					if f.Name == strings.TrimSpace(args[1]) && f.Range != nil {
+						what += fmt.Sprintf(" at ticks %d-%d", f.Range.From, f.Range.To)
+					}
+				}
+			}
+			return printMark(e, m, err, "flagged %s: %s", what)
 		},
 	}
 }
