@@ -1,4 +1,5 @@
-// The search endpoint: a query with its bounds, paged by cursor.
+// The search endpoint: a query with its bounds, in an order (sort, order),
+// paged by cursor.
 
 package server
 
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/replayarchive/replay/query"
 	"github.com/replayarchive/replay/wire"
@@ -23,9 +25,14 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, badRequest("limit: want 1 to %d", maxLimit))
 		return
 	}
+	so, err := sortParam(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	from := 0
 	if c := r.URL.Query().Get("cursor"); c != "" {
-		if from, err = decodeCursor(c); err != nil {
+		if from, err = decodeCursor(c, so); err != nil {
 			s.fail(w, err)
 			return
 		}
@@ -41,7 +48,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	// The search gets a time budget, and stops when the client leaves.
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
 	defer cancel()
-	res, err := s.x.SearchQuery(ctx, pq, from, limit)
+	res, err := s.x.SearchSorted(ctx, pq, so, from, limit)
 	switch {
 	case err != nil && r.Context().Err() != nil:
 		s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
@@ -55,23 +62,53 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	next := ""
 	if n := from + len(res.Hits); n < res.Total && len(res.Hits) > 0 && n <= query.MaxOffset {
-		next = encodeCursor(n)
+		next = encodeCursor(n, so)
 	}
 	writeJSON(w, http.StatusOK, wire.SearchOf(s.x, q, res, next))
 }
 
-func encodeCursor(from int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(from)))
+// sortParam reads the order of a list: sort=start|duration|players and
+// order=asc|desc (default newest first).
+func sortParam(r *http.Request) (query.Sort, error) {
+	so, err := query.ParseSort(r.URL.Query().Get("sort"), r.URL.Query().Get("order"))
+	if err != nil {
+		return query.Sort{}, badRequest("%s", strings.TrimPrefix(err.Error(), "query: "))
+	}
+	return so, nil
 }
 
-func decodeCursor(c string) (int, error) {
+// encodeCursor is the cursor of the page at offset from of order so: the
+// order is in it, so that a cursor is never read in another order (which
+// would skip or repeat recordings). The default order's cursor is as it
+// always was.
+func encodeCursor(from int, so query.Sort) string {
+	c := "o" + strconv.Itoa(from)
+	if so != (query.Sort{}) {
+		c += "." + strings.ReplaceAll(so.String(), " ", ".")
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(c))
+}
+
+// decodeCursor reads a cursor encodeCursor gave for order so.
+func decodeCursor(c string, so query.Sort) (int, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil || len(b) < 2 || b[0] != 'o' {
 		return 0, badRequest("cursor %q: not a cursor this server gave", c)
 	}
-	n, err := strconv.Atoi(string(b[1:]))
+	num, order, sorted := strings.Cut(string(b[1:]), ".")
+	n, err := strconv.Atoi(num)
 	if err != nil || n < 0 || n > query.MaxOffset {
 		return 0, badRequest("cursor %q: not a cursor this server gave", c)
+	}
+	got := query.Sort{}
+	if sorted {
+		by, dir, _ := strings.Cut(order, ".")
+		if got, err = query.ParseSort(by, dir); err != nil {
+			return 0, badRequest("cursor %q: not a cursor this server gave", c)
+		}
+	}
+	if got != so {
+		return 0, badRequest("cursor %q: a cursor of the order %s, not %s (keep sort and order while paging)", c, got, so)
 	}
 	return n, nil
 }

@@ -1,0 +1,227 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/replayarchive/replay/query"
+)
+
+// SearchSorted runs a parsed query as SearchQuery does, in the order so
+// names (the recording list sorted by start, duration or players count).
+func (x *Archive) SearchSorted(ctx context.Context, pq *query.Query, so query.Sort, from, limit int) (*query.Results, error) {
+	ix, err := x.index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ix.SearchQuery(ctx, pq, from, limit, so)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return res, nil
+}
+
+// PlayerScanMax bounds the recordings a player's summary reads: past it the
+// summary (aliases, first and last seen, flags) is of the first
+// PlayerScanMax found, and Player says so (Scanned < Total).
+const PlayerScanMax = 20_000
+
+// PlayerKey names a player: by name (case-insensitive, as player: matches)
+// or by the stable id the format gives players (player-id:), one of them.
+type PlayerKey struct {
+	Name, ID string
+}
+
+// Query is the search for the recordings of the player k names.
+func (k PlayerKey) Query() (*query.Query, error) {
+	op, v := "player", k.Name
+	if k.ID != "" {
+		op, v = "player-id", k.ID
+	}
+	if v == "" || (k.Name != "" && k.ID != "") {
+		return nil, fmt.Errorf("player: give a name or an id")
+	}
+	return &query.Query{Terms: []query.Term{{Op: op, Value: strings.ToLower(v), Raw: op + ":" + v}}}, nil
+}
+
+// Seen is a name or an id seen with a player, how often and when.
+type Seen struct {
+	Value       string
+	Recordings  int
+	First, Last time.Time // zero when no recording of it has a start
+}
+
+// FlagCount is a flag and the number of a player's recordings carrying it.
+type FlagCount struct {
+	Flag       string
+	Recordings int
+}
+
+// PlayerSummary is what all recordings of one player say about it, for
+// the player page.
+type PlayerSummary struct {
+	Key PlayerKey
+	// Total counts the player's recordings; Scanned those the summary
+	// read (at most PlayerScanMax).
+	Total, Scanned int
+	// First and Last are the earliest and latest start of its recordings
+	// (zero when none has one).
+	First, Last time.Time
+	// Names are the names the player was seen under (by id: its aliases;
+	// by name: the spellings of the name, which matches case-insensitively),
+	// most recordings first.
+	Names []Seen
+	// IDs are the ids seen with the player (by name: the ids that name
+	// was used with; by id: the id's spellings), most recordings first.
+	// Moderators' data: accounts among them.
+	IDs []Seen
+	// Aliases, for a player asked by name, are the other names used by
+	// the ids in IDs (the first 16 of them), most recordings first.
+	Aliases []Seen
+	// Flags are the flags of its recordings, most recordings first.
+	Flags []FlagCount
+}
+
+// aliasIDs bounds how many of a name's ids its aliases are looked up for.
+const aliasIDs = 16
+
+// Player sums up every recording of the player k names (at most
+// PlayerScanMax of them): the names and ids seen, first and last seen, the
+// flags. A name found by no recording gives a summary with Total 0.
+func (x *Archive) Player(ctx context.Context, k PlayerKey) (*PlayerSummary, error) {
+	pq, err := k.Query()
+	if err != nil {
+		return nil, err
+	}
+	ix, err := x.index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &PlayerSummary{Key: k}
+	names, ids, flags := seenSet{}, seenSet{}, map[string]int{}
+	out.Total, err = ix.EachHit(ctx, pq, PlayerScanMax, func(h *query.Hit) error {
+		out.Scanned++
+		if !h.Start.IsZero() {
+			if out.First.IsZero() || h.Start.Before(out.First) {
+				out.First = h.Start
+			}
+			if h.Start.After(out.Last) {
+				out.Last = h.Start
+			}
+		}
+		for i, n := range h.Players {
+			id := ""
+			if i < len(h.PlayerIDs) {
+				id = h.PlayerIDs[i]
+			}
+			if k.Name != "" && strings.EqualFold(n, k.Name) || k.ID != "" && strings.EqualFold(id, k.ID) {
+				names.add(n, h.ID, h.Start)
+				ids.add(id, h.ID, h.Start)
+			}
+		}
+		for _, f := range slices.Compact(slices.Sorted(slices.Values(h.Flags))) {
+			flags[f]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("player: %w", err)
+	}
+	out.Names, out.IDs = names.list(), ids.list()
+	for f, n := range flags {
+		out.Flags = append(out.Flags, FlagCount{f, n})
+	}
+	slices.SortFunc(out.Flags, func(a, b FlagCount) int {
+		if a.Recordings != b.Recordings {
+			return b.Recordings - a.Recordings
+		}
+		return strings.Compare(a.Flag, b.Flag)
+	})
+	if k.Name != "" && len(out.IDs) > 0 {
+		if out.Aliases, err = x.aliases(ctx, ix, k.Name, out.IDs); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// aliases returns the names other than name that the first aliasIDs of
+// ids were seen under.
+func (x *Archive) aliases(ctx context.Context, ix *query.Index, name string, ids []Seen) ([]Seen, error) {
+	q := &query.Query{}
+	want := map[string]bool{}
+	for _, id := range ids[:min(len(ids), aliasIDs)] {
+		v := strings.ToLower(id.Value)
+		want[v] = true
+		q.Terms = append(q.Terms, query.Term{Op: "player-id", Value: v, Raw: "player-id:" + id.Value})
+	}
+	if len(q.Terms) > 1 {
+		or := &query.Node{Kind: query.OrNode}
+		for i := range q.Terms {
+			or.Nodes = append(or.Nodes, &query.Node{Kind: query.TermNode, Term: i})
+		}
+		q.Root = or
+	}
+	names := seenSet{}
+	_, err := ix.EachHit(ctx, q, PlayerScanMax, func(h *query.Hit) error {
+		for i, n := range h.Players {
+			if i < len(h.PlayerIDs) && want[strings.ToLower(h.PlayerIDs[i])] && !strings.EqualFold(n, name) {
+				names.add(n, h.ID, h.Start)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("player: aliases: %w", err)
+	}
+	return names.list(), nil
+}
+
+// seenSet gathers Seen values, each recording counted once per value.
+type seenSet map[string]*seenEntry
+
+type seenEntry struct {
+	Seen
+	last string // the recording counted last
+}
+
+func (s seenSet) add(v, rec string, start time.Time) {
+	if v == "" {
+		return
+	}
+	e := s[v]
+	if e == nil {
+		e = &seenEntry{Seen: Seen{Value: v}}
+		s[v] = e
+	}
+	if e.last != rec {
+		e.last = rec
+		e.Recordings++
+	}
+	if !start.IsZero() {
+		if e.First.IsZero() || start.Before(e.First) {
+			e.First = start
+		}
+		if start.After(e.Last) {
+			e.Last = start
+		}
+	}
+}
+
+// list returns the values, most recordings first, then by value.
+func (s seenSet) list() []Seen {
+	out := make([]Seen, 0, len(s))
+	for _, e := range s {
+		out = append(out, e.Seen)
+	}
+	slices.SortFunc(out, func(a, b Seen) int {
+		if a.Recordings != b.Recordings {
+			return b.Recordings - a.Recordings
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	return out
+}
