@@ -810,7 +810,7 @@ func TestTrailsEveryFormat(t *testing.T) {
 			w := eval[float64](b, `document.getElementById('trails').getBoundingClientRect().width`)
 			h := eval[float64](b, `document.getElementById('trails').getBoundingClientRect().height`)
 			checked := 0
-			for k := int64(1); k <= 7; k++ {
+			for k := int64(1); k <= 7; k += 2 {
 				tick := rec.LastTick() * k / 8
 				b.do("open", chromedp.Navigate(s.asOwner(fmt.Sprintf("/r/%s?t=%d", id, tick))))
 				b.waitFor("the recording page", fmt.Sprintf(`document.body.dataset.ready === 'recording' && document.getElementById('trails').dataset.tick === '%d'`, tick))
@@ -831,7 +831,7 @@ func TestTrailsEveryFormat(t *testing.T) {
 				}
 			}
 			if checked == 0 {
-				t.Errorf("no names drawn at seven moments")
+				t.Errorf("no names drawn at four moments")
 			}
 		})
 	}
