@@ -43,6 +43,8 @@ func (s *Server) routes() {
 	h("GET /api/v1/recordings/{id}/export", v, "export", s.convert)
 	h("GET /api/v1/recordings/{id}/audit", v, "audit", s.recordingAudit)
 	h("GET /api/v1/recordings/{id}/map", v, "recording-map", s.recordingMap)
+	h("GET /api/v1/players", v, "player", s.player)
+	h("GET /api/v1/players/{key}", v, "player", s.player)
 	h("GET /api/v1/maps", v, "maps", s.listMaps)
 	h("POST /api/v1/maps", m, "map-add", s.addMap)
 	h("GET /api/v1/maps/{sha256}/game", v, "map-game", s.mapGame)
