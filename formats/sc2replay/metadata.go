@@ -312,6 +312,7 @@ func (r *replay) metadata() (*formats.Metadata, error) {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("chat may be incomplete: %v", err))
 	}
 	m.Attrs["chat_messages"] = strconv.Itoa(chats)
+	r.storeActions(m, byPlayerID, byUserID) // the scoreboard's APM (scoreboard.go)
 	return m, nil
 }
 
