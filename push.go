@@ -110,6 +110,13 @@ type PushState struct {
 	Note string `json:"note,omitempty"`
 	// Takedown is the takedown that ended a PushTakenDown source.
 	Takedown *archive.Takedown `json:"takedown,omitempty"`
+	// Piece is what the file is in its recording directory ("header",
+	// "append", "marker": a segment set pushed file by file, pushset.go),
+	// empty for a file that is a recording of its own. ContentSHA256 is
+	// the sha256 of a header piece's bytes held, so that an agent does
+	// not send an unchanged header again.
+	Piece         string `json:"piece,omitempty"`
+	ContentSHA256 string `json:"content_sha256,omitempty"`
 
 	// Added is how many new bytes this call appended (a retry adds none).
 	Added int64 `json:"-"`
@@ -215,7 +222,13 @@ func (x *Archive) PushState(source string) (*PushState, error) {
 	if err := CheckPushSource(source); err != nil {
 		return nil, err
 	}
-	st, err := readPushState(x.pushPaths(source))
+	var st *PushState
+	var err error
+	if piece := x.pieceOf(source); piece.codec != nil {
+		st, err = x.pieceState(source, piece)
+	} else {
+		st, err = readPushState(x.pushPaths(source))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +271,9 @@ func (x *Archive) Push(ctx context.Context, source string, offset int64, r io.Re
 	if offset < 0 {
 		return nil, fmt.Errorf("push %s: offset %d: %w", source, offset, ErrBadPush)
 	}
+	if piece := x.pieceOf(source); piece.codec != nil {
+		return x.pushPiece(ctx, source, piece, offset, r, final, false, by)
+	}
 	p := x.pushPaths(source)
 	defer lockPush(p.mirror)()
 	st, err := x.loadPush(p)
@@ -265,22 +281,8 @@ func (x *Archive) Push(ctx context.Context, source string, offset int64, r io.Re
 		return nil, err
 	}
 	switch {
-	case st.State == PushTakenDown:
-		return st, pushTakenDown(st)
 	case st.State.terminal():
-		// Read no further than the first byte past what was held.
-		n, err := io.Copy(io.Discard, io.LimitReader(contextReader{ctx, r}, min(st.Have-min(offset, st.Have), MaxPushBytes)+1))
-		if err != nil {
-			return nil, fmt.Errorf("push %s: receive: %w", source, err)
-		}
-		if n > MaxPushBytes {
-			return nil, fmt.Errorf("push %s: %w (%d bytes a push at most)", source, ErrTooLarge, MaxPushBytes)
-		}
-		if offset+n > st.Have {
-			return nil, &PushConflictError{Source: source, Code: PushSealedCode, Have: st.Have,
-				Reason: fmt.Sprintf("the file is %s (%d bytes): it takes no more bytes", st.State, st.Have)}
-		}
-		return st, nil
+		return terminalAnswer(ctx, st, offset, r)
 	case offset > st.Have:
 		return nil, &PushConflictError{Source: source, Code: PushOffsetGap, Have: st.Have,
 			Reason: fmt.Sprintf("offset %d is past the bytes held: push from offset %d", offset, st.Have)}
@@ -307,6 +309,28 @@ func (x *Archive) Push(ctx context.Context, source string, offset int64, r io.Re
 		return st, nil
 	}
 	return x.growPush(context.WithoutCancel(ctx), p, st, final, by)
+}
+
+// terminalAnswer answers a push to a source that takes no more bytes
+// (sealed, ingested, taken down): its state when the push lies within
+// the bytes it held, else PushSealedCode. It reads no further than the
+// first byte past what was held.
+func terminalAnswer(ctx context.Context, st *PushState, offset int64, r io.Reader) (*PushState, error) {
+	if st.State == PushTakenDown {
+		return st, pushTakenDown(st)
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(contextReader{ctx, r}, min(st.Have-min(offset, st.Have), MaxPushBytes)+1))
+	if err != nil {
+		return nil, fmt.Errorf("push %s: receive: %w", st.Source, err)
+	}
+	if n > MaxPushBytes {
+		return nil, fmt.Errorf("push %s: %w (%d bytes a push at most)", st.Source, ErrTooLarge, MaxPushBytes)
+	}
+	if offset+n > st.Have {
+		return nil, &PushConflictError{Source: st.Source, Code: PushSealedCode, Have: st.Have,
+			Reason: fmt.Sprintf("the file is %s (%d bytes): it takes no more bytes", st.State, st.Have)}
+	}
+	return st, nil
 }
 
 // growPush grows source's recording from its mirror and records the state

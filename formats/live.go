@@ -105,3 +105,60 @@ type AppendableDir interface {
 // ErrNotExtending says a growing input no longer holds the bytes archived
 // from it, so it cannot extend its live recording.
 var ErrNotExtending = errors.New("the input does not extend its live recording")
+
+// PieceKind says what one file of a recording directory is, for a
+// directory sent file by file to an archive on another host (archivectl
+// push): the archive keeps a copy of each file and must know which it
+// appends to, which it replaces whole, and which says the directory is
+// complete.
+type PieceKind int8
+
+// The kinds of a recording directory's files.
+const (
+	// PieceNone: the file is not part of the recording (a writer's
+	// temporary file); it is not sent.
+	PieceNone PieceKind = iota
+	// PieceHeader: the file is replaced whole by its writer (a rename)
+	// with every commit (an HCRP set's preamble.dat); it is sent whole.
+	PieceHeader
+	// PieceAppend: the file only grows, and its bytes never change once
+	// written (an HCRP set's segment-NNN.dat); its new bytes are sent.
+	PieceAppend
+	// PieceMarker: the file's presence says the directory is complete (an
+	// HCRP set's empty "finished"); it is sent last, empty.
+	PieceMarker
+)
+
+// String is the kind's name, as the push API answers it.
+func (k PieceKind) String() string {
+	switch k {
+	case PieceHeader:
+		return "header"
+	case PieceAppend:
+		return "append"
+	case PieceMarker:
+		return "marker"
+	}
+	return "none"
+}
+
+// DirPieces is implemented by DirInput codecs whose recording
+// directories can be mirrored file by file on another host and grown
+// there (an HCRP segment set pushed by archivectl push): the agent and
+// the archive ask it what each file is, so that neither knows the
+// format's file names.
+type DirPieces interface {
+	Codec
+	DirInput
+	// DirPiece says what the file named name (a base name, no directory)
+	// is in one of this codec's recording directories.
+	DirPiece(name string) PieceKind
+	// CheckHeaderPiece returns an error (a *Error, with the offset)
+	// unless b is a whole header piece of this codec: a header pushed to
+	// replace the archive's copy is checked before it replaces it.
+	CheckHeaderPiece(b []byte) error
+	// DirMissing says what the directory's header references that its
+	// other pieces do not hold yet ("" when they hold it all): a copy
+	// whose header arrived before the bytes it indexes waits for them.
+	DirMissing(dir string) (string, error)
+}

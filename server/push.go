@@ -47,7 +47,9 @@ func (s *Server) pushState(w http.ResponseWriter, r *http.Request) {
 }
 
 // pushAppend answers PUT /api/v1/push/{source...}?offset=N[&final=1]:
-// the body is the file's bytes from offset N.
+// the body is the file's bytes from offset N; with replace=1 (offset 0)
+// the body is the whole file, a recording directory's header piece,
+// which replaces what the archive holds of it (replay.PushReplace).
 func (s *Server) pushAppend(w http.ResponseWriter, r *http.Request) {
 	if !mayPush(w, r) {
 		return
@@ -70,6 +72,19 @@ func (s *Server) pushAppend(w http.ResponseWriter, r *http.Request) {
 		s.failPush(w, badRequest("final %q: 1 or 0", q.Get("final")))
 		return
 	}
+	var replace bool
+	switch q.Get("replace") {
+	case "", "0", "false":
+	case "1", "true":
+		replace = true
+	default:
+		s.failPush(w, badRequest("replace %q: 1 or 0", q.Get("replace")))
+		return
+	}
+	if replace && offset != 0 {
+		s.failPush(w, badRequest("offset %d with replace=1: a replaced file is sent whole, from offset 0", offset))
+		return
+	}
 	if r.ContentLength > replay.MaxPushBytes {
 		s.failPush(w, fmt.Errorf("%d bytes: %w (%d bytes a push at most: send the file in pieces)", r.ContentLength, replay.ErrTooLarge, replay.MaxPushBytes))
 		return
@@ -77,7 +92,12 @@ func (s *Server) pushAppend(w http.ResponseWriter, r *http.Request) {
 	// The source is locked while its body streams in: a client that
 	// stops sending is cut off after WriteStall, not left holding it.
 	body := &stallReader{r: r.Body, rc: http.NewResponseController(w), stall: s.cfg.WriteStall}
-	st, err := s.x.Push(r.Context(), source, offset, clientBody{body}, final, actorOf(r))
+	var st *replay.PushState
+	if replace {
+		st, err = s.x.PushReplace(r.Context(), source, clientBody{body}, final, actorOf(r))
+	} else {
+		st, err = s.x.Push(r.Context(), source, offset, clientBody{body}, final, actorOf(r))
+	}
 	body.clear()
 	if err != nil {
 		s.metrics.pushes.WithLabelValues("failed").Inc()
@@ -95,14 +115,24 @@ func (s *Server) pushAppend(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wire.PushOf(st))
 }
 
-// failPush answers a push's error: a bad source or offset is 400, a push
+// failPush answers a push's error: a bad source or offset is 400, as is
+// a replace of a file that is not a header piece (replace_refused) or a
+// header piece pushed without replace (replace_required); a header that
+// is not its codec's is 422 bad_header; a push
 // that does not fit the bytes held 409 with the bytes held, a final
 // ingest that archived nothing as an upload's; the rest as fail does
 // (410 taken down, 413 too large, a client gone, 500).
 func (s *Server) failPush(w http.ResponseWriter, err error) {
 	var ce *replay.PushConflictError
 	var ie *replay.PushIngestError
+	var pe *replay.PushPieceError
 	switch {
+	case errors.As(err, &pe):
+		status := http.StatusBadRequest
+		if pe.Code == replay.PushBadHeader {
+			status = http.StatusUnprocessableEntity
+		}
+		writeJSON(w, status, wire.Error{Error: err.Error(), Code: pe.Code})
 	case errors.Is(err, replay.ErrBadPush):
 		s.fail(w, badRequest("%v", strings.TrimSuffix(err.Error(), ": "+replay.ErrBadPush.Error())))
 	case errors.As(err, &ce):
