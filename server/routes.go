@@ -38,6 +38,7 @@ func (s *Server) routes() {
 	h("GET /api/v1/recordings/{id}/events", v, "events", s.events)
 	h("GET /api/v1/recordings/{id}/frames", v, "frames", s.frames)
 	h("GET /api/v1/recordings/{id}/tracks", v, "tracks", s.tracks)
+	h("GET /api/v1/recordings/{id}/scoreboard", v, "scoreboard", s.scoreboard)
 	h("GET /api/v1/recordings/{id}/file", v, "file", s.file)
 	h("GET /api/v1/recordings/{id}/clip", v, "clip", s.clip)
 	h("GET /api/v1/recordings/{id}/export", v, "export", s.convert)
