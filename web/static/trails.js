@@ -46,7 +46,7 @@ function requestTracks(id, q, from, to) {
   r.tracks = api(recURL(id, `/tracks?${q}`)).then((a) => {
     const tracks = new Map();
     for (const t of a.tracks || []) {
-      tracks.set(t.track, { label: t.label, pts: (t.points || []).map((p) => (p.length < 3 ? [p[0], NaN, NaN] : [p[0], p[1], p[2]])) });
+      tracks.set(t.track, { label: t.label, team: t.team, pts: (t.points || []).map((p) => (p.length < 3 ? [p[0], NaN, NaN] : [p[0], p[1], p[2]])) });
     }
     r.from = a.from;
     r.to = a.to;
@@ -156,10 +156,15 @@ function paintTrails(pieces, sel, trail) {
   for (const p of pieces) {
     for (const [id, t] of p.tracks) {
       let m = tracks.get(id);
-      if (!m) { m = { label: t.label, pts: [] }; tracks.set(id, m); }
+      if (!m) { m = { label: t.label, team: t.team, pts: [], before: null }; tracks.set(id, m); }
       if (t.label) m.label = t.label;
+      if (t.team) m.team = t.team;
       for (const pt of t.pts) {
         if (pt[0] >= sel - trail && pt[0] <= sel) m.pts.push(pt);
+        // The last point before the window starts the trail: a format
+        // that places things seldom (an SC2 unit every 15 s) still shows
+        // where each is.
+        else if (pt[0] < sel - trail && (!m.before || pt[0] >= m.before[0])) m.before = pt;
         if (isNaN(pt[1])) continue;
         // The bounds cover the whole pieces, so the picture holds still
         // while the selection moves inside them.
@@ -168,6 +173,10 @@ function paintTrails(pieces, sel, trail) {
       }
     }
   }
+  for (const m of tracks.values()) if (m.before) m.pts.push(m.before);
+  // Many tracks (a strategy game's units) are coloured by team and left
+  // unnamed: names would cover the picture.
+  const many = tracks.size > 24;
   let drawn = 0;
   const labels = [], boxes = [];
   if (isFinite(minX)) {
@@ -190,7 +199,7 @@ function paintTrails(pieces, sel, trail) {
     for (const [id, t] of tracks) {
       if (!t.pts.length) continue;
       t.pts.sort((p, q) => p[0] - q[0]);
-      const col = colorFor(id);
+      const col = colorFor(many && t.team ? t.team : id);
       g.strokeStyle = col;
       g.lineWidth = 2;
       g.lineJoin = 'round';
@@ -231,7 +240,9 @@ function paintTrails(pieces, sel, trail) {
       const h = t.pts[t.pts.length - 1];
       if (isNaN(h[1])) continue; // not in the game at the selected moment
       g.fillStyle = col;
-      g.beginPath(); g.arc(X(h[1]), Y(h[2]), 5, 0, Math.PI * 2); g.fill();
+      g.beginPath(); g.arc(X(h[1]), Y(h[2]), many ? 3 : 5, 0, Math.PI * 2); g.fill();
+      drawn++;
+      if (many) continue;
       const label = t.label;
       g.fillStyle = '#fff';
       // The name stays inside the picture: beside the head when it
@@ -241,7 +252,6 @@ function paintTrails(pieces, sel, trail) {
       g.fillText(label, nx, ny);
       boxes.push([nx, ny - fs, w, fs].map(Math.round).join(','));
       labels.push(label);
-      drawn++;
     }
   }
   g.fillStyle = 'rgba(255,255,255,0.75)';
@@ -252,7 +262,8 @@ function paintTrails(pieces, sel, trail) {
   c.dataset.labelBoxes = boxes.join(';'); // x,y,w,h of each name, in CSS pixels
   c.dataset.tick = String(sel);
   c.setAttribute('aria-label', drawn ? `Positions around tick ${sel}: ${labels.join(', ')}` : `No positions around tick ${sel}`);
-  $('trail-note').textContent = drawn ? `${drawn} trail${drawn === 1 ? '' : 's'}, the last ${TRAIL_SECONDS} s before the selected moment` :
+  $('trail-note').textContent = drawn && many ? `${drawn} units, coloured by player, where each was last placed` :
+    drawn ? `${drawn} trail${drawn === 1 ? '' : 's'}, the last ${TRAIL_SECONDS} s before the selected moment` :
     'No positions around this moment (nobody in the game, or this format records none).';
 }
 
