@@ -95,6 +95,12 @@ const (
 	pairs    = "2"       // suffix of the word-pair field of each of the four above
 	fOver    = "over"    // keyword: rcmd, rchat, retc when they hold only part of the text (maxRecText)
 
+	// The score's keywords (operators.go, formats.ScoreSearchTerms).
+	fRace   = "race"   // keyword: the players' races
+	fResult = "result" // keyword: the players' results (win, loss, tie)
+	fTeam   = "team"   // keyword: the players' teams
+	fWinner = "winner" // keyword: the names of players whose result is win
+
 	// Part documents of live recordings (live.go): fRec and the text of
 	// the grows they cover, analysed as fRCmd, fRChat, fREtc (with pairs).
 	fPCmd  = "pcmd"
@@ -168,7 +174,7 @@ type Index struct {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-28.3"
+const layoutVersion = "2026-11-28.4"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
@@ -264,6 +270,9 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		return f
 	}
 	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fSortDur, fSortPl, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs, fPCmd + pairs, fPChat + pairs, fPEtc + pairs, fOver} {
+		dm.AddFieldMappingsAt(name, kw())
+	}
+	for _, name := range scoreFields {
 		dm.AddFieldMappingsAt(name, kw())
 	}
 	for _, name := range []string{fWords, fRCmd, fRChat, fREtc, fPCmd, fPChat, fPEtc, fText, fCmd, fChat} {
@@ -612,6 +621,7 @@ func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 			kw(fFlag, f)
 		}
 	}
+	addScoreFields(kw, r)
 	addFree(r.Map)
 	addFree(r.Server)
 	for k, v := range r.Attrs {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/replayarchive/replay/formats"
 )
 
 // opKind says how an operator's value is read.
@@ -64,6 +65,10 @@ var operators = map[string]operator{
 	"shorter":   {kind: opDuration, rec: shorter},
 	"held":      {kind: opBool, rec: held},
 	"flagged":   {kind: opBool, rec: flagged},
+	"race":      {kind: opKeyword, rec: keyword(fRace)},
+	"result":    {kind: opKeyword, rec: result},
+	"team":      {kind: opKeyword, rec: keyword(fTeam)},
+	"winner":    {kind: opKeyword, rec: keyword(fWinner)},
 }
 
 // freeTerm is a word or phrase without an operator: it matches recordings
@@ -162,4 +167,31 @@ func shorter(t *Term) query.Query {
 	q := query.NewNumericRangeInclusiveQuery(nil, &ms, nil, &no)
 	q.SetField(fDur)
 	return q
+}
+
+// scoreFields are the recording document's score keywords.
+var scoreFields = []string{fRace, fResult, fTeam, fWinner}
+
+// addScoreFields adds r's score keywords through kw: each player's race,
+// result and team, and the names of the players who won
+// (formats.ScoreSearchTerms reads them from the players and attrs).
+func addScoreFields(kw func(field, v string), r *RecordingDoc) {
+	st := formats.ScoreSearchTerms(r.Players, r.Attrs)
+	for _, f := range []struct {
+		field string
+		vs    []string
+	}{{fRace, st.Races}, {fResult, st.Results}, {fTeam, st.Teams}, {fWinner, st.Winners}} {
+		for _, v := range f.vs {
+			kw(f.field, v)
+		}
+	}
+}
+
+// result matches a result by its normal word (formats.NormalResult:
+// victory is win, defeat is loss), a prefix as it is.
+func result(t *Term) query.Query {
+	if n := formats.NormalResult(t.Value); n != "" && !t.Prefix {
+		return termQ(fResult, n)
+	}
+	return kwQuery(fResult, t)
 }
