@@ -10,6 +10,7 @@ import { onRoute, route } from './nav.js';
 import { stop } from './moment.js';
 import { showSearch } from './search.js';
 import { showRecording } from './recording.js';
+import { showPlayer } from './player.js';
 
 /** Asks who is signed in and shows it. */
 async function loadWho() {
@@ -31,8 +32,12 @@ onRoute(() => {
   notice('');
   delete document.body.dataset.ready;
   const p = location.pathname;
+  const params = new URLSearchParams(location.search);
+  $('player-view').hidden = true;
   if (p.startsWith('/r/') && p.length > 3) {
     showRecording(decodeURIComponent(p.slice(3)));
+  } else if (params.get('player') || params.get('pid') || params.get('pseudonym')) {
+    showPlayer();
   } else {
     showSearch();
   }

@@ -19,6 +19,11 @@ export function go(url) {
   route();
 }
 
+/** The URL of the player page of a name (player.js). */
+export function playerHref(name) {
+  return `/?player=${encodeURIComponent(name)}`;
+}
+
 // Same-origin links navigate inside the page (the address bar still
 // shows a shareable URL).
 document.addEventListener('click', (e) => {

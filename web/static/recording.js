@@ -9,6 +9,10 @@ import { setDefaultRange, select, updatePos } from './moment.js';
 import { eventColumns, drawTimeline, renderEventRows } from './timeline.js';
 import { AHEAD_SECONDS, trailTicks, guessTracks, tracksFor, drawTrails } from './trails.js';
 import { renderMarks, renderAudit, renderActions } from './actions.js';
+import { playerHref } from './nav.js';
+
+/** A player's name as a link to the player page (player.js). */
+const nameCell = (name) => el('td', {}, name ? el('a', { href: playerHref(name), 'data-nav': true, class: 'player', text: name }) : '(unnamed)');
 
 // Rows of the players table drawn with the page; the rest (an hour's
 // joins and drops are a hundred rows and more, most of them scrolled out
@@ -193,7 +197,7 @@ function renderPlayers(first) {
     const add = (list) => {
       for (const r of list) {
         const go = el('button', { type: 'button', text: at(r.from) || 'start', 'aria-label': `Go to when ${r.name} joined`, onclick: () => select(r.from ?? firstTick()) });
-        tb.append(el('tr', {}, el('td', { text: r.name || '(unnamed)' }), el('td', { class: 'num id', title: r.id, text: r.id }),
+        tb.append(el('tr', {}, nameCell(r.name), el('td', { class: 'num id', title: r.id, text: r.id }),
           el('td', {}, go), el('td', { class: 'num', text: r.to === null ? 'end' : at(r.to) })));
       }
     };
@@ -202,7 +206,7 @@ function renderPlayers(first) {
   }
   for (const p of state.rec.players || []) {
     const id = p.id || (p.team ? `team ${p.team}` : '');
-    tb.append(el('tr', {}, el('td', { text: p.name || '(unnamed)' }), el('td', { class: 'num id', title: id, text: id }),
+    tb.append(el('tr', {}, nameCell(p.name), el('td', { class: 'num id', title: id, text: id }),
       el('td', { text: 'start' }), el('td', { text: 'end' })));
   }
   return () => {};

@@ -1,25 +1,40 @@
-// The search view: the query box and quick filters, the hits with their
-// events, paging by the API's cursor.
+// The search view: the query box and quick filters (pickers that write
+// query terms), the order of the list, the hits with their events, paging
+// by the API's cursor.
 
 import { $, el, wall, offset, duration, notice } from './util.js';
 import { API, APIError, api, errText } from './api.js';
 import { state } from './state.js';
-import { go, route } from './nav.js';
+import { go, route, playerHref } from './nav.js';
 import { download } from './download.js';
 
 const FILTERS = {
   format: { el: 'f-format', get: (e) => e.value, set: (e, v) => { e.value = v; } },
+  map: { el: 'f-map', get: (e) => quote(e.value.trim()), set: (e, v) => { e.value = unquote(v); } },
+  server: { el: 'f-server', get: (e) => quote(e.value.trim()), set: (e, v) => { e.value = unquote(v); } },
   after: { el: 'f-after', get: (e) => e.value, set: (e, v) => { e.value = /^\d{4}-\d\d-\d\d$/.test(v) ? v : ''; } },
   before: { el: 'f-before', get: (e) => e.value, set: (e, v) => { e.value = /^\d{4}-\d\d-\d\d$/.test(v) ? v : ''; } },
   flagged: { el: 'f-flagged', get: (e) => (e.checked ? 'true' : ''), set: (e, v) => { e.checked = v === 'true'; } },
   held: { el: 'f-held', get: (e) => (e.checked ? 'true' : ''), set: (e, v) => { e.checked = v === 'true'; } },
 };
 
-const termRE = (key) => new RegExp(`(^|\\s)${key}:(\\S+)`, 'i');
+// A term's value: quoted (with \" and \\ escapes) or up to a space.
+const VALUE = '("(?:[^"\\\\]|\\\\.)*"|\\S+)';
+const termRE = (key) => new RegExp(`(^|\\s)${key}:${VALUE}`, 'i');
+
+/** A value as the query language reads it: quoted when it holds a space or a quote. */
+function quote(v) {
+  return v && /[\s"()\\]/.test(v) ? `"${v.replace(/[\\"]/g, (c) => '\\' + c)}"` : v;
+}
+
+/** The text of a (possibly quoted) value. */
+function unquote(v) {
+  return v.startsWith('"') && v.endsWith('"') && v.length > 1 ? v.slice(1, -1).replace(/\\(.)/g, '$1') : v;
+}
 
 /** Returns q with the term key:value replaced (or removed when empty). */
 function setTerm(q, key, value) {
-  const re = new RegExp(`(^|\\s)${key}:\\S+`, 'gi');
+  const re = new RegExp(`(^|\\s)${key}:${VALUE}`, 'gi');
   q = q.replace(re, ' ').replace(/\s+/g, ' ').trim();
   return value ? (q ? `${q} ${key}:${value}` : `${key}:${value}`) : q;
 }
@@ -43,9 +58,24 @@ async function loadFormats() {
   } catch (e) { /* the filter stays at "any" */ }
 }
 
-function searchURL(q, cursor) {
+// The orders of the list (the API's sort and order): the select's value
+// is "sort.order"; the default, newest first, is left out of URLs.
+const DEFAULT_ORDER = 'start.desc';
+
+/** The order of the URL, as the select names it. */
+function orderOf(params) {
+  const v = `${params.get('sort') || 'start'}.${params.get('order') || 'desc'}`;
+  return [...$('sort').options].some((o) => o.value === v) ? v : DEFAULT_ORDER;
+}
+
+function searchURL(q, cursor, order = $('sort').value) {
   const p = new URLSearchParams();
   if (q) p.set('q', q);
+  if (order && order !== DEFAULT_ORDER) {
+    const [by, dir] = order.split('.');
+    p.set('sort', by);
+    p.set('order', dir);
+  }
   if (cursor) p.set('cursor', cursor);
   const s = p.toString();
   return s ? `/?${s}` : '/';
@@ -60,6 +90,8 @@ export async function showSearch() {
   const q = params.get('q') || '';
   const cursor = params.get('cursor') || '';
   $('q').value = q;
+  const order = orderOf(params);
+  $('sort').value = order;
   syncFilters(q);
   loadFormats();
   showQueryError(null);
@@ -70,6 +102,11 @@ export async function showSearch() {
   sessionStorage.setItem('replay.lastSearch', location.pathname + location.search);
   const token = state.token;
   const p = new URLSearchParams({ q, limit: '20' });
+  if (order !== DEFAULT_ORDER) {
+    const [by, dir] = order.split('.');
+    p.set('sort', by);
+    p.set('order', dir);
+  }
   if (cursor) p.set('cursor', cursor);
   let res;
   try {
@@ -115,6 +152,12 @@ function renderHits(res, q, cursor) {
   $('summary').textContent = `${res.total} recording${res.total === 1 ? '' : 's'} matched${took}`;
   const list = $('hits');
   for (const h of hits) list.append(renderHit(h));
+  // The map and server pickers suggest the values of the hits seen.
+  for (const [id, key] of [['maps-seen', 'map'], ['servers-seen', 'server']]) {
+    const dl = $(id);
+    const have = new Set([...dl.options].map((o) => o.value));
+    for (const h of hits) if (h[key] && !have.has(h[key])) { have.add(h[key]); dl.append(el('option', { value: h[key] })); }
+  }
   const prevStack = (history.state && history.state.cursors) || [];
   $('prev').hidden = !cursor;
   $('prev').onclick = () => {
@@ -131,6 +174,17 @@ function renderHits(res, q, cursor) {
   };
 }
 
+/** The names as links to their player pages, comma-separated. */
+function playerLinks(names) {
+  if (!names || !names.length) return ['none'];
+  const out = [];
+  for (const n of names) {
+    if (out.length) out.push(', ');
+    out.push(el('a', { href: playerHref(n), 'data-nav': true, class: 'player', text: n }));
+  }
+  return out;
+}
+
 function renderHit(h) {
   const title = [h.map || '(no map)', h.format].join(' · ');
   const facts = [h.start ? wall(h.start) + ' UTC' : 'start unknown', duration(h.duration_ms)];
@@ -141,7 +195,7 @@ function renderHit(h) {
   const li = el('li', { class: 'hit', dataset: { id: h.id } },
     el('h2', {}, el('a', { href: `/r/${h.id}`, 'data-nav': true, text: title })),
     el('p', { class: 'facts' }, facts.join(' · '), ' ', badges),
-    el('p', { class: 'facts' }, 'Players: ' + ((h.players || []).join(', ') || 'none')));
+    el('p', { class: 'facts players' }, 'Players: ', ...playerLinks(h.players)));
   const evs = h.events || [];
   if (evs.length) {
     const tb = el('tbody');
@@ -169,6 +223,9 @@ $('search-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const q = $('q').value.trim();
   go(searchURL(q, ''));
+});
+$('sort').addEventListener('change', () => {
+  go(searchURL($('q').value.trim(), ''));
 });
 for (const [key, f] of Object.entries(FILTERS)) {
   $(f.el).addEventListener('change', () => {
