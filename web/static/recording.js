@@ -9,6 +9,7 @@ import { setDefaultRange, select, updatePos } from './moment.js';
 import { eventColumns, drawTimeline, renderEventRows } from './timeline.js';
 import { AHEAD_SECONDS, trailTicks, guessTracks, tracksFor, drawTrails } from './trails.js';
 import { renderMarks, renderAudit, renderActions } from './actions.js';
+import { showScoreboard } from './scoreboard.js';
 import { playerHref } from './nav.js';
 
 /** A player's name as a link to the player page (player.js). */
@@ -98,6 +99,7 @@ export async function showRecording(id) {
   renderMarks();
   renderAudit(rec.audit || []);
   renderActions();
+  showScoreboard(rec.id, () => token === state.token);
   setDefaultRange();
   drawTimeline();
   updatePos();
