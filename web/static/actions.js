@@ -1,13 +1,14 @@
 // The actions panel by role: downloads, flags, hold, takedown (each
 // through a confirmation dialog), and the flags and history it changes.
 
-import { $, el, wall, notice } from './util.js';
+import { $, el, wall, offset, notice } from './util.js';
 import { api, recURL, errText } from './api.js';
-import { state, isMod, isAdmin } from './state.js';
+import { state, isMod, isAdmin, timeAt } from './state.js';
 import { go } from './nav.js';
 import { download } from './download.js';
 import { readRange } from './moment.js';
-import { drawTimeline } from './timeline.js';
+import { drawTimeline, seekFlag } from './timeline.js';
+import { loadRecCases } from './cases.js';
 
 /** Shows the flags and the hold, with the controls the role may use. */
 export function renderMarks() {
@@ -16,8 +17,13 @@ export function renderMarks() {
   ul.replaceChildren();
   const flags = r.flags || [];
   for (const f of flags) {
-    const li = el('li', { dataset: { flag: f.name } }, el('strong', { text: f.name }),
-      f.note ? ` — ${f.note}` : '', f.at ? el('span', { class: 'muted', text: ` (${wall(f.at)} UTC)` }) : '');
+    const li = el('li', { dataset: { flag: f.name } }, el('strong', { text: f.name }));
+    if (f.range) {
+      const span = `${offset(timeAt(f.range.from))}–${offset(timeAt(f.range.to))}`;
+      li.append(' at ', el('button', { type: 'button', class: 'flag-go', text: span, title: `Ticks ${f.range.from}–${f.range.to}`,
+        'aria-label': `Go to flag ${f.name} at ${span}`, onclick: () => seekFlag({ name: f.name, from: f.range.from, to: f.range.to }) }));
+    }
+    li.append(f.note ? ` — ${f.note}` : '', f.at ? el('span', { class: 'muted', text: ` (${wall(f.at)} UTC)` }) : '');
     if (isMod()) {
       li.append(' ', el('button', { type: 'button', class: 'unflag', text: 'Remove…', 'aria-label': `Remove flag ${f.name}`, onclick: () => unflag(f.name) }));
     }
@@ -118,8 +124,15 @@ $('dl-original').addEventListener('click', () => download(recURL(state.rec.id, '
  * them) in a dialog; run performs the action and may throw, which keeps
  * the dialog open with the error.
  */
-function confirmAction({ title, text, nameLabel, noteLabel, required, ok, danger, run }) {
+function confirmAction({ title, text, nameLabel, noteLabel, required, ok, danger, range, run }) {
   const dlg = $('act-dlg');
+  // A flag may be on the selected range rather than the whole recording.
+  $('act-range-row').hidden = !range;
+  $('act-range').checked = false;
+  if (range) {
+    const [a, b] = readRange();
+    $('act-range-label').textContent = `Only the selected range: ${offset(timeAt(a))}–${offset(timeAt(b))} (ticks ${a}–${b})`;
+  }
   $('act-dlg-h').textContent = title;
   $('act-dlg-text').textContent = text;
   $('act-name-row').hidden = !nameLabel;
@@ -160,10 +173,14 @@ async function afterChange(rec, what) {
 
 $('do-flag').addEventListener('click', () => confirmAction({
   title: 'Flag this recording', text: 'The flag keeps the recording from retention and is searchable with flag:NAME.',
-  nameLabel: 'Flag name', noteLabel: 'Note', ok: 'Flag',
+  nameLabel: 'Flag name', noteLabel: 'Note', ok: 'Flag', range: true,
   run: async (name, note) => {
-    const r = await api(recURL(state.rec.id, `/flags/${encodeURIComponent(name)}`), { method: 'PUT', json: { note } });
+    const json = { note };
+    if ($('act-range').checked) [json.from, json.to] = readRange().map(String);
+    const r = await api(recURL(state.rec.id, `/flags/${encodeURIComponent(name)}`), { method: 'PUT', json });
     await afterChange(r, `Flagged ${name}`);
+    drawTimeline();
+    loadRecCases(state.rec.id, state.token);
   },
 }));
 

@@ -10,6 +10,7 @@ import { onRoute, route } from './nav.js';
 import { stop } from './moment.js';
 import { showSearch } from './search.js';
 import { showRecording } from './recording.js';
+import { casesRoute, showCases, hideCases, showCasesLink } from './cases.js';
 import { showPlayer } from './player.js';
 
 /** Asks who is signed in and shows it. */
@@ -24,6 +25,7 @@ async function loadWho() {
   $('who').textContent = state.who ? `${state.who.name} (${state.who.role})` : 'not signed in';
   $('signout').hidden = !signedIn;
   $('signin').hidden = !!state.who;
+  showCasesLink();
 }
 
 onRoute(() => {
@@ -34,7 +36,11 @@ onRoute(() => {
   const p = location.pathname;
   const params = new URLSearchParams(location.search);
   $('player-view').hidden = true;
-  if (p.startsWith('/r/') && p.length > 3) {
+  hideCases();
+  const cases = casesRoute();
+  if (cases) {
+    showCases(cases.id);
+  } else if (p.startsWith('/r/') && p.length > 3) {
     showRecording(decodeURIComponent(p.slice(3)));
   } else if (params.get('player') || params.get('pid') || params.get('pseudonym')) {
     showPlayer();

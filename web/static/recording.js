@@ -6,9 +6,10 @@ import { api, recURL, errText } from './api.js';
 import { state, firstTick, lastTick, rate, clamp, timeAt } from './state.js';
 import { sizeCanvases } from './canvas.js';
 import { setDefaultRange, select, updatePos } from './moment.js';
-import { eventColumns, drawTimeline, renderEventRows } from './timeline.js';
+import { eventColumns, drawTimeline, renderEventRows, flagToOpen } from './timeline.js';
 import { AHEAD_SECONDS, trailTicks, guessTracks, tracksFor, drawTrails } from './trails.js';
 import { renderMarks, renderAudit, renderActions } from './actions.js';
+import { clearRecCases, loadRecCases } from './cases.js';
 import { showScoreboard } from './scoreboard.js';
 import { playerHref } from './nav.js';
 
@@ -44,12 +45,13 @@ export async function showRecording(id) {
   $('hold').textContent = '';
   $('act-status').textContent = '';
   delete $('act-status').dataset.downloaded;
+  clearRecCases();
   state.rec = null;
   state.ranges = [];
   state.rangeTouched = false;
   const token = state.token;
   performance.mark('replay:start');
-  let rec, evs;
+  let rec, evs, flagged = null;
   // The recording, its events, who is signed in and the positions
   // around the URL's moment are asked at once.
   const evsP = api(recURL(id, `/events?compact=1&limit=${EVENT_LIMIT}`));
@@ -66,7 +68,10 @@ export async function showRecording(id) {
     if (token === state.token) {
       performance.mark('replay:rec');
       state.rec = rec;
-      state.sel = clamp(isFinite(urlTick) ? urlTick : firstTick());
+      // Without a tick in the URL, a flag the page was sent to (a case's
+      // link, a flag:NAME search) gives the moment.
+      flagged = isFinite(urlTick) ? null : flagToOpen(rec);
+      state.sel = clamp(isFinite(urlTick) ? urlTick : flagged ? flagged.range.from : firstTick());
       // The window asked around the URL's moment covers these ticks
       // (its answer says so exactly); what it does not cover is fetched.
       const ahead = state.sel + Math.round((rate() || 20) * AHEAD_SECONDS);
@@ -101,6 +106,11 @@ export async function showRecording(id) {
   renderActions();
   showScoreboard(rec.id, () => token === state.token);
   setDefaultRange();
+  if (flagged) {
+    $('r-from').value = flagged.range.from;
+    $('r-to').value = flagged.range.to;
+    state.rangeTouched = true;
+  }
   drawTimeline();
   updatePos();
   performance.mark('replay:drawn');
@@ -117,6 +127,7 @@ export async function showRecording(id) {
     if (token !== state.token) return;
     morePlayers();
     renderEventRows();
+    loadRecCases(rec.id, token);
   }, { timeout: 200 });
 }
 

@@ -125,6 +125,7 @@ export function drawTimeline() {
     g.fillStyle = KIND_COLORS[kinds[k]];
     g.fill(p);
   });
+  drawFlagSpans(g, x, W, H, top);
   // The selected moment.
   const xs = x(state.sel);
   g.fillStyle = '#b3261e';
@@ -140,6 +141,75 @@ export function drawTimeline() {
       $('tl-legend').append(el('span', {}, sw, k));
     }
   }
+}
+
+// The flag spans drawn, with their x on the canvas: a click on a flag's
+// name (the strip above the lanes) seeks to it.
+let flagSpans = [];
+
+/**
+ * The moderators' flags on a moment of the recording, as marked spans
+ * under the lanes' marks, each with its name in the strip above them.
+ */
+function drawFlagSpans(g, x, W, H, top) {
+  flagSpans = [];
+  const spans = (state.rec.flags || []).filter((f) => f.range);
+  for (const f of spans) {
+    const x0 = Math.max(0, x(f.range.from)), x1 = Math.min(W, x(f.range.to));
+    if (x1 < 0 || x0 > W) continue;
+    const w = Math.max(3, x1 - x0);
+    g.fillStyle = 'rgba(231,76,60,0.16)';
+    g.fillRect(x0, top, w, H - top);
+    g.fillStyle = '#c0392b';
+    g.fillRect(x0, top - 3, w, 3);
+    const label = f.name;
+    const tw = g.measureText(label).width + 6;
+    g.fillStyle = 'rgba(255,255,255,0.9)';
+    g.fillRect(x0, 0, tw, top - 4);
+    g.fillStyle = '#b3261e';
+    g.fillText(label, x0 + 3, 12);
+    flagSpans.push({ name: f.name, from: f.range.from, to: f.range.to, x0, x1: Math.max(x0 + w, x0 + tw) });
+  }
+  $('timeline').dataset.flagSpans = JSON.stringify(flagSpans.map((f) => ({ name: f.name, from: f.from, to: f.to, x: Math.round(f.x0 + 2), y: 6 })));
+}
+
+/** The flag whose name or span is at the click, in the strip above the lanes. */
+function flagAt(ev) {
+  const r = $('timeline').getBoundingClientRect();
+  const px = ev.clientX - r.left, py = ev.clientY - r.top;
+  if (py > 18) return null;
+  return flagSpans.find((f) => px >= f.x0 && px <= f.x1) || null;
+}
+
+/**
+ * The flag on a moment the recording page opens at, when the URL gives
+ * no tick: the URL's flag=NAME (a case's link), else a flag:NAME of the
+ * search the page came from. Null when neither names a flag with a range.
+ */
+export function flagToOpen(rec) {
+  const ranged = (rec.flags || []).filter((f) => f.range);
+  if (!ranged.length) return null;
+  const names = [];
+  const u = new URLSearchParams(location.search);
+  if (u.get('flag')) names.push(u.get('flag'));
+  const last = sessionStorage.getItem('replay.lastSearch') || '';
+  const q = new URLSearchParams(last.slice(last.indexOf('?') + 1)).get('q') || '';
+  for (const m of q.matchAll(/(?:^|[\s(])flag:(?:"([^"]*)"|([^\s()]+))/gi)) names.push(m[1] || m[2]);
+  for (const n of names) {
+    const f = ranged.find((x) => x.name.toLowerCase() === n.toLowerCase());
+    if (f) return f;
+  }
+  return null;
+}
+
+/** Seeks to a flag's moment: its start selected, its span the clip range. */
+export function seekFlag(f) {
+  stop();
+  select(f.from, { keepRange: true });
+  $('r-from').value = f.from;
+  $('r-to').value = f.to;
+  state.rangeTouched = true;
+  drawTimeline();
 }
 
 function zoom(factor, around) {
@@ -158,7 +228,12 @@ function tickFromEvent(ev) {
   return a + ((ev.clientX - r.left) / r.width) * (b - a);
 }
 
-$('timeline').addEventListener('click', (ev) => { stop(); select(tickFromEvent(ev)); });
+$('timeline').addEventListener('click', (ev) => {
+  const f = flagAt(ev);
+  if (f) { seekFlag(f); return; }
+  stop();
+  select(tickFromEvent(ev));
+});
 $('timeline').addEventListener('wheel', (ev) => {
   if (!state.rec) return;
   ev.preventDefault();
