@@ -494,6 +494,10 @@ func (x *Archive) endSet(sp pushSetPaths, set *pushSetState, p pushPaths, piece 
 	if err := x.saveSet(sp, set); err != nil {
 		return nil, err
 	}
+	// The set's record answers for every member from here on (a member
+	// whose own record still says otherwise is ended at its next push):
+	// the mirror goes first, then the members' records.
+	x.removeSetMirror(sp, set)
 	var mine *PushState
 	for _, src := range set.Members {
 		st, err := x.endMember(x.pushPaths(src), set)
@@ -511,7 +515,6 @@ func (x *Archive) endSet(sp pushSetPaths, set *pushSetState, p pushPaths, piece 
 		}
 		mine = st
 	}
-	x.removeSetMirror(sp, set)
 	mine.Piece, mine.Result = piece.kind.String(), result
 	if state == PushTakenDown {
 		return mine, pushTakenDown(mine)

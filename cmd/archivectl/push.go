@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/all"
 	"github.com/replayarchive/replay/ingest/watch"
 	"github.com/replayarchive/replay/internal/textsafe"
@@ -451,6 +452,9 @@ type pushFile struct {
 	// spoolKey is the source whose spool a file that is gone is sent
 	// from (it stays when the file is sent anew under another name).
 	spoolKey string
+	// set: the file is a piece of a recording directory (pushset.go),
+	// which is reported as one; it is never sent anew under ~2.
+	set bool
 }
 
 // pushCheck is what is left to check of the bytes a GET says the archive
@@ -506,6 +510,10 @@ type pusher struct {
 	fullSaid  time.Time
 	orphanBuf []byte
 	orphans   map[string]*pushOrphan
+	// sets are the recording directories being pushed (by path), and
+	// pieces the codecs that say what their files are.
+	sets   map[string]*pushSet
+	pieces []formats.DirPieces
 
 	mu         sync.Mutex
 	chunk      int64           // the most a request carries (0: pushChunk), after a 413
@@ -529,6 +537,12 @@ type pusher struct {
 // file failed), or until the archive refuses the token (that error).
 func (p *pusher) run(ctx context.Context) error {
 	p.files, p.skipped = map[string]*pushFile{}, map[string]bool{}
+	p.sets = map[string]*pushSet{}
+	for _, c := range all.Codecs() {
+		if d, ok := c.(formats.DirPieces); ok {
+			p.pieces = append(p.pieces, d)
+		}
+	}
 	p.unspooled, p.orphans, p.orphaned = map[string]time.Time{}, map[string]*pushOrphan{}, map[string]bool{}
 	p.back = backoff{min: pushRetryMin, max: pushRetryMax}
 	p.start, p.lastAt = time.Now(), time.Now()
@@ -555,6 +569,7 @@ func (p *pusher) run(ctx context.Context) error {
 		Warn:      p.warn,
 		Grew:      p.grew,
 		Ready:     p.ready,
+		Complete:  p.markerComplete,
 		Status: func(s watch.Status) {
 			p.forget()
 			p.mu.Lock()
@@ -608,6 +623,9 @@ func (p *pusher) probe(ctx context.Context) error {
 // live for the watcher whatever the archive makes of it: every grow sends
 // the new bytes. A file the codec says is complete goes with final=1.
 func (p *pusher) grew(ctx context.Context, file watch.File) (live, done bool, err error) {
+	if s, piece := p.setFor(file.Path); piece {
+		return p.grewSet(ctx, s, file)
+	}
 	done, err = p.push(ctx, file.Path, file.Size, p.completeAt(ctx, file))
 	if err != nil {
 		p.retried(ctx, file.Path, err)
@@ -652,6 +670,9 @@ func (p *pusher) completeAt(ctx context.Context, file watch.File) bool {
 // (watch.Options.Ready). A file that changed since the watcher looked at
 // it is not final: its bytes go, and the watcher offers it again.
 func (p *pusher) ready(ctx context.Context, file watch.File) error {
+	if s, piece := p.setFor(file.Path); piece && (s != nil || file.Size == 0) {
+		return p.readySet(ctx, s, file)
+	}
 	if file.Size == 0 {
 		p.warnOnce(file.Path, "an empty file: nothing to push")
 		return nil
@@ -681,6 +702,11 @@ func (p *pusher) forget() {
 	for path := range p.skipped {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			delete(p.skipped, path)
+		}
+	}
+	for dir := range p.sets {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			delete(p.sets, dir)
 		}
 	}
 }
@@ -796,6 +822,14 @@ func (p *pusher) send(ctx context.Context, path string, f *pushFile, size int64,
 			size = f.have
 		}
 		switch {
+		case f.set && (size < f.have || f.finished()):
+			// A piece of a recording directory is never sent anew: the
+			// set is reported as one (pushset.go).
+			if size < f.have {
+				p.warn(path, fmt.Sprintf("%d bytes, fewer than the %d the archive holds of %s: a piece of a recording directory was rewritten; not sent again", size, f.have, src))
+				f.state = "failed"
+			}
+			return true, nil
 		case size < f.have:
 			p.startOver(ctx, path, f, f.have, fmt.Sprintf("%d bytes, fewer than the %d the archive holds of %s: the file was replaced", size, f.have, src))
 			continue
@@ -850,6 +884,11 @@ func (p *pusher) send(ctx context.Context, path string, f *pushFile, size int64,
 			case "offset_gap":
 				f.have = pe.Have
 			case "rewrite":
+				if f.set {
+					p.warn(path, fmt.Sprintf("its first %d bytes are not those the archive holds of %s: a piece of a recording directory was rewritten; not sent again", pe.Have, src))
+					f.state = "failed"
+					return true, nil
+				}
 				p.startOver(ctx, path, f, pe.Have, fmt.Sprintf("its first %d bytes are not those the archive holds of %s: the file was rewritten", pe.Have, src))
 			case "sealed":
 				f.have, f.state = pe.Have, "sealed"
@@ -874,6 +913,8 @@ func (p *pusher) send(ctx context.Context, path string, f *pushFile, size int64,
 		p.mu.Unlock()
 		p.learn(path, f, a, false)
 		switch {
+		case f.set && f.finished():
+			return true, nil // the set is reported as one
 		case f.finished() && f.have == size:
 			p.report(path, f, f.state, size, nil)
 			return true, nil
@@ -1122,11 +1163,11 @@ func (p *pusher) learn(path string, f *pushFile, a wire.Push, found bool) {
 	if a.ID != "" {
 		f.id = a.ID
 	}
-	if a.Note != "" && a.Note != f.note {
+	if a.Note != "" && a.Note != f.note && !(f.set && strings.HasPrefix(a.Note, "waiting: ")) {
 		p.warn(path, fmt.Sprintf("the archive does not grow a live recording from %s: %s", f.source(), a.Note))
 	}
 	f.note = a.Note
-	if f.state == "live" && f.id != "" && !f.liveSaid {
+	if f.state == "live" && f.id != "" && !f.liveSaid && !f.set {
 		f.liveSaid = true
 		what := "live started"
 		if found {

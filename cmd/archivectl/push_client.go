@@ -143,6 +143,18 @@ func (c *pushClient) put(ctx context.Context, source string, off int64, body []b
 	return c.do(ctx, http.MethodPut, source, q, body)
 }
 
+// replace sends body, the whole file, for source with replace=1: a
+// recording directory's header piece, which its writer replaces whole
+// (an HCRP set's preamble.dat); final says the directory is complete or
+// idle after it.
+func (c *pushClient) replace(ctx context.Context, source string, body []byte, final bool) (wire.Push, error) {
+	q := url.Values{"offset": {"0"}, "replace": {"1"}}
+	if final {
+		q.Set("final", "1")
+	}
+	return c.do(ctx, http.MethodPut, source, q, body)
+}
+
 // do makes one request. The request is abandoned when it makes no
 // progress for c.idle while its body is sent or its answer read; the
 // server's own time to answer is bounded by the transport's
