@@ -149,7 +149,11 @@ archive stopped. A file that the archive holds more of than there is on
 disk, or whose earlier bytes changed, or that grew after it was sealed,
 is sent anew under the source name with ~2 (~3, ...) appended, with a
 warning, and what the archive holds under the old name is sealed as it
-is. A taken-down file is refused by the archive: it is reported and not
+is. A recording directory (an HCRP segment set: segment-NNN.dat,
+preamble.dat, finished) is pushed as one recording, its files by what the
+codec says they are: segments' new bytes, the preamble whole when it
+changed, finished last; it is reported in one line, and its files are
+not spooled. A taken-down file is refused by the archive: it is reported and not
 sent again. A token the archive refuses, or one without the pusher role,
 stops the agent with a message saying so (exit 1).
 
