@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,8 +131,13 @@ func TestRetentionAndPrune(t *testing.T) {
 	if err := json.Unmarshal([]byte(retCLI(t, dir, 0, "prune", "--json")), &pruned); err != nil {
 		t.Fatal(err)
 	}
-	if rep := pruned.Report; pruned.DryRun || rep == nil || len(rep.Removed) != len(recs)-2 || rep.BytesReturned <= 0 || rep.DiskBefore-rep.DiskAfter != rep.BytesReturned {
-		t.Fatalf("prune: %+v", pruned)
+	// The shard that held only pruned games goes (its 32 KiB may come
+	// back as the catalog's growth: in an archive this small, the pages
+	// bbolt adds to catalog.db for the prune's own writes and the flag's
+	// case weigh as much).
+	if rep := pruned.Report; pruned.DryRun || rep == nil || len(rep.Removed) != len(recs)-2 || !slices.Contains(rep.ShardsRemoved, "2023-11") ||
+		rep.BytesReturned < 0 || rep.DiskBefore-rep.DiskAfter != rep.BytesReturned {
+		t.Fatalf("prune: %+v, report %+v", pruned, pruned.Report)
 	}
 	retCLI(t, dir, 0, "check", "--read-data")
 	out := retCLI(t, dir, 0, "ls")
