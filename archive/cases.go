@@ -21,11 +21,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bucketCases: case id (16 B) → Case JSON, its notes included. Created by
-// the first case, so readers allow it to be missing. (Listed here rather
-// than in layout.go; see that file for the other buckets.)
-var bucketCases = []byte("cases")
-
 // Case statuses: a case is open until a moderator resolves it (the
 // recording was dealt with) or dismisses it (nothing to do).
 const (

@@ -26,8 +26,8 @@ import (
 // All integers in keys are big-endian, so that bbolt's byte order is
 // numeric order; ids are a uuid's 16 bytes.
 
-// Catalog buckets. Open creates all but the audit and token buckets, which
-// are created by their first write.
+// Catalog buckets. Open creates all but the audit, token, live and case
+// buckets, which are created by their first write.
 var (
 	// bucketRecordings: id (16 B) → Manifest JSON (manifest.go), its chunk
 	// table in binary (appendChunkTable) at the end of the value.
@@ -87,6 +87,10 @@ var (
 	// grows (live.go); created by the first live commit, so readers must
 	// allow it to be missing.
 	bucketLive = []byte("live")
+	// bucketCases: case id (16 B) → Case JSON, its notes included
+	// (cases.go); created by the first case, so readers allow it to be
+	// missing.
+	bucketCases = []byte("cases")
 )
 
 // settingPolicy is the retention policy's key in bucketSettings.
