@@ -12,6 +12,8 @@ import { showSearch } from './search.js';
 import { showRecording } from './recording.js';
 import { casesRoute, showCases, hideCases, showCasesLink } from './cases.js';
 import { showPlayer } from './player.js';
+import { adminRoute, showAdmin, hideAdmin, showAdminLink } from './admin.js';
+import { showUploadControls } from './upload.js';
 
 /** Asks who is signed in and shows it. */
 async function loadWho() {
@@ -26,6 +28,8 @@ async function loadWho() {
   $('signout').hidden = !signedIn;
   $('signin').hidden = !!state.who;
   showCasesLink();
+  showAdminLink();
+  showUploadControls();
 }
 
 onRoute(() => {
@@ -37,8 +41,12 @@ onRoute(() => {
   const params = new URLSearchParams(location.search);
   $('player-view').hidden = true;
   hideCases();
+  hideAdmin();
   const cases = casesRoute();
-  if (cases) {
+  const admin = adminRoute();
+  if (admin) {
+    showAdmin(admin);
+  } else if (cases) {
     showCases(cases.id);
   } else if (p.startsWith('/r/') && p.length > 3) {
     showRecording(decodeURIComponent(p.slice(3)));
