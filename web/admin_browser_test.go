@@ -152,6 +152,15 @@ func TestUploadFromPage(t *testing.T) {
 	if text := b.uploadRow("game-b-again.teehistorian", "taken_down"); !strings.Contains(text, "Taken down: this recording may not be archived again") || !strings.Contains(text, "DMCA notice 7") {
 		t.Errorf("a taken-down file's upload says %q", text)
 	}
+	// The takedowns page shows the file's name as text too.
+	b.do("open the takedowns", chromedp.Click(chromedp.ID("admin-link"))) // in the page: the uploads stay listed
+	b.waitFor("the takedown", fmt.Sprintf(`document.body.dataset.ready === 'admin-takedowns' && document.querySelector('#td-table tr[data-id=%q]')`, idB))
+	if row := eval[string](b, fmt.Sprintf(`document.querySelector('#td-table tr[data-id=%q]').innerText`, idB)); !strings.Contains(row, hostile) {
+		t.Errorf("the takedown's row %q does not name %q", row, hostile)
+	}
+	if eval[bool](b, `!!document.getElementById('pwn') || document.title === 'pwned'`) {
+		t.Error("a taken-down file name's markup became an element")
+	}
 	// Not a recording: the server's message (422 bad_input).
 	b.drop(fileOf("notes.txt", []byte("these are not the bytes of a recording\n")))
 	if text := b.uploadRow("notes.txt", "error"); !strings.Contains(text, "Refused (422") {
@@ -445,12 +454,16 @@ func TestUploadTooLarge(t *testing.T) {
 	srv := server.New(x, server.Config{Web: web.Handler(), LocalSecret: secret, MaxUpload: 20000})
 	ctx, cancel := context.WithCancel(context.Background())
 	urls, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- srv.ListenAndServe(ctx, "127.0.0.1:0", "", "", 5*time.Second, func(u string) { urls <- u }) }()
+	go func() {
+		done <- srv.ListenAndServe(ctx, "127.0.0.1:0", "", "", 5*time.Second, func(u string) { urls <- u })
+	}()
 	var u string
 	select {
 	case u = <-urls:
 	case err := <-done:
 		t.Fatalf("serve: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not start in 10 s")
 	}
 	t.Cleanup(func() { cancel(); <-done; x.Close() })
 
