@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/replayarchive/replay"
@@ -139,11 +140,27 @@ func TestUploadFromPage(t *testing.T) {
 		t.Errorf("the archived link goes to %q", href)
 	}
 
-	// The same bytes again.
+	// The same bytes again, sent at 40 KB/s: the bar moves while they go.
+	throttle := func(bps float64) {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		_, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+			MatchedNetworkConditions: []*network.Conditions{{UploadThroughput: bps, DownloadThroughput: -1}},
+		})
+		if err != nil {
+			t.Fatalf("throttle the uploads: %v", err)
+		}
+	}
+	throttle(40000)
 	b.drop(fileOf("game-a-again.teehistorian", a))
+	b.waitFor("the bar part way", `Array.from(document.querySelectorAll('#up-list li')).some(li => li.dataset.name === 'game-a-again.teehistorian' && li.dataset.partial)`)
+	mid := eval[[]float64](b, `(() => { const p = document.querySelector('#up-list li[data-name="game-a-again.teehistorian"] progress'); return [p.value, p.max]; })()`)
 	if text := b.uploadRow("game-a-again.teehistorian", "duplicate"); !strings.Contains(text, "Already archived as "+idA) {
 		t.Errorf("a second upload says %q", text)
 	}
+	events := eval[int](b, `+document.querySelector('#up-list li[data-name="game-a-again.teehistorian"]').dataset.progressEvents`)
+	t.Logf("at 40 KB/s: the bar at %v of %v bytes on the way, %d progress events", mid[0], mid[1], events)
+	throttle(-1)
 	// A taken-down recording's bytes.
 	if _, _, err := s.x.Takedown(context.Background(), replay.Actor{Name: "test", Role: replay.RoleModerator}, idB, "DMCA notice 7", time.Hour); err != nil {
 		t.Fatal(err)

@@ -77,6 +77,7 @@ function send(f, li, bar, status) {
       if (e.lengthComputable) {
         bar.value = e.loaded;
         li.dataset.loaded = String(e.loaded);
+        if (e.loaded > 0 && e.loaded < e.total) li.dataset.partial = 'true';
         status.textContent = `sending: ${Math.floor(100 * e.loaded / Math.max(1, e.total))}%`;
       }
     };
