@@ -90,7 +90,9 @@ func TestPlayerPageAndList(t *testing.T) {
 	b.do("open the page", chromedp.Navigate(s.url+"/"))
 	b.signIn(mod, "mia (moderator)")
 	b.waitFor("the list", `document.body.dataset.ready === 'search' && document.querySelectorAll('#hits > li').length === 20`)
-	hitIDs := func() []string { return eval[[]string](b, `[...document.querySelectorAll('#hits > li')].map((li) => li.dataset.id)`) }
+	hitIDs := func() []string {
+		return eval[[]string](b, `[...document.querySelectorAll('#hits > li')].map((li) => li.dataset.id)`)
+	}
 	wantPage := func(so query.Sort, q string, from int) []string {
 		t.Helper()
 		pq, err := query.Parse(q)
@@ -153,7 +155,9 @@ func TestPlayerPageAndList(t *testing.T) {
 	b.waitFor("Kit's hits", `document.body.dataset.ready === 'search' && document.querySelectorAll('#hits a.player').length > 0`)
 	b.do("click Kit", chromedp.Click(chromedp.CSS(`#hits li[data-id="`+recs[2]+`"] a.player`)))
 	b.waitFor("Kit's page", `document.body.dataset.ready === 'player' && !document.getElementById('player-view').hidden`)
-	rows := func() []string { return eval[[]string](b, `[...document.querySelectorAll('#pl-recs tr')].map((r) => r.dataset.id)`) }
+	rows := func() []string {
+		return eval[[]string](b, `[...document.querySelectorAll('#pl-recs tr')].map((r) => r.dataset.id)`)
+	}
 	if got := rows(); !slices.Equal(got, []string{recs[2], recs[0]}) {
 		t.Errorf("Kit's recordings: %v, want %v", got, []string{recs[2], recs[0]})
 	}
