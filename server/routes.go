@@ -32,7 +32,7 @@ func (s *Server) routes() {
 	h("GET /api/v1/whoami", v, "whoami", s.whoami)
 	h("GET /api/v1/formats", v, "formats", s.formats)
 	h("GET /api/v1/recordings", v, "search", s.search)
-	h("POST /api/v1/recordings", a, "upload", s.upload)
+	h("POST /api/v1/recordings", m, "upload", s.upload)
 	h("POST /api/v1/ingest", a, "ingest", s.ingestPaths)
 	h("GET /api/v1/recordings/{id}", v, "show", s.show)
 	h("GET /api/v1/recordings/{id}/events", v, "events", s.events)

@@ -6,12 +6,12 @@
 
 import { $, el, bytes, wall } from './util.js';
 import { API, TOKEN_KEY, askToken } from './api.js';
-import { isAdmin } from './state.js';
+import { isMod } from './state.js';
 
 /** Shows the Upload… button to admins only (main.js, once who is known). */
 export function showUploadControls() {
-  $('upload-pick').hidden = !isAdmin();
-  if (!isAdmin()) $('drop-zone').hidden = true;
+  $('upload-pick').hidden = !isMod();
+  if (!isMod()) $('drop-zone').hidden = true;
 }
 
 const hasFiles = (e) => !!e.dataTransfer && Array.from(e.dataTransfer.types || []).includes('Files');
@@ -20,23 +20,23 @@ const hasFiles = (e) => !!e.dataTransfer && Array.from(e.dataTransfer.types || [
 // admin the page takes no drop (the browser does what it does).
 let depth = 0;
 document.addEventListener('dragenter', (e) => {
-  if (!isAdmin() || !hasFiles(e)) return;
+  if (!isMod() || !hasFiles(e)) return;
   depth++;
   $('drop-zone').hidden = false;
 });
 document.addEventListener('dragleave', (e) => {
-  if (!isAdmin() || !hasFiles(e)) return;
+  if (!isMod() || !hasFiles(e)) return;
   if (--depth <= 0) { depth = 0; $('drop-zone').hidden = true; }
 });
 document.addEventListener('dragover', (e) => {
-  if (!isAdmin() || !hasFiles(e)) return;
+  if (!isMod() || !hasFiles(e)) return;
   e.preventDefault();
   e.dataTransfer.dropEffect = 'copy';
 });
 document.addEventListener('drop', (e) => {
   depth = 0;
   $('drop-zone').hidden = true;
-  if (!isAdmin() || !e.dataTransfer || !e.dataTransfer.files.length) return;
+  if (!isMod() || !e.dataTransfer || !e.dataTransfer.files.length) return;
   e.preventDefault();
   uploadFiles(e.dataTransfer.files);
 });
@@ -144,7 +144,7 @@ async function uploadOne(f, li, bar, status) {
       out.push(`Too large (limit ${limitOf(msg)})`);
       break;
     case 403:
-      out.push(`Not allowed: ${msg || 'uploads take an admin\'s token'}`);
+      out.push(`Not allowed: ${msg || 'uploads take a moderator\'s or an admin\'s token'}`);
       break;
     case 0:
       out.push('The upload failed: the connection was closed before an answer came (a file over the server\'s size limit is cut off so)');
