@@ -439,21 +439,47 @@ func pushTakenDown(st *PushState) error {
 
 // readPushState reads p's state record (a new state when there is none).
 func readPushState(p pushPaths) (*PushState, error) {
-	b, err := os.ReadFile(p.state)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &PushState{Source: p.source, State: PushNew}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("push %s: read its state: %w", p.source, err)
-	}
-	st := new(PushState)
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("push %s: its state record %s: %w", p.source, p.state, err)
+	st := &PushState{Source: p.source, State: PushNew}
+	if err := readRecord(p.state, "push "+p.source, st); err != nil {
+		return nil, err
 	}
 	if st.Source != p.source {
 		return nil, fmt.Errorf("push %s: its state record %s is %q's", p.source, p.state, st.Source)
 	}
 	return st, nil
+}
+
+// readRecord reads the JSON state record at path into v, leaving v as it
+// is when there is none; what names the record's owner in errors.
+func readRecord(path, what string, v any) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: read its state: %w", what, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: its state record %s: %w", what, path, err)
+	}
+	return nil
+}
+
+// writeRecord writes v as the JSON state record at path durably (a new
+// file renamed over the old one, both synced); what names the record's
+// owner in errors.
+func (x *Archive) writeRecord(path, what string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%s: encode its state: %w", what, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("%s: create the state directory: %w", what, err)
+	}
+	if err := durable.WriteFile(path, b, 0o600, !x.opts.Archive.NoSync); err != nil {
+		return fmt.Errorf("%s: its state: %w", what, err)
+	}
+	return nil
 }
 
 // loadPush reads p's state and makes the mirror agree with it: bytes past
@@ -604,18 +630,7 @@ func checkPushParents(p pushPaths) error {
 // savePush writes st as p's state record durably: a new file renamed
 // over the old one, both synced.
 func (x *Archive) savePush(p pushPaths, st *PushState) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("push %s: encode its state: %w", p.source, err)
-	}
-	dir := filepath.Dir(p.state)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("push %s: create the state directory: %w", p.source, err)
-	}
-	if err := durable.WriteFile(p.state, b, 0o600, !x.opts.Archive.NoSync); err != nil {
-		return fmt.Errorf("push %s: its state: %w", p.source, err)
-	}
-	return nil
+	return x.writeRecord(p.state, "push "+p.source, st)
 }
 
 // removeMirror deletes a mirror file whose source is sealed, ingested or

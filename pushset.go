@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,16 +127,9 @@ func (x *Archive) pushSetPaths(dir string) pushSetPaths {
 // readSetState reads a pushed directory's state record (State PushNew
 // when there is none).
 func readSetState(sp pushSetPaths) (*pushSetState, error) {
-	b, err := os.ReadFile(sp.state)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &pushSetState{Dir: sp.dir, State: PushNew}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("push %s/: read its state: %w", sp.dir, err)
-	}
-	set := new(pushSetState)
-	if err := json.Unmarshal(b, set); err != nil {
-		return nil, fmt.Errorf("push %s/: its state record %s: %w", sp.dir, sp.state, err)
+	set := &pushSetState{Dir: sp.dir, State: PushNew}
+	if err := readRecord(sp.state, "push "+sp.dir+"/", set); err != nil {
+		return nil, err
 	}
 	if set.Dir != sp.dir {
 		return nil, fmt.Errorf("push %s/: its state record %s is %q's", sp.dir, sp.state, set.Dir)
@@ -147,17 +139,7 @@ func readSetState(sp pushSetPaths) (*pushSetState, error) {
 
 // saveSet writes a pushed directory's state record durably.
 func (x *Archive) saveSet(sp pushSetPaths, set *pushSetState) error {
-	b, err := json.Marshal(set)
-	if err != nil {
-		return fmt.Errorf("push %s/: encode its state: %w", sp.dir, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(sp.state), 0o700); err != nil {
-		return fmt.Errorf("push %s/: create the state directory: %w", sp.dir, err)
-	}
-	if err := durable.WriteFile(sp.state, b, 0o600, !x.opts.Archive.NoSync); err != nil {
-		return fmt.Errorf("push %s/: its state: %w", sp.dir, err)
-	}
-	return nil
+	return x.writeRecord(sp.state, "push "+sp.dir+"/", set)
 }
 
 // pieceState is PushState for a piece of a pushed directory: the
