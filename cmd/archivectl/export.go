@@ -181,46 +181,13 @@ func clipRange(rec *replay.Recording, o *exportOptions) (from, to int64, clip bo
 		}
 		return rec.TickAt(max(off-around, 0)), rec.TickAt(off + around), true, nil
 	}
-	if o.from != "" {
-		if from, err = rec.ParseTick(o.from); err != nil {
-			return 0, 0, false, usagef("--from: %v", err)
-		}
-		if err := offsetInside(rec, o.from); err != nil {
-			return 0, 0, false, usagef("--from: %v", err)
+	if o.from != "" || o.to != "" {
+		if from, to, err = tickRange(rec, o.from, o.to); err != nil {
+			return 0, 0, false, err
 		}
 		clip = true
-	}
-	if o.to != "" {
-		if to, err = rec.ParseTick(o.to); err != nil {
-			return 0, 0, false, usagef("--to: %v", err)
-		}
-		clip = true
-		if to < from {
-			return 0, 0, false, usagef("--to %s is before --from %s", o.to, o.from)
-		}
 	}
 	return from, to, clip, nil
-}
-
-// offsetInside refuses an offset (not a tick) that ParseTick would clamp
-// to the last tick: one past the recording's end, or any offset into a
-// recording that knows no times (no tick rate, no duration).
-func offsetInside(rec *replay.Recording, v string) error {
-	if _, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return nil
-	}
-	d, err := units.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return nil
-	}
-	m := rec.Meta()
-	if m.Duration <= 0 && m.TickRate <= 0 {
-		return fmt.Errorf("%s: the recording has no times (no tick rate), give a tick (0 to %d)", v, rec.LastTick())
-	}
-	if d > m.Duration {
-		return fmt.Errorf("%s is past the recording's end (%s, tick %d)", v, m.Duration, rec.LastTick())
-	}
-	return nil
 }
 
 // exportWhole writes the native bytes only once they are known to match

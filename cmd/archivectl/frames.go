@@ -50,19 +50,9 @@ func runFrames(ctx context.Context, e *env, o *framesOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	from, to := int64(0), int64(-1)
-	if o.from != "" {
-		if from, err = rec.ParseTick(o.from); err != nil {
-			return usagef("--from: %v", err)
-		}
-	}
-	if o.to != "" {
-		if to, err = rec.ParseTick(o.to); err != nil {
-			return usagef("--to: %v", err)
-		}
-		if to < from {
-			return usagef("--to %s is before --from %s", o.to, o.from)
-		}
+	from, to, err := tickRange(rec, o.from, o.to)
+	if err != nil {
+		return err
 	}
 	bw := bufio.NewWriterSize(e.stdout, 64<<10)
 	enc := json.NewEncoder(bw)
