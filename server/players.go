@@ -100,26 +100,19 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var res *query.Results
+	next := ""
 	if err == nil {
 		var pq *query.Query
 		if pq, err = k.Query(); err == nil {
-			res, err = s.x.SearchSorted(ctx, pq, so, from, limit)
+			res, next, err = s.searchPage(ctx, r, pq, so, from, limit)
 		}
 	}
-	switch {
-	case err != nil && r.Context().Err() != nil:
-		s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
-		return
-	case errors.Is(err, context.DeadlineExceeded):
-		s.fail(w, fmt.Errorf("%w of %v", errSearchBudget, s.cfg.SearchTimeout))
-		return
-	case err != nil:
+	if err != nil {
+		if r.Context().Err() != nil && !errors.Is(err, errClientGone) {
+			err = fmt.Errorf("%w: %v", errClientGone, err)
+		}
 		s.fail(w, err)
 		return
-	}
-	next := ""
-	if n := from + len(res.Hits); n < res.Total && len(res.Hits) > 0 && n <= query.MaxOffset {
-		next = encodeCursor(n, so)
 	}
 	out := wire.PlayerOf(s.x, sum, res, mod, next)
 	if by != "" {

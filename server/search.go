@@ -48,23 +48,33 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	// The search gets a time budget, and stops when the client leaves.
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
 	defer cancel()
+	res, next, err := s.searchPage(ctx, r, pq, so, from, limit)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.SearchOf(s.x, q, res, next))
+}
+
+// searchPage runs one page of a search within ctx's budget and returns it
+// with the cursor of the next page ("" for the last); its error says
+// whether the client left (errClientGone) or the budget ran out
+// (errSearchBudget).
+func (s *Server) searchPage(ctx context.Context, r *http.Request, pq *query.Query, so query.Sort, from, limit int) (*query.Results, string, error) {
 	res, err := s.x.SearchSorted(ctx, pq, so, from, limit)
 	switch {
 	case err != nil && r.Context().Err() != nil:
-		s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
-		return
+		return nil, "", fmt.Errorf("%w: %v", errClientGone, err)
 	case errors.Is(err, context.DeadlineExceeded):
-		s.fail(w, fmt.Errorf("%w of %v: narrow it (fewer or longer prefixes, a player:, map: or after: term)", errSearchBudget, s.cfg.SearchTimeout))
-		return
+		return nil, "", fmt.Errorf("%w of %v: narrow it (fewer or longer prefixes, a player:, map: or after: term)", errSearchBudget, s.cfg.SearchTimeout)
 	case err != nil:
-		s.fail(w, err)
-		return
+		return nil, "", err
 	}
 	next := ""
 	if n := from + len(res.Hits); n < res.Total && len(res.Hits) > 0 && n <= query.MaxOffset {
 		next = encodeCursor(n, so)
 	}
-	writeJSON(w, http.StatusOK, wire.SearchOf(s.x, q, res, next))
+	return res, next, nil
 }
 
 // sortParam reads the order of a list: sort=start|duration|players and
