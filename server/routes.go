@@ -69,6 +69,13 @@ func (s *Server) routes() {
 	h("GET /api/v1/tokens", a, "tokens", s.listTokens)
 	h("POST /api/v1/tokens", a, "token-create", s.createToken)
 	h("DELETE /api/v1/tokens/{name}", a, "token-revoke", s.revokeToken)
+	h("POST /api/v1/watch", m, "watch-create", s.watchCreate)
+	h("POST /api/v1/watch/{id}/join", v, "watch-join", s.watchJoin)
+	h("POST /api/v1/watch/{id}/state", v, "watch-state", s.watchState)
+	h("POST /api/v1/watch/{id}/take", v, "watch-take", s.watchTake)
+	// The stream authenticates itself: a browser's EventSource sends no
+	// token, only the participant id its join answered.
+	s.mux.HandleFunc("GET /api/v1/watch/{id}/events", s.watchEvents)
 	// Pushes take a pusher or an admin (checked in push.go: a viewer or a
 	// moderator may not push).
 	h("GET /api/v1/push/{source...}", replay.RolePusher, "push-state", s.pushState)

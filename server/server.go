@@ -79,6 +79,8 @@ type Config struct {
 	// SearchTimeout bounds one search (default 5 s): past it the search
 	// stops and the caller gets 400 bad_query.
 	SearchTimeout time.Duration
+	// Watch bounds the shared viewings of recordings (watch.go).
+	Watch WatchConfig
 }
 
 // Server serves one archive over HTTP.
@@ -102,6 +104,9 @@ type Server struct {
 	// pseudonymKey keys the pseudonyms of player ids in viewers' answers
 	// (redact.go).
 	pseudonymKey [32]byte
+	// watch are the open rooms of shared viewings (watch.go), closed on
+	// shutdown.
+	watch *watchRooms
 }
 
 // New returns a server over x.
@@ -127,6 +132,7 @@ func New(x *replay.Archive, cfg Config) *Server {
 	s := &Server{x: x, cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), metrics: newMetrics(), limiter: newFailLimiter(cfg.Now),
 		heavy: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	rand.Read(s.pseudonymKey[:])
+	s.watch = newWatchRooms(cfg.Watch, cfg.Now, func(room, name string) string { return s.pseudonym("watch "+room, name) })
 	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "replay_index_synced_timestamp_seconds",
 		Help: "When the search index's last sync began: what was archived before is searchable (the index's lag is now minus this).",
@@ -184,6 +190,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr, certFile, keyFile str
 	defer s.removeEndpoint()
 
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	hs.RegisterOnShutdown(s.watch.close) // streams never go idle: end them
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	if s.cfg.PruneEvery > 0 {
