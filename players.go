@@ -21,6 +21,7 @@ func (x *Archive) SearchSorted(ctx context.Context, pq *query.Query, so query.So
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	x.flagMoments(pq, res)
 	return res, nil
 }
 

@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/query"
@@ -36,7 +39,57 @@ func (x *Archive) SearchQuery(ctx context.Context, pq *query.Query, from, limit 
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	x.flagMoments(pq, res)
 	return res, nil
+}
+
+// flagMoments adds to each hit a "flag" event at the start of each flag
+// on a moment (archive.Flag.Range) that a positive flag: term of pq
+// names, so that a hit found by its flag points at the tick, as one found
+// by its events does. Flags live in the manifests, not the index: only
+// the hits that carry such a flag are read.
+func (x *Archive) flagMoments(pq *query.Query, res *query.Results) {
+	var terms []*query.Term
+	for i := range pq.Terms {
+		if t := &pq.Terms[i]; t.Op == "flag" && !t.Neg {
+			terms = append(terms, t)
+		}
+	}
+	if len(terms) == 0 {
+		return
+	}
+	names := func(name string) bool {
+		name = strings.ToLower(name)
+		for _, t := range terms {
+			if name == t.Value || t.Prefix && strings.HasPrefix(name, t.Value) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range res.Hits {
+		h := &res.Hits[i]
+		if !slices.ContainsFunc(h.Flags, names) {
+			continue
+		}
+		rec, err := x.Recording(h.ID)
+		if err != nil {
+			continue // deleted since it was found: the hit stays as it is
+		}
+		added := false
+		for _, f := range rec.Manifest().Flags {
+			if f.Range == nil || !names(f.Name) {
+				continue
+			}
+			h.Events = append(h.Events, query.EventHit{Tick: f.Range.From, Time: rec.TimeAt(f.Range.From), Kind: "flag",
+				Text: fmt.Sprintf("%s (ticks %d to %d)", f.Name, f.Range.From, f.Range.To)})
+			h.EventTotal++
+			added = true
+		}
+		if added {
+			slices.SortStableFunc(h.Events, func(a, b query.EventHit) int { return cmp.Compare(a.Tick, b.Tick) })
+		}
+	}
 }
 
 // CanClip reports whether recordings of format can be clipped, so that a
