@@ -102,6 +102,8 @@ type Archive struct {
 	live liveSync
 	// indexedAt is when the last index sync began (guarded by syncMu).
 	indexedAt time.Time
+	// shareMu serialises changes to the shared links' state (shares.go).
+	shareMu sync.Mutex
 }
 
 // Open opens the archive in dir.

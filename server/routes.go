@@ -54,6 +54,7 @@ func (s *Server) routes() {
 	h("PUT /api/v1/recordings/{id}/hold", m, "hold", s.mark(s.hold))
 	h("DELETE /api/v1/recordings/{id}/hold", m, "release", s.mark(s.release))
 	s.caseRoutes(h)
+	s.shareRoutes(h)
 	h("DELETE /api/v1/recordings/{id}", m, "takedown", s.takedown)
 	h("GET /api/v1/takedowns", m, "takedowns", s.takedowns)
 	h("POST /api/v1/takedowns/{id}/undo", m, "undo-takedown", s.undoTakedown)
