@@ -104,6 +104,7 @@ func commands() []*command {
 		cmdFlag(), cmdUnflag(), cmdHold(), cmdRelease(), cmdDelete(), cmdTakedowns(),
 		cmdCases(),
 		cmdRetention(), cmdPrune(), cmdRecompress(), cmdRemote(), cmdCheck(), cmdStats(), cmdAudit(), cmdToken(), cmdMaps(), cmdServe(), cmdPush(), cmdLogin(),
+		cmdShare(),
 		cmdInit(), cmdGhost(), cmdDemo(), cmdVersion(),
 	}
 	return cmds
