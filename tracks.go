@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 
 	"github.com/replayarchive/replay/formats"
 )
@@ -32,4 +33,42 @@ type eventSource struct {
 // EachEvent implements formats.EventSource.
 func (s eventSource) EachEvent(fn func(e *formats.Event) error) error {
 	return s.x.a.EachEvent(s.Manifest().ID, func(_ int, e *formats.Event) error { return fn(e) })
+}
+
+// firstPositionStep is how many ticks FirstPosition asks its codec for at
+// a time: a range never holds many chunks' points in memory.
+const firstPositionStep = 5000
+
+// errPlaced stops FirstPosition's scan at its first point.
+var errPlaced = errors.New("placed")
+
+// FirstPosition returns the first tick at which rec's codec places
+// anything (a player, a unit), so that a page opened on a recording
+// starts where there is something to see; ok is false when nothing is
+// ever placed, or the format records no positions. It reads the
+// recording from its start until then: its cost is that of the positions
+// before the first.
+func (x *Archive) FirstPosition(ctx context.Context, rec *Recording) (tick int64, ok bool, err error) {
+	t, isTracker := rec.codec.(formats.Tracker)
+	if !isTracker {
+		return 0, false, nil
+	}
+	last := rec.LastTick()
+	for from := int64(0); from <= last; from += firstPositionStep {
+		found := int64(-1)
+		err := t.Track(ctx, eventSource{rec, x}, formats.Ticks(from, min(from+firstPositionStep-1, last)), func(p formats.Point) error {
+			if p.Gap {
+				return nil
+			}
+			found = p.Tick
+			return errPlaced
+		})
+		if found >= 0 {
+			return found, true, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+	}
+	return 0, false, nil
 }

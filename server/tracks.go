@@ -19,11 +19,25 @@ const maxTrackTicks = 5000
 
 // tracks answers the positions of a range: from and to (ticks or offsets,
 // as for clips), or at=TICK with before= and after= durations around it
-// (the page asks that way before it knows the recording's tick rate).
+// (the page asks that way before it knows the recording's tick rate); or,
+// with first=1, the first tick at which anything is placed.
 func (s *Server) tracks(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.open(r)
 	if err != nil {
 		s.fail(w, err)
+		return
+	}
+	if r.URL.Query().Get("first") != "" {
+		tick, ok, err := s.x.FirstPosition(r.Context(), rec)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		out := wire.TracksFirst{First: -1, Positions: ok}
+		if ok {
+			out.First = tick
+		}
+		writeJSON(w, http.StatusOK, out)
 		return
 	}
 	span, err := trackRange(r, rec)

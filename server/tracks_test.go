@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/replayarchive/replay/formats/formatstest"
@@ -82,5 +83,36 @@ func TestTracks(t *testing.T) {
 	}
 	for _, q := range []string{"?at=400&before=soon", "?from=400&to=300"} {
 		ts.want(http.StatusBadRequest, "GET", th+q, ts.owner, nil, nil)
+	}
+
+	// The first tick at which anything is placed: the teehistorian
+	// game's first position, none for the WoL replay (no tracker events).
+	var first struct {
+		First     int64 `json:"first"`
+		Positions bool  `json:"positions"`
+	}
+	ts.want(http.StatusOK, "GET", th+"?first=1", ts.owner, nil, &first)
+	if !first.Positions || first.First <= 0 {
+		t.Fatalf("first position of the teehistorian game: %+v", first)
+	}
+	var at, before tracksAnswer
+	ts.want(http.StatusOK, "GET", th+"?from="+strconv.FormatInt(first.First, 10)+"&to="+strconv.FormatInt(first.First, 10), ts.owner, nil, &at)
+	ts.want(http.StatusOK, "GET", th+"?from=0&to="+strconv.FormatInt(first.First-1, 10), ts.owner, nil, &before)
+	placed := func(a tracksAnswer) bool {
+		for _, tr := range a.Tracks {
+			for _, p := range tr.Points {
+				if len(p) == 3 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !placed(at) || placed(before) {
+		t.Errorf("first position %d: placed there %v, before it %v", first.First, placed(at), placed(before))
+	}
+	ts.want(http.StatusOK, "GET", sc2+"?first=1", ts.owner, nil, &first)
+	if first.Positions || first.First != -1 {
+		t.Errorf("first position of a replay without positions: %+v", first)
 	}
 }

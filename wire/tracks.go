@@ -18,6 +18,14 @@ type Tracks struct {
 	byTrack map[string]int
 }
 
+// TracksFirst is the answer of GET /api/v1/recordings/{id}/tracks?first=1:
+// the first tick at which anything is placed (Positions false when
+// nothing ever is, or the format records no positions; First is then -1).
+type TracksFirst struct {
+	First     int64 `json:"first"`
+	Positions bool  `json:"positions"`
+}
+
 // Track is one tracked thing's points: each [tick, x, y] or [tick, x, y,
 // z] (x and y seen from above, z the height), or [tick] where it left (no
 // line joins across it). Label is its last name in the range, else its

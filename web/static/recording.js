@@ -7,7 +7,7 @@ import { state, firstTick, lastTick, rate, clamp, timeAt } from './state.js';
 import { sizeCanvases } from './canvas.js';
 import { setDefaultRange, select, updatePos } from './moment.js';
 import { eventColumns, drawTimeline, renderEventRows, flagToOpen } from './timeline.js';
-import { AHEAD_SECONDS, trailTicks, guessTracks, tracksFor, drawTrails } from './trails.js';
+import { AHEAD_SECONDS, trailTicks, guessTracks, tracksFor, drawTrails, showPicture, openWherePlaced } from './trails.js';
 import { renderMarks, renderAudit, renderActions } from './actions.js';
 import { clearRecCases, loadRecCases } from './cases.js';
 import { showScoreboard } from './scoreboard.js';
@@ -62,6 +62,7 @@ export async function showRecording(id) {
   // Size the canvases while the answers are on their way and the
   // panels are empty: reading their width lays out only those, where
   // after the tables are filled it would lay them all out once more.
+  showPicture();
   sizeCanvases();
   try {
     rec = await recP;
@@ -128,6 +129,7 @@ export async function showRecording(id) {
     morePlayers();
     renderEventRows();
     loadRecCases(rec.id, token);
+    if (!isFinite(urlTick) && !flagged) openWherePlaced(rec.id, () => token !== state.token);
   }, { timeout: 200 });
 }
 

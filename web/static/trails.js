@@ -5,7 +5,7 @@ import { $, offset } from './util.js';
 import { api, recURL, errText } from './api.js';
 import { state, rate, clamp, timeAt } from './state.js';
 import { TRAILS_FONT, TRAILS_BG, setFont } from './canvas.js';
-import { onMoment } from './moment.js';
+import { onMoment, select } from './moment.js';
 import { loadMap, mapBounds, drawMap } from './mapdraw.js';
 
 // The longest tick range of positions fetched at once, in seconds: a range
@@ -265,6 +265,38 @@ function paintTrails(pieces, sel, trail) {
   $('trail-note').textContent = drawn && many ? `${drawn} units, coloured by player, where each was last placed` :
     drawn ? `${drawn} trail${drawn === 1 ? '' : 's'}, the last ${TRAIL_SECONDS} s before the selected moment` :
     'No positions around this moment (nobody in the game, or this format records none).';
+}
+
+/** Shows the picture and its playback controls (openWherePlaced hides them). */
+export function showPicture() {
+  $('trails').hidden = false;
+  $('trails').parentElement.querySelector('.controls').hidden = false;
+}
+
+/**
+ * Moves a page opened on a moment with nothing to see (no tick in its
+ * address, nothing placed there) to the first tick at which anything is
+ * placed, unless the selection moved meanwhile; a recording that places
+ * nothing loses its empty picture and playback controls, and says why.
+ * stale() tells that the page moved on to another recording.
+ */
+export async function openWherePlaced(id, stale) {
+  if ($('trails').dataset.tracks !== '0') return;
+  const at = state.sel;
+  let a;
+  try {
+    a = await api(recURL(id, '/tracks?first=1'));
+  } catch {
+    return; // the note already says there is nothing here
+  }
+  if (stale() || state.sel !== at) return;
+  if (a.positions) {
+    select(a.first);
+    return;
+  }
+  $('trails').hidden = true;
+  $('trails').parentElement.querySelector('.controls').hidden = true;
+  $('trail-note').textContent = 'Nothing is placed in this recording: its format records no positions (an SC2 replay before 2.0.8 has no tracker events), or nobody ever entered the game.';
 }
 
 // The trails follow the selected moment.
