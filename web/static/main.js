@@ -8,6 +8,7 @@ import { TOKEN_KEY, API, APIError, api, askToken, errText } from './api.js';
 import { state } from './state.js';
 import { onRoute, route } from './nav.js';
 import { stop } from './moment.js';
+import { leaveWatch } from './watch.js';
 import { showSearch } from './search.js';
 import { showRecording } from './recording.js';
 import { casesRoute, showCases, hideCases, showCasesLink } from './cases.js';
@@ -34,6 +35,7 @@ async function loadWho() {
 
 onRoute(() => {
   stop();
+  leaveWatch();
   state.token++;
   notice('');
   delete document.body.dataset.ready;

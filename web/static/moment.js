@@ -33,6 +33,19 @@ export function onMoment(fn) {
   watchers.push(fn);
 }
 
+// What follows playing, pausing and the speed (watch.js shares them).
+const playbackWatchers = [];
+
+/** Calls fn() whenever playback starts or stops or its speed changes. */
+export function onPlayback(fn) {
+  playbackWatchers.push(fn);
+}
+
+/** Tells the playback watchers. */
+function playbackChanged() {
+  for (const fn of playbackWatchers) fn();
+}
+
 /** Moves the selection to tick and redraws what depends on it. */
 export function select(tick, opts = {}) {
   state.sel = clamp(tick);
@@ -67,7 +80,7 @@ export function updatePos() {
 }
 
 /** Plays from the selected moment (from the start when at the end). */
-function play() {
+export function play() {
   if (!state.rec || state.playing) return;
   if (state.sel >= lastTick()) select(firstTick());
   state.playing = true;
@@ -76,13 +89,16 @@ function play() {
   $('p-play').textContent = 'Pause';
   $('p-play').setAttribute('aria-pressed', 'true');
   requestAnimationFrame(tickPlay);
+  playbackChanged();
 }
 
 /** Stops playback. */
 export function stop() {
+  const was = state.playing;
   state.playing = false;
   $('p-play').textContent = 'Play';
   $('p-play').setAttribute('aria-pressed', 'false');
+  if (was) playbackChanged();
 }
 
 function tickPlay(now) {
@@ -107,7 +123,7 @@ $('p-back').addEventListener('click', () => { stop(); select(state.sel - 1); });
 $('p-fwd').addEventListener('click', () => { stop(); select(state.sel + 1); });
 $('p-back-s').addEventListener('click', () => { stop(); select(state.sel - secTicks()); });
 $('p-fwd-s').addEventListener('click', () => { stop(); select(state.sel + secTicks()); });
-$('p-speed').addEventListener('change', () => { state.speed = parseFloat($('p-speed').value) || 1; });
+$('p-speed').addEventListener('change', () => { state.speed = parseFloat($('p-speed').value) || 1; playbackChanged(); });
 
 /**
  * Reads a moment: a tick ("1234"), an offset ("1m04s", "90s", "1:04",

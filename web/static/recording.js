@@ -12,6 +12,7 @@ import { renderMarks, renderAudit, renderActions } from './actions.js';
 import { clearRecCases, loadRecCases } from './cases.js';
 import { showScoreboard } from './scoreboard.js';
 import { playerHref } from './nav.js';
+import { showWatch } from './watch.js';
 
 /** A player's name as a link to the player page (player.js). */
 const nameCell = (name) => el('td', {}, name ? el('a', { href: playerHref(name), 'data-nav': true, class: 'player', text: name }) : '(unnamed)');
@@ -120,6 +121,7 @@ export async function showRecording(id) {
   performance.mark('replay:trails');
   document.body.dataset.ready = 'recording';
   window.replayReadyAt = performance.now();
+  showWatch(rec.id, token);
   // The list of the events in view is below the fold, and the players
   // table's box shows its first rows: the rest is filled once the page
   // is usable, so those rows are not laid out in the first frame.
