@@ -9,6 +9,7 @@ import { download } from './download.js';
 import { readRange } from './moment.js';
 import { drawTimeline, seekFlag } from './timeline.js';
 import { loadRecCases } from './cases.js';
+import { renderShare } from './share.js';
 
 /** Shows the flags and the hold, with the controls the role may use. */
 export function renderMarks() {
@@ -105,6 +106,7 @@ export function renderActions() {
   // A disabled button says why next to it, not only on hover.
   $('clip-why').textContent = why;
   $('clip-why').hidden = can;
+  renderShare();
 }
 
 for (const id of ['r-from', 'r-to']) {
