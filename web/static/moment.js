@@ -82,7 +82,9 @@ export function updatePos() {
 /** Plays from the selected moment (from the start when at the end). */
 export function play() {
   if (!state.rec || state.playing) return;
-  if (state.sel >= lastTick()) select(firstTick());
+  // At the end (or, backwards, at the start) it starts over.
+  if (state.speed > 0 && state.sel >= lastTick()) select(firstTick());
+  if (state.speed < 0 && state.sel <= firstTick()) select(lastTick());
   state.playing = true;
   state.lastFrame = performance.now();
   state.playAcc = 0;
@@ -106,11 +108,12 @@ function tickPlay(now) {
   const dt = (now - state.lastFrame) / 1000;
   state.lastFrame = now;
   state.playAcc += dt * (rate() || 20) * state.speed;
-  const n = Math.floor(state.playAcc);
-  if (n > 0) {
+  const n = Math.trunc(state.playAcc); // negative backwards
+  if (n !== 0) {
     state.playAcc -= n;
     const t = state.sel + n;
     if (t >= lastTick()) { select(lastTick(), { noURL: true }); stop(); return; }
+    if (t <= firstTick()) { select(firstTick(), { noURL: true }); stop(); return; }
     select(t, { noURL: true });
   }
   requestAnimationFrame(tickPlay);

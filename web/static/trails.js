@@ -7,6 +7,7 @@ import { state, rate, clamp, timeAt } from './state.js';
 import { TRAILS_FONT, TRAILS_BG, setFont } from './canvas.js';
 import { onMoment, select } from './moment.js';
 import { loadMap, mapBounds, drawMap } from './mapdraw.js';
+import { addGhost, clearGhost, ghostFor, ghostClock } from './ghost.js';
 
 // The longest tick range of positions fetched at once, in seconds: a range
 // never spans more than two chunks, and a long chunk is not decoded into
@@ -132,27 +133,23 @@ export async function drawTrails() {
   if (state.playing && !covered(sel, sel + Math.round(rate() || 20))) {
     tracksFor(sel, sel + pieceTicks()).catch(() => {});
   }
-  let pieces;
+  let pieces, ghosts;
   try {
-    pieces = await tracksFor(sel - trail, sel);
+    [pieces, ghosts] = await Promise.all([tracksFor(sel - trail, sel), ghostFor(sel - trail, sel).catch(() => null)]);
   } catch (e) {
     if (seq === drawSeq) $('trail-note').textContent = 'Could not load positions: ' + errText(e);
     return;
   }
   if (seq !== drawSeq || !state.rec) return;
-  paintTrails(pieces, sel, trail);
+  paintTrails(pieces, sel, trail, ghosts);
 }
 
-function paintTrails(pieces, sel, trail) {
-  const c = $('trails'), g = c.getContext('2d');
-  const dpr = window.devicePixelRatio || 1;
-  const W = c.width / dpr, H = c.height / dpr;
-  g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.fillStyle = TRAILS_BG;
-  g.fillRect(0, 0, W, H);
-  // Merge the pieces' tracks over the trail window.
-  const tracks = new Map();
-  let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+/**
+ * Merges pieces' tracks over the trail window [sel - trail, sel] into
+ * tracks (id → {label, team, pts, before}), widening bounds b to every
+ * point of the pieces.
+ */
+function mergeTracks(pieces, sel, trail, tracks, b) {
   for (const p of pieces) {
     for (const [id, t] of p.tracks) {
       let m = tracks.get(id);
@@ -168,16 +165,31 @@ function paintTrails(pieces, sel, trail) {
         if (isNaN(pt[1])) continue;
         // The bounds cover the whole pieces, so the picture holds still
         // while the selection moves inside them.
-        minX = Math.min(minX, pt[1]); maxX = Math.max(maxX, pt[1]);
-        minY = Math.min(minY, pt[2]); maxY = Math.max(maxY, pt[2]);
+        b.minX = Math.min(b.minX, pt[1]); b.maxX = Math.max(b.maxX, pt[1]);
+        b.minY = Math.min(b.minY, pt[2]); b.maxY = Math.max(b.maxY, pt[2]);
       }
     }
   }
   for (const m of tracks.values()) if (m.before) m.pts.push(m.before);
+}
+
+function paintTrails(pieces, sel, trail, ghosts) {
+  const c = $('trails'), g = c.getContext('2d');
+  const dpr = window.devicePixelRatio || 1;
+  const W = c.width / dpr, H = c.height / dpr;
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.fillStyle = TRAILS_BG;
+  g.fillRect(0, 0, W, H);
+  // Merge the pieces' tracks (and the ghost's) over the trail window.
+  const tracks = new Map(), ghostTracks = new Map();
+  const bounds = { minX: Infinity, maxX: -Infinity, minY: Infinity, maxY: -Infinity };
+  mergeTracks(pieces, sel, trail, tracks, bounds);
+  if (ghosts) mergeTracks(ghosts, sel, trail, ghostTracks, bounds);
+  let { minX, maxX, minY, maxY } = bounds;
   // Many tracks (a strategy game's units) are coloured by team and left
   // unnamed: names would cover the picture.
   const many = tracks.size > 24;
-  let drawn = 0;
+  let drawn = 0, ghostDrawn = 0;
   const labels = [], boxes = [];
   if (isFinite(minX)) {
     ({ minX, maxX, minY, maxY } = mapBounds(minX, maxX, minY, maxY));
@@ -253,10 +265,12 @@ function paintTrails(pieces, sel, trail) {
       boxes.push([nx, ny - fs, w, fs].map(Math.round).join(','));
       labels.push(label);
     }
+    ghostDrawn = paintGhost(g, ghostTracks, sel, trail, X, Y, W, H);
   }
   g.fillStyle = 'rgba(255,255,255,0.75)';
   setFont(g, TRAILS_FONT);
-  g.fillText(`tick ${sel} · ${offset(timeAt(sel))}`, 8, H - 8);
+  g.fillText(`tick ${sel} · ${offset(timeAt(sel))}${ghostClock(sel)}`, 8, H - 8);
+  c.dataset.ghostTracks = String(ghostDrawn);
   c.dataset.tracks = String(drawn);
   c.dataset.labels = labels.join('\n');
   c.dataset.labelBoxes = boxes.join(';'); // x,y,w,h of each name, in CSS pixels
@@ -267,8 +281,54 @@ function paintTrails(pieces, sel, trail) {
     'No positions around this moment (nobody in the game, or this format records none).';
 }
 
+/**
+ * Draws the ghost's tracks: dashed, pale, without the fade, each head a
+ * ring named "ghost · NAME". Returns how many heads it drew.
+ */
+function paintGhost(g, tracks, sel, trail, X, Y, W, H) {
+  let n = 0;
+  g.save();
+  g.setLineDash([5, 4]);
+  g.lineWidth = 2;
+  g.globalAlpha = 0.6;
+  for (const [, t] of tracks) {
+    if (!t.pts.length) continue;
+    t.pts.sort((p, q) => p[0] - q[0]);
+    g.strokeStyle = '#e5e7eb';
+    g.beginPath();
+    let open = false;
+    for (let i = 0; i < t.pts.length; i++) {
+      const p = t.pts[i];
+      if (p[1] !== p[1] || i > 0 && p[0] - t.pts[i - 1][0] > trail / 3) { open = false; if (p[1] !== p[1]) continue; }
+      if (open) g.lineTo(X(p[1]), Y(p[2]));
+      else g.moveTo(X(p[1]), Y(p[2]));
+      open = true;
+    }
+    g.stroke();
+    const h = t.pts[t.pts.length - 1];
+    if (isNaN(h[1]) || h[0] < sel - trail) continue;
+    g.setLineDash([]);
+    g.beginPath(); g.arc(X(h[1]), Y(h[2]), 6, 0, Math.PI * 2); g.stroke();
+    g.setLineDash([5, 4]);
+    g.fillStyle = '#e5e7eb';
+    const label = `ghost · ${t.label}`, w = g.measureText(label).width, fs = parseFloat(g.font) || 12;
+    g.fillText(label, Math.max(2, Math.min(X(h[1]) + 9, W - w - 2)), Math.max(fs, Math.min(Y(h[2]) + 16, H - 2)));
+    n++;
+  }
+  g.restore();
+  return n;
+}
+
+// The ghost form (ghost.js): a recording to draw over this one.
+$('ghost-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  addGhost($('ghost-id').value.trim(), drawTrails);
+});
+$('ghost-clear').addEventListener('click', () => clearGhost(drawTrails));
+
 /** Shows the picture and its playback controls (openWherePlaced hides them). */
 export function showPicture() {
+  clearGhost();
   $('trails').hidden = false;
   $('trails').parentElement.querySelector('.controls').hidden = false;
 }
