@@ -191,6 +191,25 @@ func (b *browser) waitFor(what, js string) {
 	}
 }
 
+// docShot, with -screenshot, saves the element css selects as
+// docs/name (a picture for docs/web.md); without it, nothing.
+func (b *browser) docShot(css, name string) {
+	b.t.Helper()
+	if !*writeScreenshot {
+		return
+	}
+	b.do("scroll to "+css, chromedp.ScrollIntoView(chromedp.CSS(css)))
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(css)))
+	if err != nil {
+		b.t.Fatalf("screenshot of %s: %v", css, err)
+	}
+	if err := os.WriteFile(filepath.Join(formatstest.ModuleRoot(b.t), "docs", name), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
 // screenshot saves the whole page as a PNG at path.
 func (b *browser) screenshot(path string) []byte {
 	b.t.Helper()

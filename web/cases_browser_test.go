@@ -107,6 +107,8 @@ func TestCasesPage(t *testing.T) {
 	caseID := eval[string](b, `new URLSearchParams(location.search).get('case')`)
 	b.do("add a note", chromedp.SendKeys(chromedp.ID("case-note"), caseNote), chromedp.Click(chromedp.ID("case-add-note")))
 	b.waitFor("the note", `document.querySelectorAll('#case-thread li[data-note]').length === 2`)
+	// docs/screenshot-case.png: go test ./web -run TestCasesPage -args -screenshot
+	b.docShot("#cases-view", "screenshot-case.png")
 	b.do("assign and resolve",
 		chromedp.SetValue(chromedp.ID("case-status"), "resolved"),
 		chromedp.SetValue(chromedp.ID("case-assignee"), "mod-kit"),
