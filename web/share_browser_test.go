@@ -60,6 +60,7 @@ func TestShareMomentAndClip(t *testing.T) {
 	if !strings.HasPrefix(link, s.url+"/s/") {
 		t.Fatalf("the shared link is %q, want %s/s/TOKEN", link, s.url)
 	}
+	b.waitFor("the link in the history", `!!document.querySelector('#audit tr[data-action=share-create]')`)
 	ls, err := s.x.Shares()
 	if err != nil || len(ls) != 1 || ls[0].From != 150 || ls[0].To != 650 || ls[0].By != "alice" || time.Until(ls[0].Expires) > time.Hour {
 		t.Fatalf("the archive's links: %+v %v", ls, err)
@@ -100,6 +101,7 @@ func TestShareMomentAndClip(t *testing.T) {
 	link = eval[string](b, `document.getElementById('share-out').value`)
 	b.do("revoke it", chromedp.Click(chromedp.ID("share-revoke")))
 	b.waitFor("revoked", `document.getElementById('share-status').textContent.includes('revoked')`)
+	b.waitFor("the revocation in the history", `!!document.querySelector('#audit tr[data-action=share-revoke]')`)
 	if _, err := s.x.OpenShare(link[strings.LastIndex(link, "/")+1:]); err == nil {
 		t.Fatal("the archive still accepts the revoked link")
 	}

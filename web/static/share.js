@@ -7,6 +7,7 @@ import { $ } from './util.js';
 import { api, recURL, errText, API } from './api.js';
 import { state, isMod } from './state.js';
 import { readRange } from './moment.js';
+import { renderAudit } from './actions.js';
 
 /** The absolute address of the recording's page at the selected tick. */
 export function momentURL() {
@@ -42,6 +43,16 @@ async function offer(text, what) {
   }
 }
 
+/** Shows the recording's history again: it has the link's entry now. */
+async function refreshHistory() {
+  try {
+    const r = await api(recURL(state.rec.id, '/audit'));
+    renderAudit(r.entries || []);
+  } catch (e) {
+    // The link was made; the history shows it at the next visit.
+  }
+}
+
 $('copy-moment').addEventListener('click', () => {
   $('share-revoke').hidden = true;
   offer(momentURL(), 'The link to this moment');
@@ -57,6 +68,7 @@ $('share-clip').addEventListener('click', async () => {
     $('share-revoke').hidden = false;
     $('share-revoke').dataset.id = s.id;
     $('share-status').dataset.link = s.id;
+    refreshHistory();
     await offer(url, `A link to ticks ${s.from}–${s.to} (redacted, until ${s.expires.replace('T', ' ').replace(/\..*|Z$/, '')} UTC)`);
   } catch (e) {
     $('share-status').textContent = 'Could not share the clip: ' + errText(e);
@@ -72,6 +84,7 @@ $('share-revoke').addEventListener('click', async () => {
     $('share-out-row').hidden = true;
     $('share-out').value = '';
     $('share-status').textContent = `Link ${id} revoked: it no longer opens.`;
+    refreshHistory();
   } catch (e) {
     $('share-status').textContent = 'Could not revoke the link: ' + errText(e);
   }
