@@ -228,10 +228,8 @@ func (x *Archive) OpenShare(token string) (ShareLink, error) {
 	if err != nil || len(raw) != sharePayloadLen+sha256.Size || raw[0] != shareVersion {
 		return ShareLink{}, ErrShareTampered
 	}
-	st, err := x.loadShares()
-	if err != nil {
-		return ShareLink{}, err
-	}
+	// The MAC is checked before the state is read: a made-up link costs
+	// one small file read and a hash.
 	key, err := x.shareKey(false)
 	if err != nil {
 		return ShareLink{}, err
@@ -239,6 +237,10 @@ func (x *Archive) OpenShare(token string) (ShareLink, error) {
 	payload, mac := raw[:sharePayloadLen], raw[sharePayloadLen:]
 	kid := hex.EncodeToString(payload[1:5])
 	if key == nil || kid != keyID(key) {
+		st, err := x.loadShares()
+		if err != nil {
+			return ShareLink{}, err
+		}
 		if slices.Contains(st.OldKeys, kid) {
 			return ShareLink{}, fmt.Errorf("%w (every link was revoked at once)", ErrShareRevoked)
 		}
@@ -246,6 +248,10 @@ func (x *Archive) OpenShare(token string) (ShareLink, error) {
 	}
 	if !hmac.Equal(mac, shareMAC(key, payload)) {
 		return ShareLink{}, ErrShareTampered
+	}
+	st, err := x.loadShares()
+	if err != nil {
+		return ShareLink{}, err
 	}
 	l := decodeShare(payload)
 	if st.Config.Disabled {
