@@ -29,6 +29,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
+	"github.com/replayarchive/replay/internal/durable"
 )
 
 // Audit actions of shared links.
@@ -461,31 +462,13 @@ func (x *Archive) saveShares(st shareState) error {
 	return x.writeShareFile(shareStateFile, b)
 }
 
-// writeShareFile replaces <archive>/shares/name atomically, mode 0600.
+// writeShareFile replaces <archive>/shares/name durably, mode 0600.
 func (x *Archive) writeShareFile(name string, data []byte) error {
 	dir := filepath.Join(x.dir, shareDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("shared links: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+name+"-*")
-	if err != nil {
-		return fmt.Errorf("shared links: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o600)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := durable.WriteFile(filepath.Join(dir, name), data, 0o600, true); err != nil {
 		return fmt.Errorf("shared links: write %s: %w", name, err)
 	}
 	return nil
