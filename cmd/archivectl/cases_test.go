@@ -25,11 +25,7 @@ func TestFlagAtAndCasesCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ok("ingest", game)
-	var recs []wire.Recording
-	if err := json.Unmarshal([]byte(c.ok("ls", "--json")), &recs); err != nil || len(recs) != 1 {
-		t.Fatalf("ls --json: %v", err)
-	}
-	id := recs[0].ID
+	id := recordingID(t, c)
 
 	out := c.ok("flag", id[:8], "griefing", "--note", "spawn", "--from", "0:42", "--to", "0:50")
 	if !strings.Contains(out, "griefing at ticks") {

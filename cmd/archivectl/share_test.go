@@ -26,11 +26,7 @@ func TestShareCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ok("ingest", game)
-	var recs []wire.Recording
-	if err := json.Unmarshal([]byte(c.ok("ls", "--json")), &recs); err != nil || len(recs) != 1 {
-		t.Fatalf("ls --json: %v", err)
-	}
-	id := recs[0].ID
+	id := recordingID(t, c)
 	if out := c.ok("share", "--help"); !strings.Contains(out, "/s/TOKEN") || !strings.Contains(out, "--max-lifetime") {
 		t.Errorf("share --help:\n%s", out)
 	}
