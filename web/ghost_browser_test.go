@@ -16,7 +16,8 @@ import (
 )
 
 // TestGhostAndBackwards: the demo's two parkour runs of one world; the
-// slow run opened a second into its run, the fast one added as its ghost:
+// slow run opened a second into its run, the fast one suggested (the
+// map's other recording) and added as its ghost:
 // the ghost's runner is drawn over the trails, aligned at the runs'
 // starts, and a recording that is not there is refused in words. Then
 // playback at −4× moves the moment backwards and stops at the start.
@@ -44,6 +45,12 @@ func TestGhostAndBackwards(t *testing.T) {
 	b.waitFor("the recording page", `document.body.dataset.ready === 'recording'`)
 	if n := eval[string](b, `document.getElementById('trails').dataset.ghostTracks`); n != "0" {
 		t.Fatalf("ghost tracks %q before a ghost was added", n)
+	}
+
+	// The field suggests the map's other run, fastest first.
+	b.waitFor("the suggested run", `document.querySelectorAll('#ghost-runs option').length === 1`)
+	if got := eval[string](b, `document.querySelector('#ghost-runs option').value`); got != ids[1][:8] {
+		t.Errorf("the ghost suggested is %q, want %q", got, ids[1][:8])
 	}
 
 	b.do("a ghost that is not there", chromedp.SetValue(chromedp.ID("ghost-id"), "ffffffff"), chromedp.Click(chromedp.CSS(`#ghost-form button[type=submit]`)))

@@ -111,5 +111,31 @@ function fmtRun(s) {
   return `${neg ? '−' : ''}${m}:${r.toFixed(2).padStart(5, '0')}`;
 }
 
+/**
+ * Offers the open recording's ghosts: the other recordings of its map,
+ * fastest first (a map's record runs), as the ghost field's suggestions.
+ * stale() tells that the page moved on to another recording.
+ */
+export async function suggestGhosts(rec, stale) {
+  const list = $('ghost-runs');
+  list.replaceChildren();
+  if (!rec.map) return;
+  let a;
+  try {
+    const q = encodeURIComponent(`map:"${rec.map.replace(/["\\]/g, '')}"`);
+    a = await api(`/api/v1/recordings?q=${q}&sort=duration&order=asc&limit=10`);
+  } catch {
+    return; // suggestions only: the field still takes any id
+  }
+  if (stale()) return;
+  for (const h of a.hits || []) {
+    if (h.id === rec.id) continue;
+    const o = document.createElement('option');
+    o.value = h.id.slice(0, 8);
+    o.label = `${fmtRun((h.duration_ms || 0) / 1000)} · ${(h.players || []).slice(0, 3).join(', ')}`;
+    list.append(o);
+  }
+}
+
 /** The ghost's label, for the picture. */
 export const ghostLabel = () => (ghost ? ghost.label : '');

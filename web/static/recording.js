@@ -13,6 +13,7 @@ import { clearRecCases, loadRecCases } from './cases.js';
 import { showScoreboard } from './scoreboard.js';
 import { playerHref } from './nav.js';
 import { showWatch } from './watch.js';
+import { suggestGhosts } from './ghost.js';
 
 /** A player's name as a link to the player page (player.js). */
 const nameCell = (name) => el('td', {}, name ? el('a', { href: playerHref(name), 'data-nav': true, class: 'player', text: name }) : '(unnamed)');
@@ -132,6 +133,7 @@ export async function showRecording(id) {
     renderEventRows();
     loadRecCases(rec.id, token);
     if (!isFinite(urlTick) && !flagged) openWherePlaced(rec.id, () => token !== state.token);
+    suggestGhosts(rec, () => token !== state.token);
   }, { timeout: 200 });
 }
 
