@@ -339,6 +339,21 @@ func withTestSpool(t *testing.T, args []string) []string {
 	return append(slices.Clip(args), "--spool", dir.(string))
 }
 
+// stopAgents interrupts the agents (*agents, as the test left them) and
+// waits for them; their output goes into the log when the test failed,
+// or always with ARCHIVECTL_TEST_LOGS=1.
+func stopAgents(t *testing.T, agents *[]*pushAgent) {
+	for _, a := range *agents {
+		a.cancel()
+		<-a.done
+	}
+	if t.Failed() || os.Getenv("ARCHIVECTL_TEST_LOGS") != "" {
+		for i, a := range *agents {
+			t.Logf("agent %d: exit %d\nstdout:\n%s\nstderr:\n%s", i+1, a.code, a.out.String(), a.errb.String())
+		}
+	}
+}
+
 // stop interrupts the agent and returns its exit status.
 func (a *pushAgent) stop(t *testing.T) int {
 	t.Helper()
@@ -516,17 +531,7 @@ func TestPushFollow(t *testing.T) {
 	args := []string{"--json", "--follow", dir, "--to", url, "--token-file", tokFile, "--host", "gs1", "--settle", "1m"}
 	// The first agent of gs1 is a process, killed mid-game.
 	agents := []*pushAgent{startPushAgentProcess(t, ctx, args...)}
-	defer func() {
-		for _, a := range agents {
-			a.cancel()
-			<-a.done
-		}
-		if t.Failed() || os.Getenv("ARCHIVECTL_TEST_LOGS") != "" {
-			for i, a := range agents {
-				t.Logf("agent %d: exit %d\nstdout:\n%s\nstderr:\n%s", i+1, a.code, a.out.String(), a.errb.String())
-			}
-		}
-	}()
+	defer stopAgents(t, &agents)
 
 	// The games are written over about 18 s, a piece of each every 200 ms;
 	// the archive is killed at step 8 and serves again 10 s later (the

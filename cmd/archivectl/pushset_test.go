@@ -57,17 +57,7 @@ func TestPushSetFollow(t *testing.T) {
 
 	args := []string{"--json", "--follow", root, "--to", url, "--token-file", tokFile, "--host", "gs1", "--settle", "1m"}
 	agents := []*pushAgent{startPushAgentProcess(t, ctx, args...)}
-	defer func() {
-		for _, a := range agents {
-			a.cancel()
-			<-a.done
-		}
-		if t.Failed() || os.Getenv("ARCHIVECTL_TEST_LOGS") != "" {
-			for i, a := range agents {
-				t.Logf("agent %d: exit %d\nstdout:\n%s\nstderr:\n%s", i+1, a.code, a.out.String(), a.errb.String())
-			}
-		}
-	}()
+	defer stopAgents(t, &agents)
 
 	// 48 commits of 100 ticks, one every 200 ms; serve is killed at
 	// commit 6 and serves again 4 s later; the agent is killed at commit
