@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -28,7 +29,15 @@ func (s *Server) tracks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("first") != "" {
+		// It may decode the recording up to its first position: one of
+		// the heavy slots, as a clip's decoding holds.
+		release, err := s.acquireHeavy(r.Context())
+		if err != nil {
+			s.fail(w, fmt.Errorf("%w: %v", errClientGone, err))
+			return
+		}
 		tick, ok, err := s.x.FirstPosition(r.Context(), rec)
+		release()
 		if err != nil {
 			s.fail(w, err)
 			return
