@@ -114,8 +114,8 @@ type Archive struct {
 	opts    Options
 	catalog *catalogDB // swapped by a catalog compaction (compact.go)
 
-	enc *zstd.Encoder
-	dec *zstd.Decoder
+	enc   *zstd.Encoder
+	dicts dictionaries // the heads dictionaries, and the decoder that knows them (dicts.go)
 
 	// commitMu serialises commits and deletes within this process.
 	commitMu sync.Mutex
@@ -223,12 +223,12 @@ func newArchive(dir string, opts Options, db *bolt.DB) (*Archive, error) {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	dec, err := zstd.NewReader(nil, chunkenc.DecoderOptions()...)
-	if err != nil {
+	a := &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, encoders: newEncoders(), shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}
+	if err := a.loadDicts(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("archive: %w", err)
+		return nil, err
 	}
-	return &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, dec: dec, encoders: newEncoders(), shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}, nil
+	return a, nil
 }
 
 // openBolt opens a bbolt file. A compaction replaces a file by renaming a
@@ -321,6 +321,6 @@ func (a *Archive) Close() error {
 	}
 	errs = append(errs, a.catalog.close())
 	a.enc.Close()
-	a.dec.Close()
+	a.dicts.close()
 	return errors.Join(errs...)
 }

@@ -453,6 +453,10 @@ type Stats struct {
 	RemoteRecordings int   `json:"remote_recordings"`
 	RemoteBytes      int64 `json:"remote_bytes"`
 	CacheBytes       int64 `json:"cache_bytes"`
+	// DictBytes is the heads dictionaries' content (dicts.go), counted in
+	// StoredBytes and in their formats'; Dicts lists them.
+	DictBytes int64      `json:"dict_bytes"`
+	Dicts     []DictInfo `json:"dicts"`
 }
 
 // FormatStats are the per-format totals.
@@ -498,6 +502,14 @@ func (a *Archive) Stats(ctx context.Context) (*Stats, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	st.Dicts = a.Dicts()
+	for _, d := range st.Dicts {
+		st.DictBytes += int64(d.Stored)
+		st.StoredBytes += int64(d.Stored)
+		if f := st.Formats[d.Format]; f != nil {
+			f.StoredBytes += int64(d.Stored)
+		}
 	}
 	st.DiskBytes, err = DiskUsage(a.dir)
 	if err != nil {

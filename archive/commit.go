@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -137,7 +136,19 @@ func (e *ReplaceError) Error() string {
 // a growing recording that may not replace the recording it names as
 // Refused; none of these is written (chunks they spilled are removed). All
 // pendings must have been Finished.
+//
+// The first recordings of a format that has no heads dictionary train one
+// once there are enough of them (dicts.go).
 func (a *Archive) Commit(ctx context.Context, pend []*Pending) ([]Result, error) {
+	results, err := a.commit(ctx, pend)
+	if err == nil {
+		a.learnHeads(ctx, results)
+	}
+	return results, err
+}
+
+// commit is Commit without the dictionaries' training.
+func (a *Archive) commit(ctx context.Context, pend []*Pending) ([]Result, error) {
 	results := make([]Result, len(pend))
 	// Decide ids against the catalog as it is now. This process is the only
 	// writer (bbolt's lock); commitMu keeps goroutines of it from racing.
@@ -471,7 +482,7 @@ func (a *Archive) buildManifest(p *Pending, id uuid.UUID, now time.Time) (*Manif
 
 // putRecording writes a manifest and everything that hangs off it.
 func (a *Archive) putRecording(tx *bolt.Tx, m *Manifest, p *Pending) error {
-	heads := chunkenc.EncodeHeads(a.enc, p.header, p.trailer)
+	heads := a.encodeHeads(p.format, p.header, p.trailer)
 	m.StoredBytes += int64(len(heads))
 	if p.evCount > 0 {
 		m.StoredBytes += int64(len(p.evBlob))

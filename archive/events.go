@@ -161,7 +161,7 @@ func (w *pieceWriter) start() error {
 	if w.last == nil {
 		return nil
 	}
-	raw, err := w.a.dec.DecodeAll(w.last.blob, nil)
+	raw, err := w.a.decoder().DecodeAll(w.last.blob, nil)
 	switch {
 	case err != nil:
 		return fmt.Errorf("archive: event piece %d: %w", w.last.first, err)

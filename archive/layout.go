@@ -78,6 +78,13 @@ var (
 	bucketTakenDown = []byte("taken_down")
 	// bucketAudit: seq (8 B, seqKey) → AuditEntry JSON (audit.go).
 	bucketAudit = []byte("audit")
+	// bucketDicts: dictionary id (4 B, chunkenc.DictKey) → a heads
+	// dictionary (chunkenc.EncodeDict), kept while the archive lives
+	// (dicts.go). Created by the first dictionary.
+	bucketDicts = []byte("dicts")
+	// bucketDictUse: format name → the id (4 B) of the dictionary new heads
+	// records of that format are compressed with.
+	bucketDictUse = []byte("dict_use")
 	// bucketAuditRec: recording id (16 B) ‖ seq (8 B) → nil (auditRecKey),
 	// the audit entries of one recording.
 	bucketAuditRec = []byte("audit_rec")
@@ -98,6 +105,11 @@ var settingPolicy = []byte("retention")
 
 // settingRemote is the RemoteConfig's key in bucketSettings (remote.go).
 var settingRemote = []byte("remote")
+
+// settingHeadsRewrite ("1") is set with a new heads dictionary and
+// removed once every heads record that can use it does (dicts.go), so a
+// pass killed in between is finished by the next.
+var settingHeadsRewrite = []byte("heads_rewrite")
 
 // settingCatalogURL is the shared catalog this archive follows
 // (catalogstate.go), and settingCatalogSeq (8 bytes, big-endian) the last

@@ -124,7 +124,7 @@ func (a *Archive) LiveOf(id uuid.UUID) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.Header, _, err = chunkenc.DecodeHeads(a.dec, heads, l.Manifest.HeaderBytes, 0); err != nil {
+	if l.Header, _, err = chunkenc.DecodeHeads(a.decoder(), heads, l.Manifest.HeaderBytes, 0); err != nil {
 		return nil, fmt.Errorf("archive: live recording %s: %w", id, err)
 	}
 	return l, nil
@@ -515,7 +515,7 @@ func (a *Archive) grownManifest(old *Manifest, g *Growth, res *formats.TailResul
 
 // putGrown writes the catalog side of a grow inside tx.
 func (a *Archive) putGrown(tx *bolt.Tx, old, m *Manifest, pieces []eventPiece, g *Growth, sum, state []byte) error {
-	heads := chunkenc.EncodeHeads(a.enc, g.header, g.trailer)
+	heads := a.encodeHeads(m.Format, g.header, g.trailer)
 	m.StoredBytes = int64(len(heads))
 	for _, c := range m.Chunks {
 		m.StoredBytes += c.Stored

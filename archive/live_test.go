@@ -184,7 +184,7 @@ func TestLiveEventsOfOlderBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := a.dec.DecodeAll(v, nil)
+	dec, err := a.decoder().DecodeAll(v, nil)
 	var joined []formats.Event
 	if err == nil {
 		err = json.Unmarshal(dec, &joined)

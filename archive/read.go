@@ -67,7 +67,7 @@ func (a *Archive) Open(id uuid.UUID) (*Recording, error) {
 	if heads == nil {
 		return nil, fmt.Errorf("archive: recording %s: heads record missing", id)
 	}
-	h, t, err := chunkenc.DecodeHeads(a.dec, heads, m.HeaderBytes, m.TrailerBytes)
+	h, t, err := chunkenc.DecodeHeads(a.decoder(), heads, m.HeaderBytes, m.TrailerBytes)
 	if err != nil {
 		return nil, fmt.Errorf("archive: recording %s: %w", id, err)
 	}
@@ -146,7 +146,7 @@ func (r *Recording) Reads() int { return int(r.reads.Load()) }
 // and the format's column transform (Options.Columns), naming the format
 // when it has none.
 func (a *Archive) decodeBlob(blob []byte, e ChunkEntry, format string, dst []byte, crc bool) (native, resume []byte, err error) {
-	native, resume, err = chunkenc.Decode(a.dec, a.opts.Columns[format], blob, e.Length, e.CRC, dst, crc)
+	native, resume, err = chunkenc.Decode(a.decoder(), a.opts.Columns[format], blob, e.Length, e.CRC, dst, crc)
 	if errors.Is(err, chunkenc.ErrNoColumns) {
 		err = fmt.Errorf("%w: format %q", err, format)
 	}
@@ -209,7 +209,7 @@ func (r *Recording) readChunk(ctx context.Context, i int, blobBuf *[]byte, dst [
 		native, resume, err = r.a.decodeBlob(blob, e, r.m.Format, dst, crc)
 		if err != nil && r.m.Live && i == len(r.chunks)-1 {
 			// A grow rewrote the open tail since the recording was opened.
-			native, resume, err = chunkenc.DecodeGrownTail(r.a.dec, blob, e.Length, e.CRC)
+			native, resume, err = chunkenc.DecodeGrownTail(r.a.decoder(), blob, e.Length, e.CRC)
 		}
 		if err != nil && cached {
 			// A damaged cache file: drop it and fetch the chunk again.

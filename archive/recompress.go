@@ -45,6 +45,11 @@ type RecompressOptions struct {
 	// DryRun only counts what the pass would re-encode: the report's
 	// Recordings, Chunks, NativeBytes and StoredBefore.
 	DryRun bool
+	// Retrain trains every format's heads dictionary again from the
+	// newest recordings (dicts.go), and compresses every heads record
+	// again with it; without it a format is trained when it has no
+	// dictionary or one made from few recordings.
+	Retrain bool
 }
 
 // RecompressProgress reports a pass's progress after each recording.
@@ -84,6 +89,13 @@ type RecompressReport struct {
 	// back; CatalogCompacted says the catalog was too.
 	ShardsCompacted  []string `json:"shards_compacted"`
 	CatalogCompacted bool     `json:"catalog_compacted"`
+	// DictsTrained names the formats whose heads dictionary the pass
+	// trained; HeadsRewritten counts the heads records (of any recording,
+	// re-encoded by this pass or not) compressed again with their
+	// format's dictionary, which saved HeadsSaved stored bytes.
+	DictsTrained   []string `json:"dicts_trained"`
+	HeadsRewritten int      `json:"heads_rewritten"`
+	HeadsSaved     int64    `json:"heads_saved"`
 	// DiskBefore and DiskAfter are the archive's bytes on disk.
 	DiskBefore int64         `json:"disk_before"`
 	DiskAfter  int64         `json:"disk_after"`
@@ -143,13 +155,17 @@ func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*Reco
 	if now.IsZero() {
 		now = a.opts.Now()
 	}
-	rep := &RecompressReport{ShardsCompacted: []string{}, Problems: []string{}}
+	rep := &RecompressReport{ShardsCompacted: []string{}, Problems: []string{}, DictsTrained: []string{}}
 	var err error
 	if rep.DiskBefore, err = DiskUsage(a.dir); err != nil {
 		return nil, fmt.Errorf("archive: recompress: %w", err)
 	}
 	var todo []uuid.UUID
+	var sample headsSample
 	err = a.List(ctx, func(m *Manifest) error {
+		if !m.Live && m.Remote == "" {
+			sample.add(m)
+		}
 		switch {
 		case m.Live || m.Remote != "":
 			rep.NotSealed++
@@ -172,6 +188,23 @@ func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*Reco
 	if opts.DryRun {
 		rep.DiskAfter, rep.Elapsed = rep.DiskBefore, time.Since(start)
 		return rep, nil
+	}
+
+	if rep.DictsTrained, err = a.trainHeadsDicts(ctx, &sample, opts.Retrain); err != nil {
+		return rep, err
+	}
+	if rep.DictsTrained == nil {
+		rep.DictsTrained = []string{}
+	}
+
+	pending, err := a.headsRewritePending()
+	if err != nil {
+		return rep, fmt.Errorf("archive: recompress: %w", err)
+	}
+	if pending {
+		if rep.HeadsRewritten, rep.HeadsSaved, err = a.rewriteHeads(ctx); err != nil {
+			return rep, fmt.Errorf("archive: recompress: heads: %w", err)
+		}
 	}
 
 	var encs bestEncoders
@@ -221,7 +254,7 @@ func (a *Archive) Recompress(ctx context.Context, opts RecompressOptions) (*Reco
 			rep.ShardsCompacted = append(rep.ShardsCompacted, name)
 		}
 	}
-	if rep.Recordings > 0 {
+	if rep.Recordings > 0 || rep.HeadsRewritten > 0 {
 		if _, rep.CatalogCompacted, err = a.compactCatalog(recompressCompactRatio); err != nil {
 			return rep, err
 		}

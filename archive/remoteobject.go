@@ -242,6 +242,10 @@ func (a *Archive) uploadOne(ctx context.Context, store blob.Store, id uuid.UUID,
 		return nil
 	})
 	if err == nil {
+		// Another node may not have this archive's dictionaries.
+		rm.Heads, err = a.portableHeads(rm.Heads, m.HeaderBytes, m.TrailerBytes)
+	}
+	if err == nil {
 		rm.Events, err = a.eventsValue(id)
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 type recompressOptions struct {
 	olderThan string
 	dryRun    bool
+	retrain   bool
 	json      bool
 }
 
@@ -23,13 +24,14 @@ type recompressOptions struct {
 func (o *recompressOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.olderThan, "older-than", "", "only recordings older than `DUR` (e.g. 30d); default: every sealed one")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "count what would be re-encoded, change nothing")
+	fs.BoolVar(&o.retrain, "retrain", false, "train every format's header dictionary again from the newest recordings")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 }
 
 func cmdRecompress() *command {
 	o := new(recompressOptions)
 	return &command{
-		name: "recompress", args: "[--older-than DUR] [--dry-run] [--json]",
+		name: "recompress", args: "[--older-than DUR] [--dry-run] [--retrain] [--json]",
 		summary: "store sealed recordings smaller: re-encode them at zstd's best level",
 		access:  writeAccess,
 		help: `Ingest compresses at zstd's "better" level, which keeps its memory and
@@ -41,6 +43,18 @@ file compressed with xz -9e. Each new chunk is decoded and checked against
 the chunk's checksum before it replaces the old one: exports stay
 byte-identical, and seeking still reads one chunk. A recording is done
 once (show prints when); --older-than limits the pass to old recordings.
+
+The pass also keeps each format's header dictionary: the headers of one
+game server differ in a few fields, so a new recording's header is
+compressed against a dictionary of headers the archive holds, which makes
+small recordings' stored size about 0.8x per-file xz -9e instead of 1.0x.
+A format without one (or with one made from few recordings) gets one,
+trained from the newest recordings, and every header that the dictionary
+makes smaller is compressed again. --retrain trains every format's
+dictionary again (after the servers changed); older dictionaries are
+kept, so everything written with them stays readable. 'stats' lists the
+dictionaries. An ingest trains a format's first dictionary by itself once
+it has archived 16 recordings of it.
 
 Afterwards the shards it wrote to, and the catalog, are rewritten by
 copy-and-rename so the freed pages go back to the file system.
@@ -69,7 +83,7 @@ func runRecompress(ctx context.Context, e *env, o *recompressOptions, args []str
 		return err
 	}
 	prog := newProgress(e.stderr, "recompress")
-	opts := archive.RecompressOptions{OlderThan: older, DryRun: o.dryRun, Progress: func(p archive.RecompressProgress) {
+	opts := archive.RecompressOptions{OlderThan: older, DryRun: o.dryRun, Retrain: o.retrain, Progress: func(p archive.RecompressProgress) {
 		prog.update(func() string {
 			return fmt.Sprintf("%d of %d recordings, %s -> %s stored, %s native in %s", p.Done, p.Total,
 				humanBytes(p.StoredBefore), humanBytes(p.StoredAfter), humanBytes(p.NativeBytes), p.Elapsed.Round(time.Second))
@@ -101,6 +115,10 @@ func runRecompress(ctx context.Context, e *env, o *recompressOptions, args []str
 		fmt.Fprintf(e.stdout, "re-encoded %s (%d of %d chunks smaller): %s -> %s stored, %s (%.1f%%) saved, in %s\n",
 			plural(rep.Recordings, "recording", ""), rep.ChunksWritten, rep.Chunks, humanBytes(rep.StoredBefore), humanBytes(rep.StoredAfter),
 			humanBytes(saved), pct, rep.Elapsed.Round(time.Millisecond))
+		if len(rep.DictsTrained) > 0 || rep.HeadsRewritten > 0 {
+			fmt.Fprintf(e.stdout, "header dictionaries trained for %v; %s compressed again, %s saved\n",
+				rep.DictsTrained, plural(rep.HeadsRewritten, "header", ""), humanBytes(rep.HeadsSaved))
+		}
 		if rep.Skipped > 0 {
 			fmt.Fprintf(e.stdout, "left %s that changed during the pass (deleted, replaced or uploaded)\n", plural(rep.Skipped, "recording", ""))
 		}

@@ -62,6 +62,10 @@ func cmdStats() *command {
 			if st.SharedBytes > 0 {
 				fmt.Fprintf(e.stdout, "shared: %s not stored twice (chunks equal byte for byte across recordings are kept once)\n", humanBytes(st.SharedBytes))
 			}
+			if len(st.Dicts) > 0 {
+				fmt.Fprintf(e.stdout, "header dictionaries: %s, %s stored (in the totals above; 'recompress --retrain' makes new ones)\n",
+					plural(len(st.Dicts), "dictionary", "dictionaries"), humanBytes(st.DictBytes))
+			}
 			if st.RemoteRecordings > 0 || st.CacheBytes > 0 {
 				fmt.Fprintf(e.stdout, "local: %s; remote: %s, %s; cached: %s\n",
 					humanBytes(st.DiskBytes-st.CacheBytes), plural(st.RemoteRecordings, "recording", ""), humanBytes(st.RemoteBytes), humanBytes(st.CacheBytes))

@@ -168,6 +168,11 @@ func decodeZstd(dec *zstd.Decoder, blob []byte, want int64, dst []byte) ([]byte,
 		dst = make([]byte, 0, min(want, 16<<20)+decodeSlack)
 	}
 	out, err := dec.DecodeAll(blob, dst[:0])
+	if errors.Is(err, zstd.ErrUnknownDictionary) {
+		var h zstd.Header
+		_ = h.Decode(blob)
+		return nil, fmt.Errorf("%w %d: the archive's dictionary record is missing or damaged", err, h.DictionaryID)
+	}
 	if err != nil {
 		return nil, err
 	}

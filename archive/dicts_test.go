@@ -1,0 +1,218 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
+	"github.com/replayarchive/replay/archive/internal/chunkenc"
+	"github.com/replayarchive/replay/formats/all"
+	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	bolt "go.etcd.io/bbolt"
+)
+
+// smallGames ingests n short generated games on mapName, one commit each,
+// and returns their ids and bytes.
+func smallGames(t *testing.T, a *Archive, n int, seed uint64, mapName string) map[uuid.UUID][]byte {
+	t.Helper()
+	games := map[uuid.UUID][]byte{}
+	for i := range n {
+		game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 5 * time.Second, Players: 2, Seed: seed + uint64(i), MapName: mapName})
+		games[ingestWith(t, a, all.ByName("teehistorian"), game, nil).ID] = game
+	}
+	return games
+}
+
+// headsDict returns the dictionary recording id's heads record names.
+func headsDict(t *testing.T, a *Archive, id uuid.UUID) uint32 {
+	t.Helper()
+	var dict uint32
+	err := a.catalog.View(func(tx *bolt.Tx) (err error) {
+		dict, err = chunkenc.HeadsDictID(tx.Bucket(bucketHeads).Get(id[:]))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dict
+}
+
+// TestHeadsDictFirstIngest: the first firstTrain recordings of a format
+// train its heads dictionary as they are committed; their heads and every
+// later one's use it, they shrink, exports stay byte-identical, and an
+// archive opened again reads them with the stored dictionary, which stats
+// counts.
+func TestHeadsDictFirstIngest(t *testing.T) {
+	dir := t.TempDir()
+	a := openTest(t, dir, Options{Columns: thColumnSet})
+	ctx := context.Background()
+	games := smallGames(t, a, firstTrain-1, 100, "")
+	if d := a.Dicts(); len(d) != 0 {
+		t.Fatalf("dictionaries %+v before %d recordings", d, firstTrain)
+	}
+	before := map[uuid.UUID]int64{}
+	for id := range games {
+		before[id] = manifest(t, a, id).StoredBytes
+	}
+	for id, g := range smallGames(t, a, 4, 200, "") {
+		games[id] = g
+	}
+	dicts := a.Dicts()
+	if len(dicts) != 1 || !dicts[0].Current || dicts[0].Format != "teehistorian" || dicts[0].Headers != firstTrain {
+		t.Fatalf("dictionaries %+v: want teehistorian's, current, from %d recordings", dicts, firstTrain)
+	}
+	for id, native := range games {
+		if got := headsDict(t, a, id); got != dicts[0].ID {
+			t.Errorf("%s: heads use dictionary %d, want %d", id, got, dicts[0].ID)
+		}
+		if !bytes.Equal(export(t, a, id), native) {
+			t.Errorf("%s: export differs", id)
+		}
+	}
+	// The first firstTrain-1 recordings' heads were compressed again.
+	var saved int64
+	for id, n := range before {
+		after := manifest(t, a, id).StoredBytes
+		if after >= n {
+			t.Errorf("%s: stored %d bytes before the dictionary, %d after", id, n, after)
+		}
+		saved += n - after
+	}
+	st, err := a.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DictBytes != int64(dicts[0].Stored) || len(st.Dicts) != 1 {
+		t.Errorf("stats count %d bytes of %d dictionaries, want %d of 1", st.DictBytes, len(st.Dicts), dicts[0].Stored)
+	}
+	t.Logf("the dictionary (%d bytes, %d stored) saved %d bytes on the first %d recordings' heads", dicts[0].Bytes, dicts[0].Stored, saved, len(before))
+	chk, err := a.Check(ctx, CheckOptions{ReadData: true})
+	if err != nil || !chk.OK() {
+		t.Fatalf("check: %+v, %v", chk, err)
+	}
+	a.Close()
+
+	b := openTest(t, dir, Options{Columns: thColumnSet})
+	if got := b.Dicts(); len(got) != 1 || got[0] != dicts[0] {
+		t.Fatalf("after reopening, dictionaries %+v, want %+v", got, dicts)
+	}
+	for id, native := range games {
+		if !bytes.Equal(export(t, b, id), native) {
+			t.Errorf("%s: export after reopening differs", id)
+		}
+	}
+}
+
+// TestHeadsDictRetrain: recompress with Retrain makes a new current
+// dictionary from the newest recordings (another server's), keeps the
+// old one, and compresses every heads record again with the new one; a
+// recording uploaded to the remote store carries heads any node decodes.
+func TestHeadsDictRetrain(t *testing.T) {
+	a := openTest(t, "", Options{Columns: thColumnSet})
+	ctx := context.Background()
+	games := smallGames(t, a, firstTrain, 300, "")
+	first := a.Dicts()
+	if len(first) != 1 {
+		t.Fatalf("dictionaries %+v, want 1", first)
+	}
+	// Recordings of another map, a second later (training takes the
+	// newest first).
+	a.opts.Now = func() time.Time { return time.Now().Add(time.Second) }
+	newer := smallGames(t, a, 3, 400, "Another Map")
+	for id, g := range newer {
+		games[id] = g
+	}
+	rep, err := a.Recompress(ctx, RecompressOptions{Retrain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dicts := a.Dicts()
+	if len(rep.DictsTrained) != 1 || len(dicts) != 2 || rep.HeadsRewritten < len(newer) {
+		t.Fatalf("trained %v, dictionaries %+v, heads rewritten %d: want a second teehistorian dictionary and at least the %d newest heads rewritten", rep.DictsTrained, dicts, rep.HeadsRewritten, len(newer))
+	}
+	var cur DictInfo
+	for _, d := range dicts {
+		if d.Current {
+			cur = d
+		}
+	}
+	if cur.ID == first[0].ID || cur.ID == 0 {
+		t.Fatalf("current dictionary %+v, want a new one beside %+v", cur, first[0])
+	}
+	// A record is compressed again only where the new dictionary makes it
+	// smaller: the others keep the old one, which stays readable.
+	for id, native := range games {
+		got := headsDict(t, a, id)
+		if _, isNew := newer[id]; (isNew && got != cur.ID) || (got != cur.ID && got != first[0].ID) {
+			t.Errorf("%s: heads use dictionary %d (new %d, old %d)", id, got, cur.ID, first[0].ID)
+		}
+		if !bytes.Equal(export(t, a, id), native) {
+			t.Errorf("%s: export after the retrain differs", id)
+		}
+	}
+
+	// The heads a remote manifest carries need no dictionary.
+	var id uuid.UUID
+	for id = range games {
+		break
+	}
+	m := manifest(t, a, id)
+	var rec []byte
+	a.catalog.View(func(tx *bolt.Tx) error {
+		rec = bytes.Clone(tx.Bucket(bucketHeads).Get(id[:]))
+		return nil
+	})
+	portable, err := a.portableHeads(rec, m.HeaderBytes, m.TrailerBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := zstd.NewReader(nil, chunkenc.DecoderOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := chunkenc.DecodeHeads(plain, portable, m.HeaderBytes, m.TrailerBytes)
+	if err != nil || !bytes.HasPrefix(games[id], h) {
+		t.Errorf("portable heads: %v", err)
+	}
+}
+
+// TestHeadsDictDamaged: a dictionary record damaged on disk is left out
+// when the archive opens, and a recording whose heads use it fails to
+// export with an error that says so, instead of giving wrong bytes.
+func TestHeadsDictDamaged(t *testing.T) {
+	dir := t.TempDir()
+	a := openTest(t, dir, Options{Columns: thColumnSet})
+	games := smallGames(t, a, firstTrain, 500, "")
+	dicts := a.Dicts()
+	if len(dicts) != 1 {
+		t.Fatalf("dictionaries %+v, want 1", dicts)
+	}
+	err := a.catalog.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketDicts)
+		k := chunkenc.DictKey(dicts[0].ID)
+		v := bytes.Clone(b.Get(k))
+		v[len(v)/2] ^= 0xff
+		return b.Put(k, v)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b := openTest(t, dir, Options{Columns: thColumnSet})
+	if d := b.Dicts(); len(d) != 0 {
+		t.Errorf("dictionaries after the damage %+v, want none loaded", d)
+	}
+	for id := range games {
+		r, err := b.Open(id)
+		if err == nil {
+			_, err = r.WriteTo(context.Background(), &bytes.Buffer{})
+		}
+		if err == nil || !strings.Contains(err.Error(), "dictionary") {
+			t.Fatalf("%s: export with its dictionary damaged: %v, want an error naming the dictionary", id, err)
+		}
+	}
+}
