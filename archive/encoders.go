@@ -12,7 +12,7 @@ type encoders struct {
 	// chunk compresses whole chunks (chunkenc.EncoderOptions).
 	chunk encoderPool
 	// column compresses the streams of transformed chunks
-	// (chunkenc.StreamEncoderOptions says why at the better level, not
+	// (chunkenc.StreamEncoderOptions says why at the default level, not
 	// the best).
 	column encoderPool
 	// event compresses a recording's events (events.go).

@@ -1,6 +1,6 @@
 // Recompressing sealed recordings at zstd's best level.
 //
-// Ingest compresses chunks at zstd's better level: the best level's
+// Ingest compresses chunks at zstd's default level: the best level's
 // encoder holds about 40 MiB of match tables, which a command's memory
 // budget cannot carry beside an ingest, and it costs several times the
 // CPU. A sealed recording no longer changes, so its chunks can be encoded

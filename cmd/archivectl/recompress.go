@@ -34,10 +34,10 @@ func cmdRecompress() *command {
 		name: "recompress", args: "[--older-than DUR] [--dry-run] [--retrain] [--json]",
 		summary: "store sealed recordings smaller: re-encode them at zstd's best level",
 		access:  writeAccess,
-		help: `Ingest compresses at zstd's "better" level, which keeps its memory and
+		help: `Ingest compresses at zstd's default level, which keeps its memory and
 time low. A sealed recording (not live, not in the remote store) no longer
 changes, so this pass encodes its chunks once more at zstd's best level:
-generated DDNet games shrink by about 1.3% more (ingest already codes
+generated DDNet games shrink by about 3.5% more (ingest already codes
 their symbol columns as Huffman-only frames), to 0.87x the size of each
 file compressed with xz -9e. Each new chunk is decoded and checked against
 the chunk's checksum before it replaces the old one: exports stay
@@ -46,8 +46,9 @@ once (show prints when); --older-than limits the pass to old recordings.
 
 The pass also keeps each format's header dictionary: the headers of one
 game server differ in a few fields, so a new recording's header is
-compressed against a dictionary of headers the archive holds, which makes
-small recordings' stored size about 0.8x per-file xz -9e instead of 1.0x.
+compressed against a dictionary of headers the archive holds (the
+corpus's real DDNet files, 3-70 KB each: 0.81x the size of each file
+compressed with xz -9e, against 0.98x without).
 A format without one (or with one made from few recordings) gets one,
 trained from the newest recordings, and every header that the dictionary
 makes smaller is compressed again. --retrain trains every format's

@@ -10,21 +10,24 @@ import "github.com/klauspost/compress/zstd"
 // larger ones compress with a 1 MiB window.
 const Window = 1 << 20
 
-// EncoderOptions configure the encoders of whole chunks (Encode) and of
-// the heads record.
+// EncoderOptions configure the encoders of an ingest: whole chunks
+// (Encode) and the heads record. Ingest compresses at zstd's default
+// level and leaves the best to the background pass (the archive's
+// recompress.go): against the better level it took 25-30% less of an
+// ingest's wall time for 2.2% more stored bytes on generated games and
+// 0.3% on the corpus (docs/PERFORMANCE.md), and its match tables are a
+// quarter of the size.
 func EncoderOptions() []zstd.EOption {
-	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedDefault),
 		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(Window), zstd.WithLowerEncoderMem(true)}
 }
 
 // StreamEncoderOptions configure the encoders of a chunk's streams
-// (EncodeStreams): the same better level. The best level made the
-// generated games' streams 0.95× smaller, but its encoder's tables are
-// about 40 MiB: under a command's 48 MiB soft memory limit the collector
-// then ran without pause (an hour's ingest took 6× the CPU, 200 games' 7×)
-// and without the limit the peak RSS passed 64 MiB over the baseline
-// (docs/PERFORMANCE.md). No frame checksum: the chunk's CRC-32C covers the
-// joined result.
+// (EncodeStreams) at ingest: the same level, without a frame checksum
+// (the chunk's CRC-32C covers the joined result). The best level's
+// encoder tables are about 40 MiB: under a command's 48 MiB soft memory
+// limit the collector then ran without pause (an hour's ingest took 6×
+// the CPU, 200 games' 7×).
 func StreamEncoderOptions() []zstd.EOption {
 	return append(EncoderOptions(), zstd.WithEncoderCRC(false))
 }
