@@ -861,7 +861,7 @@ func (g *game) serverEvents() error {
 	k := g.k
 	// Joins up to the target, spread out.
 	if g.nconn < g.target && g.tick >= g.nextJoin {
-		g.nextJoin = g.tick + int64(r.ExpFloat64()*8*tickRate)
+		g.nextJoin = g.tick + int64(r.ExpFloat64()*min(8, 60/float64(g.target))*tickRate)
 		if err := g.join(); err != nil {
 			return err
 		}
