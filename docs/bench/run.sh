@@ -12,6 +12,14 @@
 # export ratios: PAIRS (default 5) alternating pairs of a command and its
 # baseline, both at normal priority, and the median of the pairs' ratios,
 # for each of PAIRS_OF (default "big games export").
+#
+# kinds (not in the default) reports, per kind of data, the stored ratio
+# and the ingest and export times on data the archive was not tuned on:
+# internal/cmd/simgen's kinds (an independent DDNet server simulation,
+# `simgen -list`) and the real corpus's teehistorian files as kind corpus.
+# KINDS picks some (default all), KPAIRS (default 3) alternating pairs of
+# ingest and `cat | zstd -3 -T1`, KXZPAIRS (default 1) of those pairs also
+# run per-file xz -9e; KSEED (default 1) seeds the data (W/kinds/KIND).
 set -eu
 W=${1:-/tmp/replay-bench}
 [ $# -gt 0 ] && shift
@@ -142,4 +150,71 @@ if has pairs; then
 		done >"$W/pairs-$c.txt"
 		echo "pairs $c ($n): archive $(awk '{print $1}' "$W/pairs-$c.txt" | median) s, baseline $(awk '{print $2}' "$W/pairs-$c.txt" | median) s, ratio median $(awk '{print $3}' "$W/pairs-$c.txt" | median) ($(awk '{print $3}' "$W/pairs-$c.txt" | sort -n | sed -n '1p;$p' | paste -sd-))"
 	done
+fi
+
+if has kinds; then
+	# One line per kind: files and native bytes; stored bytes after a fresh
+	# ingest against the sum of per-file xz -9e (ratio); ingest wall and CPU
+	# (user+sys) medians against cat | zstd -3 -T1 and against per-file
+	# xz -9e (alternating: ingest, zstd, then xz in the first KXZPAIRS
+	# pairs), with the median of the pairs' wall ratios; the largest
+	# file's export against zstd -dc of its zstd -3 (5 alternating runs,
+	# medians); stored after recompress. Then the sum over the kinds.
+	go build -o "$W/simgen" ./internal/cmd/simgen
+	kn=${KPAIRS:-3}
+	kx=${KXZPAIRS:-1}
+	corpus=${CORPUS:-../shared/corpus}
+	timed() { /usr/bin/time -f "%e %U %S" sh -c "$1" 2>&1 >/dev/null | tail -1; }
+	col() { awk -v c="$1" '{print $c}' "$2" | median; }
+	cpu() { awk '{print $2+$3}' "$1" | median; }
+	ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+	printf '%s\n' "kind files native_B stored_B xz9e_B stored/xz ingest_wall_s ingest_cpu_s zstd_wall_s zstd_cpu_s ingest/zstd(range) xz_wall_s ingest/xz export_s zstd_dc_s export/zstd recompressed_B recompressed/xz"
+	tn=0 ts=0 tx=0 tr=0 tf=0
+	for k in ${KINDS:-solo-race small full crowd idle chatty rounds legacy corpus}; do
+		d="$W/kinds/$k"
+		if [ ! -d "$d" ]; then
+			mkdir -p "$d.tmp"
+			if [ "$k" = corpus ]; then
+				cp "$corpus"/teehistorian/*.teehistorian "$d.tmp"/
+			else
+				"$W/simgen" -kind "$k" -seed "${KSEED:-1}" -o "$d.tmp"
+			fi
+			mv "$d.tmp" "$d"
+		fi
+		files=$(ls "$d" | wc -l)
+		native=$(cat "$d"/* | wc -c)
+		r="$W/kinds-$k"
+		: >"$r.ingest"; : >"$r.zstd"; : >"$r.xz"; : >"$r.ratio"
+		for i in $(seq "$kn"); do
+			a=$(timed "rm -rf $W/k-$k && $W/archivectl --archive $W/k-$k ingest $d")
+			b=$(timed "cat $d/* | zstd -3 -T1 -q -c")
+			echo "$a" >>"$r.ingest"
+			echo "$b" >>"$r.zstd"
+			echo "$(ratio "${a%% *}" "${b%% *}")" >>"$r.ratio"
+			if [ "$i" -le "$kx" ]; then
+				timed "for f in $d/*; do xz -9e -c \$f | wc -c; done >$r.xzsizes" >>"$r.xz"
+			fi
+		done
+		xz=$(awk '{s+=$1} END {print s}' "$r.xzsizes")
+		stored=$("$W/archivectl" --archive "$W/k-$k" stats --json | awk -F'[:,]' '/"stored_bytes"/ {print $2 + 0; exit}')
+		# The largest file's export, against zstd -dc of its zstd -3.
+		big=$(ls -S "$d" | head -1)
+		id=$("$W/archivectl" --archive "$W/k-$k" ingest --json "$d/$big" 2>/dev/null | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -1)
+		zstd -3 -T1 -q -f "$d/$big" -o "$r.big.zst"
+		: >"$r.export"; : >"$r.dc"
+		for i in 1 2 3 4 5; do
+			rm -f "$r.out" "$r.outz"
+			timed "$W/archivectl --archive $W/k-$k export $id -o $r.out" >>"$r.export"
+			cmp "$r.out" "$d/$big"
+			timed "zstd -dc -q $r.big.zst > $r.outz" >>"$r.dc"
+		done
+		rm -f "$r.out" "$r.outz" "$r.big.zst"
+		"$W/archivectl" --archive "$W/k-$k" recompress >/dev/null 2>&1
+		rc=$("$W/archivectl" --archive "$W/k-$k" stats --json | awk -F'[:,]' '/"stored_bytes"/ {print $2 + 0; exit}')
+		iw=$(col 1 "$r.ingest") zw=$(col 1 "$r.zstd") xw=$(col 1 "$r.xz")
+		ew=$(col 1 "$r.export") dw=$(col 1 "$r.dc")
+		echo "$k $files $native $stored $xz $(ratio "$stored" "$xz") $iw $(cpu "$r.ingest") $zw $(cpu "$r.zstd") $(median <"$r.ratio")($(sort -n "$r.ratio" | sed -n '1p;$p' | paste -sd-)) $xw $(ratio "$iw" "$xw") $ew $dw $(ratio "$ew" "$dw") $rc $(ratio "$rc" "$xz")"
+		tn=$((tn + native)) ts=$((ts + stored)) tx=$((tx + xz)) tr=$((tr + rc)) tf=$((tf + files))
+	done
+	echo "sum $tf $tn $ts $tx $(ratio "$ts" "$tx") - - - - - - - - - - $tr $(ratio "$tr" "$tx")"
 fi
