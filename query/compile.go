@@ -27,6 +27,11 @@ type compiler struct {
 	// whose text is elsewhere than their document. It is ORed with the
 	// term's own query, included or excluded.
 	live func(t *Term) (query.Query, error)
+	// marked, when set, reports whether any recording document is marked
+	// as holding only part of the text op searches (fOver): when none is,
+	// a text term is its own query, with no disjunction to walk, and no
+	// hit needs confirming. Unset, every text term assumes some are.
+	marked func(op string) (bool, error)
 }
 
 // root compiles the whole query. A query of terms that AND together
@@ -75,10 +80,17 @@ func (c *compiler) node(n *Node, excl bool) (query.Query, bool, error) {
 			}
 		}
 		if op.kind == opText && op.event != nil {
-			if !excl {
+			marked := true
+			if c.marked != nil {
+				var err error
+				if marked, err = c.marked(t.Op); err != nil {
+					return nil, false, err
+				}
+			}
+			if marked && !excl {
 				rq = query.NewDisjunctionQuery([]query.Query{rq, overQuery(t.Op)})
 			}
-			c.confirm = true
+			c.confirm = c.confirm || marked
 		}
 		if !excl && op.event != nil {
 			c.events = append(c.events, op.event(t))

@@ -161,7 +161,8 @@ type Index struct {
 	gap       analysis.Analyzer
 	pairs     analysis.Analyzer
 	maxEvents int
-	windowMin int // see newest
+	// keys are the sort keys' numbers per segment (sortkeys.go).
+	keys sortKeys
 	// batchDocs, when set, replaces maxBatchDocs (tests lower it to make
 	// one recording span several batches).
 	batchDocs int
@@ -188,7 +189,7 @@ func Open(dir string) (*Index, error) { return OpenWith(dir, Options{}) }
 
 // OpenWith is Open with options.
 func OpenWith(dir string, opt Options) (*Index, error) {
-	ix := &Index{text: textAnalyzer(), maxEvents: opt.MaxEvents, windowMin: windowMin}
+	ix := &Index{text: textAnalyzer(), maxEvents: opt.MaxEvents}
 	ix.gap = gapAnalyzer{ix.text}
 	ix.pairs = pairAnalyzer{ix.gap}
 	if ix.maxEvents <= 0 {

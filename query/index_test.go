@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/replayarchive/replay/formats"
 )
 
@@ -405,50 +406,92 @@ func TestSearchParseError(t *testing.T) {
 	}
 }
 
-// TestNewestWindow checks that the windowed search for many matches returns
-// exactly what one full sort returns.
-func TestNewestWindow(t *testing.T) {
+// TestSortKeysMatchBleve checks the in-memory sort keys (sortkeys.go)
+// against bleve's own sort on the doc values, over several segments,
+// replaced and deleted recordings (documents of a segment that no longer
+// count) and many recordings that started at the same second (ties of
+// the keys' numbers, decided by the keys), in every order, page by page.
+func TestSortKeysMatchBleve(t *testing.T) {
 	ix, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
 	c := genConfig{Recordings: 1500, Events: 3, Players: 300, Seed: 9}
-	var puts []RecordingDoc
-	for i := range c.Recordings {
-		r := genRecording(c, i)
-		if i%100 == 0 {
-			r.Start = time.Time{} // no start time: sorts last
-		}
-		puts = append(puts, r)
-	}
 	ctx := context.Background()
-	if err := ix.Apply(ctx, 1, puts, nil); err != nil {
-		t.Fatal(err)
+	same := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	seq := uint64(0)
+	for lo := 0; lo < c.Recordings; lo += 300 {
+		var puts []RecordingDoc
+		for i := lo; i < lo+300; i++ {
+			r := genRecording(c, i)
+			switch i % 10 {
+			case 0:
+				r.Start = time.Time{} // no start time
+			case 1, 2:
+				r.Start = same // the same instant: ties
+			}
+			puts = append(puts, r)
+		}
+		var dels []string
+		if lo > 0 {
+			dels = []string{genRecording(c, lo-7).ID, genRecording(c, lo-3).ID}
+			puts = append(puts, genRecording(c, lo-100)) // put again
+		}
+		seq++
+		if err := ix.Apply(ctx, seq, puts, dels); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, q := range []string{"", "cmd:kick", "-format:vtx", "player:ka*", "held:false", "before:2024-03-01", "after:2024-02-01 before:2024-04-01"} {
-		for _, page := range [][2]int{{0, 20}, {40, 20}, {0, 200}, {1480, 30}} {
-			pq, err := Parse(q)
+	for _, q := range []string{"", "cmd:kick", "-format:vtx", "player:ka*", "before:2024-06-01"} {
+		pq, err := Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, err := (&compiler{q: pq}).root()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, so := range []Sort{{}, {Asc: true}, {Key: SortDuration}, {Key: SortPlayers, Asc: true}} {
+			field, _ := so.field()
+			req := bleve.NewSearchRequestOptions(top, 2000, 0, false)
+			if so.Asc {
+				req.SortBy([]string{field})
+			} else {
+				req.SortBy([]string{"-" + field})
+			}
+			want, err := ix.bi.SearchInContext(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ix.windowMin = 1 << 30
-			want, err := ix.SearchQuery(ctx, pq, page[0], page[1])
-			if err != nil {
-				t.Fatal(err)
+			for _, page := range [][2]int{{0, 20}, {40, 20}, {0, 200}, {1400, 30}} {
+				got, err := ix.SearchQuery(ctx, pq, page[0], page[1], so)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, _ := ids(got)
+				var w []string
+				for _, h := range want.Hits[min(page[0], len(want.Hits)):min(page[0]+page[1], len(want.Hits))] {
+					w = append(w, h.ID)
+				}
+				if got.Total != int(want.Total) || !reflect.DeepEqual(g, w) {
+					t.Errorf("%q %v %v: total %d %v\nbleve's sort: total %d %v", q, so, page, got.Total, g, want.Total, w)
+				}
 			}
-			ix.windowMin = 10
-			got, err := ix.SearchQuery(ctx, pq, page[0], page[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, _ := ids(got)
-			w, _ := ids(want)
-			if got.Total != want.Total || !reflect.DeepEqual(g, w) {
-				t.Errorf("%q %v: windowed total %d %v\nwant total %d %v", q, page, got.Total, g, want.Total, w)
-			}
-			if page[0] == 0 && want.Total > 100 && len(w) != page[1] {
-				t.Errorf("%q: %d hits", q, len(w))
+		}
+	}
+}
+
+// TestKeyNumberOrders: a key's number never orders two keys against their
+// own order.
+func TestKeyNumberOrders(t *testing.T) {
+	keys := []string{"0", "0abc-", "0abd", "1", "1000000000000000a", "10000000000000001", "1ffffffffffffffffz", "1fffffffffffffff0"}
+	for _, f := range []string{fSort, fSortDur} {
+		for _, a := range keys {
+			for _, b := range keys {
+				if a < b && keyNumber(f, []byte(a)) > keyNumber(f, []byte(b)) {
+					t.Errorf("%s: %q < %q but numbers %x > %x", f, a, b, keyNumber(f, []byte(a)), keyNumber(f, []byte(b)))
+				}
 			}
 		}
 	}

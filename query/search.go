@@ -178,7 +178,7 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int, sor
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := compiler{q: q, live: func(t *Term) (query.Query, error) { return ix.liveMatch(ctx, t) }}
+	c := ix.compiler(ctx, q)
 	top, err := c.root()
 	if err != nil {
 		return nil, err
@@ -214,6 +214,20 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int, sor
 	}
 	out.Took = time.Since(began)
 	return out, nil
+}
+
+// compiler is the compiler of q over this index: with the live
+// recordings' text and what is marked as partly in its document.
+func (ix *Index) compiler(ctx context.Context, q *Query) compiler {
+	return compiler{q: q,
+		live: func(t *Term) (query.Query, error) { return ix.liveMatch(ctx, t) },
+		marked: func(op string) (bool, error) {
+			res, err := ix.bi.SearchInContext(ctx, bleve.NewSearchRequestOptions(query.NewConjunctionQuery([]query.Query{termQ(fIsRec, "r"), overQuery(op)}), 0, 0, false))
+			if err != nil {
+				return false, fmt.Errorf("query: marked: %w", err)
+			}
+			return res.Total > 0, nil
+		}}
 }
 
 // overQuery matches recording documents whose text of the classes op
@@ -304,34 +318,49 @@ func eval(n *Node, terms []Term, holds func(term int) (bool, error)) (bool, erro
 	return v != n.Neg, nil
 }
 
-// windowMin is the default number of matching recordings above which
-// newest stops sorting all of them and looks at a recent time window first.
-const windowMin = 2000
-
 // recHit is one recording found by newest: its id and stored data.
 type recHit struct {
 	id, data string
 }
 
-// tsEntry is a candidate of newest's top-N heap.
+// tsEntry is a candidate of newest's top-N heap: its key's number (see
+// keyNumber), the key itself once a tie needed it, and its document.
 type tsEntry struct {
-	ts string
-	id index.IndexInternalID
+	num uint64
+	ts  string
+	id  index.IndexInternalID
 }
 
-// tsHeap keeps the first entries of an order: a min-heap on ts (the root
-// is the oldest of the newest so far), or with asc a max-heap.
+// tsHeap keeps the first entries of an order: a min-heap (the root is
+// the oldest of the newest so far), or with asc a max-heap. Entries of
+// equal numbers are ordered by their keys, read by full on a tie.
 type tsHeap struct {
 	e   []tsEntry
 	asc bool
+	// full reads the key of an entry; err keeps its first error.
+	full func(*tsEntry)
+	err  error
+}
+
+// cmp compares a and b by key, reading their keys when the numbers tie.
+func (h *tsHeap) cmp(a, b *tsEntry) int {
+	if a.num != b.num {
+		if a.num < b.num {
+			return -1
+		}
+		return 1
+	}
+	h.full(a)
+	h.full(b)
+	return strings.Compare(a.ts, b.ts)
 }
 
 func (h *tsHeap) Len() int { return len(h.e) }
 func (h *tsHeap) Less(i, j int) bool {
 	if h.asc {
-		return h.e[i].ts > h.e[j].ts
+		return h.cmp(&h.e[i], &h.e[j]) > 0
 	}
-	return h.e[i].ts < h.e[j].ts
+	return h.cmp(&h.e[i], &h.e[j]) < 0
 }
 func (h *tsHeap) Swap(i, j int) { h.e[i], h.e[j] = h.e[j], h.e[i] }
 func (h *tsHeap) Push(x any)    { h.e = append(h.e, x.(tsEntry)) }
@@ -342,25 +371,17 @@ func (h *tsHeap) Pop() any {
 	return x
 }
 
-// newest returns the newest matching recordings [from, from+limit) of q and
-// the number of all matching recordings; with another sort field than ts
-// (or asc) the first of that order instead, by a full walk (no window).
+// newest returns the matching recordings [from, from+limit) of q in the
+// order of sort key field (newest first by default, oldest first with
+// asc) and the number of all matching recordings.
 //
-// It walks q's searcher once, counting matches and keeping the newest
-// from+limit in a heap by the "ts" doc value (unique per recording: start,
-// then id). That costs about a microsecond per match, so when more than
-// windowMin recordings match it stops reading doc values, only counts, and
-// then asks bleve for the newest page within a recent window of start times
-// sized to hold about four pages, widening it ×8 while it holds too few; the
-// last round has no window.
+// It walks q's searcher once, counting matches and keeping the first
+// from+limit in a heap by the key's number, which the index keeps in
+// memory per segment (sortKeys), so a match costs no doc value read; two
+// matches of the same number are ordered by their keys (doc values),
+// which happens for recordings that started at the same instant only.
 func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bool, from, limit int) ([]recHit, int, error) {
 	need := from + limit
-	lo, hi, spanOK, err := ix.span()
-	if err != nil {
-		return nil, 0, err
-	}
-	// The window is of recent start times: only for newest first.
-	spanOK = spanOK && hi > lo && field == fSort && !asc
 	adv, err := ix.bi.Advanced()
 	if err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", err)
@@ -370,6 +391,10 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 		return nil, 0, fmt.Errorf("query: search: %w", err)
 	}
 	defer r.Close()
+	view, cached, err := ix.keys.view(r, field)
+	if err != nil {
+		return nil, 0, err
+	}
 	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
 	if err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", err)
@@ -379,11 +404,20 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 	if err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", err)
 	}
-	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
-	top := &tsHeap{asc: asc}
 	var cur []byte
 	visit := func(_ string, term []byte) { cur = append(cur[:0], term...) }
-	sorting := true
+	top := &tsHeap{asc: asc}
+	top.full = func(e *tsEntry) {
+		if e.ts != "" || top.err != nil {
+			return
+		}
+		cur = cur[:0]
+		if err := dvr.VisitDocValues(e.id, visit); err != nil {
+			top.err = err
+		}
+		e.ts = string(cur)
+	}
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
 	total := 0
 	for {
 		d, err := s.Next(sctx)
@@ -394,21 +428,24 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 			break
 		}
 		total++
-		if sorting && spanOK && total > ix.windowMin && total > 4*need {
-			sorting, top.e = false, nil
+		e := tsEntry{id: d.IndexInternalID}
+		if cached {
+			e.num = view.key(d.IndexInternalID)
+		} else {
+			top.full(&e)
+			e.num = keyNumber(field, []byte(e.ts))
 		}
-		if sorting {
-			cur = cur[:0]
-			if err := dvr.VisitDocValues(d.IndexInternalID, visit); err != nil {
-				return nil, 0, fmt.Errorf("query: search: %w", err)
-			}
-			switch {
-			case len(top.e) < need:
-				heap.Push(top, tsEntry{string(cur), slices.Clone(d.IndexInternalID)})
-			case !asc && string(cur) > top.e[0].ts, asc && string(cur) < top.e[0].ts:
-				top.e[0] = tsEntry{string(cur), slices.Clone(d.IndexInternalID)}
-				heap.Fix(top, 0)
-			}
+		switch {
+		case len(top.e) < need:
+			e.id = slices.Clone(e.id)
+			heap.Push(top, e)
+		case asc && top.cmp(&e, &top.e[0]) < 0, !asc && top.cmp(&e, &top.e[0]) > 0:
+			e.id = slices.Clone(e.id)
+			top.e[0] = e
+			heap.Fix(top, 0)
+		}
+		if top.err != nil {
+			return nil, 0, fmt.Errorf("query: search: %w", top.err)
 		}
 		sctx.DocumentMatchPool.Put(d)
 		if total%64 == 0 {
@@ -417,65 +454,53 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 			}
 		}
 	}
-	if sorting {
-		slices.SortFunc(top.e, func(a, b tsEntry) int {
-			if asc {
-				return strings.Compare(a.ts, b.ts)
-			}
-			return strings.Compare(b.ts, a.ts)
-		})
-		if from >= len(top.e) {
-			return nil, total, nil
+	slices.SortFunc(top.e, func(a, b tsEntry) int {
+		if asc {
+			return top.cmp(&a, &b)
 		}
-		out := make([]recHit, 0, len(top.e)-from)
-		for _, e := range top.e[from:] {
-			id, err := r.ExternalID(e.id)
-			if err != nil {
-				return nil, 0, fmt.Errorf("query: search: %w", err)
-			}
-			doc, err := r.Document(id)
-			if err != nil {
-				return nil, 0, fmt.Errorf("query: recording %s: %w", id, err)
-			}
-			h := recHit{id: id}
-			if doc != nil {
-				doc.VisitFields(func(f index.Field) {
-					if f.Name() == fData {
-						h.data = string(f.Value())
-					}
-				})
-			}
-			out = append(out, h)
-		}
-		return out, total, nil
+		return top.cmp(&b, &a)
+	})
+	if top.err != nil {
+		return nil, 0, fmt.Errorf("query: search: %w", top.err)
 	}
-	for w := time.Duration(float64(hi-lo) * float64(4*need) / float64(total)); ; w *= 8 {
-		w = max(w, time.Hour)
-		wq := q
-		final := hi-int64(w) <= lo
-		if !final {
-			yes := true
-			rq := query.NewDateRangeInclusiveQuery(time.Unix(0, hi-int64(w)), time.Time{}, &yes, nil)
-			rq.SetField(fStart)
-			wq = query.NewConjunctionQuery([]query.Query{q, rq})
-		}
-		req := bleve.NewSearchRequestOptions(wq, limit, from, false)
-		req.SortBy([]string{"-" + fSort})
-		req.Score = bleve.ScoreNone
-		req.Fields = []string{fData}
-		res, err := ix.bi.SearchInContext(ctx, req)
+	if from >= len(top.e) {
+		return nil, total, nil
+	}
+	out := make([]recHit, 0, len(top.e)-from)
+	for _, e := range top.e[from:] {
+		id, data, err := storedData(r, view, e.id)
 		if err != nil {
-			return nil, 0, fmt.Errorf("query: search: %w", err)
+			return nil, 0, err
 		}
-		if final || int(res.Total) >= need {
-			out := make([]recHit, len(res.Hits))
-			for i, dm := range res.Hits {
-				out[i].id = dm.ID
-				out[i].data, _ = dm.Fields[fData].(string)
-			}
-			return out, total, nil
-		}
+		out = append(out, recHit{id: id, data: string(data)})
 	}
+	return out, total, nil
+}
+
+// storedData returns the id and stored data of the document with internal
+// id iid: from its segment when view has the snapshot's segments, else
+// through r.
+func storedData(r index.IndexReader, view *keyView, iid index.IndexInternalID) (string, []byte, error) {
+	if view != nil {
+		return view.segs.stored(iid)
+	}
+	id, err := r.ExternalID(iid)
+	if err != nil {
+		return "", nil, fmt.Errorf("query: search: %w", err)
+	}
+	doc, err := r.Document(id)
+	if err != nil {
+		return "", nil, fmt.Errorf("query: recording %s: %w", id, err)
+	}
+	var data []byte
+	if doc != nil {
+		doc.VisitFields(func(f index.Field) {
+			if f.Name() == fData {
+				data = f.Value()
+			}
+		})
+	}
+	return id, data, nil
 }
 
 // allEvents fills the Events of every hit from the event blocks that match
@@ -629,7 +654,7 @@ func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit)
 			return 0, fmt.Errorf("query: %q: EachHit takes recording-level terms only", q.Terms[i].Raw)
 		}
 	}
-	c := compiler{q: q, live: func(t *Term) (query.Query, error) { return ix.liveMatch(ctx, t) }}
+	c := ix.compiler(ctx, q)
 	top, err := c.root()
 	if err != nil {
 		return 0, err
@@ -643,6 +668,10 @@ func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit)
 		return 0, fmt.Errorf("query: each hit: %w", err)
 	}
 	defer r.Close()
+	var view *keyView
+	if sv, ok := segViewOf(r); ok {
+		view = &keyView{segs: sv}
+	}
 	s, err := top.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
 	if err != nil {
 		return 0, fmt.Errorf("query: each hit: %w", err)
@@ -668,22 +697,10 @@ func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit)
 			sctx.DocumentMatchPool.Put(d)
 			continue
 		}
-		id, err := r.ExternalID(d.IndexInternalID)
+		id, data, err := storedData(r, view, d.IndexInternalID)
 		sctx.DocumentMatchPool.Put(d)
 		if err != nil {
-			return 0, fmt.Errorf("query: each hit: %w", err)
-		}
-		doc, err := r.Document(id)
-		if err != nil {
-			return 0, fmt.Errorf("query: recording %s: %w", id, err)
-		}
-		var data []byte
-		if doc != nil {
-			doc.VisitFields(func(f index.Field) {
-				if f.Name() == fData {
-					data = f.Value()
-				}
-			})
+			return 0, err
 		}
 		var h Hit
 		if err := decodeRec(id, data, &h); err != nil {
