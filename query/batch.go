@@ -45,9 +45,10 @@ type batcher struct {
 	docs     int
 	maxDocs  int
 	maxBytes uint64
-	// The start-time span (see spanKey), widened by put.
-	lo, hi    int64
-	ok, grown bool
+	// The longest duration of a recording with a start (see
+	// longestKey), grown by put; kept when the index keeps it.
+	longest     int64
+	kept, grown bool
 	// flushes counts batches written (for tests).
 	flushes int
 	// block is the event block being filled (reused between recordings).
@@ -55,11 +56,11 @@ type batcher struct {
 }
 
 func (ix *Index) newBatcher(ctx context.Context) (*batcher, error) {
-	lo, hi, ok, err := ix.span()
+	longest, kept, err := ix.longest()
 	if err != nil {
 		return nil, err
 	}
-	bt := &batcher{ix: ix, ctx: ctx, b: ix.bi.NewBatch(), maxDocs: maxBatchDocs, maxBytes: maxBatchBytes, lo: lo, hi: hi, ok: ok}
+	bt := &batcher{ix: ix, ctx: ctx, b: ix.bi.NewBatch(), maxDocs: maxBatchDocs, maxBytes: maxBatchBytes, longest: longest, kept: kept}
 	if ix.batchDocs > 0 {
 		bt.maxDocs = ix.batchDocs
 	}
@@ -132,7 +133,7 @@ func (bt *batcher) putFrom(r *RecordingDoc, start int, lt *liveText, events func
 	if err := checkID(r.ID); err != nil {
 		return err
 	}
-	bt.widen(r.Start)
+	bt.lengthen(r)
 	var t eventText
 	noted := 0 // events before it are noted already
 	if lt != nil {
@@ -205,19 +206,15 @@ func (bt *batcher) putFrom(r *RecordingDoc, start int, lt *liveText, events func
 	return bt.add(bt.ix.recDoc(r, &t), 1)
 }
 
-// widen grows the start-time span to take in start.
-func (bt *batcher) widen(start time.Time) {
-	if start.IsZero() {
+// lengthen notes r's duration in the longest one, for a recording with a
+// start (the others never match at: or during:).
+func (bt *batcher) lengthen(r *RecordingDoc) {
+	if r.Start.IsZero() {
 		return
 	}
-	ns := start.UnixNano()
-	if !bt.ok || ns < bt.lo {
-		bt.lo, bt.grown = ns, true
+	if d := int64(max(r.Duration, time.Nanosecond)); bt.kept && d > bt.longest {
+		bt.longest, bt.grown = d, true
 	}
-	if !bt.ok || ns > bt.hi {
-		bt.hi, bt.grown = ns, true
-	}
-	bt.ok = true
 }
 
 // flush writes what is queued and stores seq with it.
@@ -226,10 +223,9 @@ func (bt *batcher) flush(seq uint64) error { return bt.write(seq, true) }
 // write executes the batch; with setSeq it also stores seq.
 func (bt *batcher) write(seq uint64, setSeq bool) error {
 	if bt.grown {
-		var sp [16]byte
-		binary.BigEndian.PutUint64(sp[:8], uint64(bt.lo))
-		binary.BigEndian.PutUint64(sp[8:], uint64(bt.hi))
-		bt.b.SetInternal(spanKey, sp[:])
+		var lb [8]byte
+		binary.BigEndian.PutUint64(lb[:], uint64(bt.longest))
+		bt.b.SetInternal(longestKey, lb[:])
 		bt.grown = false
 	}
 	if setSeq {

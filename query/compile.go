@@ -6,6 +6,7 @@ package query
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/search/query"
 )
@@ -32,6 +33,11 @@ type compiler struct {
 	// a text term is its own query, with no disjunction to walk, and no
 	// hit needs confirming. Unset, every text term assumes some are.
 	marked func(op string) (bool, error)
+	// longest, when bounded, is the longest duration of an indexed
+	// recording (Index.longest): at: and during: then search a window of
+	// start and end times instead of two half-open ranges (see running).
+	longest time.Duration
+	bounded bool
 }
 
 // root compiles the whole query. A query of terms that AND together
@@ -70,6 +76,9 @@ func (c *compiler) node(n *Node, excl bool) (query.Query, bool, error) {
 		}
 		excl = excl != t.Neg
 		rq := op.rec(t)
+		if op.kind == opWindow && c.bounded {
+			rq = boundedRunning(t, c.longest)
+		}
 		if op.kind == opText && op.event != nil && c.live != nil {
 			lq, err := c.live(t)
 			if err != nil {
@@ -100,7 +109,14 @@ func (c *compiler) node(n *Node, excl bool) (query.Query, bool, error) {
 	}
 	excl = excl != n.Neg
 	var must, not []query.Query
-	for _, k := range n.Nodes {
+	nodes := n.Nodes
+	if n.Kind == AndNode {
+		var rq query.Query
+		if rq, nodes = c.startRange(nodes); rq != nil {
+			must = append(must, rq)
+		}
+	}
+	for _, k := range nodes {
 		kq, kneg, err := c.node(k, excl)
 		if err != nil {
 			return nil, false, err
@@ -133,4 +149,57 @@ func (c *compiler) node(n *Node, excl bool) (query.Query, bool, error) {
 // excluded matches the recording documents that q does not match.
 func excluded(q query.Query) query.Query {
 	return query.NewBooleanQuery([]query.Query{termQ(fIsRec, "r")}, nil, []query.Query{q})
+}
+
+// startRange folds the positive after: and before: terms among the
+// operands of an AND into one range of start times, when there are
+// several: each alone is a range over most of the index (after:D before:E
+// was the conjunction of two), together a narrow one. It returns that
+// range (nil for none) and the other operands.
+func (c *compiler) startRange(nodes []*Node) (query.Query, []*Node) {
+	var lo, hi time.Time
+	var rest []*Node
+	n := 0
+	for _, k := range nodes {
+		if k.Kind != TermNode || k.Neg || c.q.Terms[k.Term].Neg || (c.q.Terms[k.Term].Op != "after" && c.q.Terms[k.Term].Op != "before") {
+			rest = append(rest, k)
+			continue
+		}
+		t := &c.q.Terms[k.Term]
+		n++
+		if t.Op == "after" && (lo.IsZero() || t.Time.After(lo)) {
+			lo = t.Time
+		}
+		if t.Op == "before" && (hi.IsZero() || t.Time.Before(hi)) {
+			hi = t.Time
+		}
+	}
+	if n < 2 {
+		return nil, nodes
+	}
+	yes, no := true, false
+	q := query.NewDateRangeInclusiveQuery(lo, hi, &yes, &no)
+	q.SetField(fStart)
+	return q, rest
+}
+
+// boundedRunning is running (at:, during:) over an index whose recordings
+// last at most longest: one that runs at some moment of [Time, Until)
+// started in [Time-longest, Until) and ends in (Time, Until+longest), so
+// both ranges are windows around the term's instead of each holding most
+// of the index. A side the term leaves open stays open.
+func boundedRunning(t *Term, longest time.Duration) query.Query {
+	yes, no := true, false
+	var startLo, endHi time.Time
+	if !t.Time.IsZero() {
+		startLo = t.Time.Add(-longest)
+	}
+	if !t.Until.IsZero() {
+		endHi = t.Until.Add(longest)
+	}
+	sq := query.NewDateRangeInclusiveQuery(startLo, t.Until, &yes, &no)
+	sq.SetField(fStart)
+	eq := query.NewDateRangeInclusiveQuery(t.Time, endHi, &no, &no)
+	eq.SetField(fEnd)
+	return query.NewConjunctionQuery([]query.Query{sq, eq})
 }

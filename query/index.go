@@ -119,11 +119,14 @@ const (
 // change-log sequence number.
 var seqKey = []byte("replay.seq")
 
-// spanKey is the internal key under which Apply keeps the earliest and the
-// latest start time it has indexed (two big-endian int64 unix nanos). Deletes
-// do not shrink it: it is a hint that lets Search look at recent recordings
-// first.
-var spanKey = []byte("replay.span")
+// longestKey is the internal key under which Apply keeps the longest
+// duration of a recording with a start it has indexed (a big-endian int64
+// of nanoseconds; deletes do not shorten it). A recording running at a
+// moment T started after T minus it, which bounds at: and during: to a
+// window of start times (see compiler.running). Open writes it into a new
+// index; an index created before it was kept has none, and Apply adds
+// none to it (it would not cover the recordings already in).
+var longestKey = []byte("replay.longest")
 
 // textAnalyzerName names textAnalyzer in the index mapping.
 const textAnalyzerName = "replaytext"
@@ -238,6 +241,12 @@ func OpenWith(dir string, opt Options) (*Index, error) {
 			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
 		}
 		if err := ix.bi.SetInternal(layoutKey, []byte(layoutVersion)); err != nil {
+			ix.bi.Close()
+			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
+		}
+		// Known from the start: an index created by an earlier build has
+		// no longest duration, and at: stays unbounded there.
+		if err := ix.bi.SetInternal(longestKey, make([]byte, 8)); err != nil {
 			ix.bi.Close()
 			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
 		}
@@ -418,17 +427,17 @@ func (ix *Index) Apply(ctx context.Context, seq uint64, puts []RecordingDoc, del
 	return bt.flush(seq)
 }
 
-// span returns the start-time hint kept by Apply; ok is false when no
-// recording with a start time was indexed yet.
-func (ix *Index) span() (lo, hi int64, ok bool, err error) {
-	v, err := ix.bi.GetInternal(spanKey)
+// longest returns the longest duration Apply has indexed, and false for
+// an index that does not keep it (see longestKey).
+func (ix *Index) longest() (int64, bool, error) {
+	v, err := ix.bi.GetInternal(longestKey)
 	if err != nil {
-		return 0, 0, false, fmt.Errorf("query: read span: %w", err)
+		return 0, false, fmt.Errorf("query: read longest: %w", err)
 	}
-	if len(v) != 16 {
-		return 0, 0, false, nil
+	if len(v) != 8 {
+		return 0, false, nil
 	}
-	return int64(binary.BigEndian.Uint64(v[:8])), int64(binary.BigEndian.Uint64(v[8:])), true, nil
+	return int64(binary.BigEndian.Uint64(v)), true, nil
 }
 
 func checkID(id string) error {

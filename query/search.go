@@ -178,7 +178,10 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int, sor
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := ix.compiler(ctx, q)
+	c, err := ix.compiler(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	top, err := c.root()
 	if err != nil {
 		return nil, err
@@ -218,8 +221,12 @@ func (ix *Index) SearchQuery(ctx context.Context, q *Query, from, limit int, sor
 
 // compiler is the compiler of q over this index: with the live
 // recordings' text and what is marked as partly in its document.
-func (ix *Index) compiler(ctx context.Context, q *Query) compiler {
-	return compiler{q: q,
+func (ix *Index) compiler(ctx context.Context, q *Query) (compiler, error) {
+	longest, bounded, err := ix.longest()
+	if err != nil {
+		return compiler{}, err
+	}
+	return compiler{q: q, longest: time.Duration(longest), bounded: bounded,
 		live: func(t *Term) (query.Query, error) { return ix.liveMatch(ctx, t) },
 		marked: func(op string) (bool, error) {
 			res, err := ix.bi.SearchInContext(ctx, bleve.NewSearchRequestOptions(query.NewConjunctionQuery([]query.Query{termQ(fIsRec, "r"), overQuery(op)}), 0, 0, false))
@@ -227,7 +234,7 @@ func (ix *Index) compiler(ctx context.Context, q *Query) compiler {
 				return false, fmt.Errorf("query: marked: %w", err)
 			}
 			return res.Total > 0, nil
-		}}
+		}}, nil
 }
 
 // overQuery matches recording documents whose text of the classes op
@@ -654,7 +661,10 @@ func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit)
 			return 0, fmt.Errorf("query: %q: EachHit takes recording-level terms only", q.Terms[i].Raw)
 		}
 	}
-	c := ix.compiler(ctx, q)
+	c, err := ix.compiler(ctx, q)
+	if err != nil {
+		return 0, err
+	}
 	top, err := c.root()
 	if err != nil {
 		return 0, err
