@@ -402,11 +402,6 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 	if err != nil {
 		return nil, 0, err
 	}
-	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
-	if err != nil {
-		return nil, 0, fmt.Errorf("query: search: %w", err)
-	}
-	defer s.Close()
 	dvr, err := r.DocValueReader([]string{field})
 	if err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", err)
@@ -424,42 +419,14 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 		}
 		e.ts = string(cur)
 	}
-	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
-	total := 0
-	for {
-		d, err := s.Next(sctx)
-		if err != nil {
-			return nil, 0, fmt.Errorf("query: search: %w", err)
-		}
-		if d == nil {
-			break
-		}
-		total++
-		e := tsEntry{id: d.IndexInternalID}
-		if cached {
-			e.num = view.key(d.IndexInternalID)
-		} else {
-			top.full(&e)
-			e.num = keyNumber(field, []byte(e.ts))
-		}
-		switch {
-		case len(top.e) < need:
-			e.id = slices.Clone(e.id)
-			heap.Push(top, e)
-		case asc && top.cmp(&e, &top.e[0]) < 0, !asc && top.cmp(&e, &top.e[0]) > 0:
-			e.id = slices.Clone(e.id)
-			top.e[0] = e
-			heap.Fix(top, 0)
-		}
-		if top.err != nil {
-			return nil, 0, fmt.Errorf("query: search: %w", top.err)
-		}
-		sctx.DocumentMatchPool.Put(d)
-		if total%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, 0, err
-			}
-		}
+	var total int
+	if tq, ok := q.(*query.TermQuery); ok && cached {
+		total, err = walkTerm(ctx, view, tq, top, need)
+	} else {
+		total, err = ix.walk(ctx, r, q, field, view, top, need)
+	}
+	if err != nil {
+		return nil, 0, err
 	}
 	slices.SortFunc(top.e, func(a, b tsEntry) int {
 		if asc {
@@ -482,6 +449,59 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 		out = append(out, recHit{id: id, data: string(data)})
 	}
 	return out, total, nil
+}
+
+// offer puts e into the heap when it is among the first need so far; id
+// is copied when it is kept.
+func (h *tsHeap) offer(e tsEntry, need int) {
+	switch {
+	case len(h.e) < need:
+		e.id = slices.Clone(e.id)
+		heap.Push(h, e)
+	case h.asc && h.cmp(&e, &h.e[0]) < 0, !h.asc && h.cmp(&e, &h.e[0]) > 0:
+		e.id = slices.Clone(e.id)
+		h.e[0] = e
+		heap.Fix(h, 0)
+	}
+}
+
+// walk offers every recording q matches to top (numbers from view, or
+// read from doc values when view is nil) and returns how many match.
+func (ix *Index) walk(ctx context.Context, r index.IndexReader, q query.Query, field string, view *keyView, top *tsHeap, need int) (int, error) {
+	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
+	if err != nil {
+		return 0, fmt.Errorf("query: search: %w", err)
+	}
+	defer s.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
+	total := 0
+	for {
+		d, err := s.Next(sctx)
+		if err != nil {
+			return 0, fmt.Errorf("query: search: %w", err)
+		}
+		if d == nil {
+			return total, nil
+		}
+		total++
+		e := tsEntry{id: d.IndexInternalID}
+		if view != nil {
+			e.num = view.key(d.IndexInternalID)
+		} else {
+			top.full(&e)
+			e.num = keyNumber(field, []byte(e.ts))
+		}
+		top.offer(e, need)
+		if top.err != nil {
+			return 0, fmt.Errorf("query: search: %w", top.err)
+		}
+		sctx.DocumentMatchPool.Put(d)
+		if total%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+	}
 }
 
 // storedData returns the id and stored data of the document with internal

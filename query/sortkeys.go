@@ -12,6 +12,7 @@
 package query
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
@@ -221,4 +223,52 @@ func keyNumber(field string, key []byte) uint64 {
 		n = n<<4 | uint64(d)
 	}
 	return n
+}
+
+// walkTerm is walk for a query of one term (player:, map:, flag:, cmd:
+// with one word, ...): it reads the term's postings in each segment
+// itself, without bleve's searcher and its match per document, which
+// was most of the cost of a term that most recordings hold (cmd:kick).
+// Deleted documents are left out as the searcher leaves them.
+func walkTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *tsHeap, need int) (int, error) {
+	total := 0
+	id := make(index.IndexInternalID, 8)
+	for i, ss := range view.segs.segs {
+		dict, err := ss.Segment().Dictionary(tq.FieldVal)
+		if err != nil {
+			return 0, fmt.Errorf("query: search: %w", err)
+		}
+		pl, err := dict.PostingsList([]byte(tq.Term), ss.Deleted(), nil)
+		if err != nil {
+			return 0, fmt.Errorf("query: search: %w", err)
+		}
+		it := pl.Iterator(false, false, false, nil)
+		keys := view.keys[i]
+		for {
+			p, err := it.Next()
+			if err != nil {
+				return 0, fmt.Errorf("query: search: %w", err)
+			}
+			if p == nil {
+				break
+			}
+			total++
+			local := p.Number()
+			binary.BigEndian.PutUint64(id, view.segs.offsets[i]+local)
+			e := tsEntry{id: id}
+			if local < uint64(len(keys)) {
+				e.num = keys[local]
+			}
+			top.offer(e, need)
+			if top.err != nil {
+				return 0, fmt.Errorf("query: search: %w", top.err)
+			}
+			if total%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	return total, nil
 }
