@@ -793,7 +793,7 @@ func (g *game) raceBot(c *client, in *th.Input, act float64) {
 	}
 	if g.tick >= c.jumpUntil {
 		in[3] = 0
-		if co.frozen == 0 && (blocked && co.grounded || pit && co.vy > 2 && co.jumped&2 == 0 && r.Float64() < 0.5 || co.grounded && r.Float64() < 0.006*act) {
+		if co.frozen == 0 && (blocked && co.grounded || !co.grounded && c.stuck > 0 && co.vy > -1 && co.jumped&2 == 0 || pit && co.vy > 2 && co.jumped&2 == 0 && r.Float64() < 0.5 || co.grounded && r.Float64() < 0.006*act) {
 			in[3] = 1
 			c.jumpUntil = g.tick + int64(2+r.IntN(8))
 		}
