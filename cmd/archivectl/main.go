@@ -422,6 +422,13 @@ const defaultMemoryLimit = 48 << 20
 // the CPU).
 const recompressMemoryLimit = 128 << 20
 
+// reindexMemoryLimit is reindex's soft memory limit: bleve analyses a
+// batch of documents into an in-memory segment and merges segments while
+// the next batches come (a live heap of about 90 MiB), and under
+// defaultMemoryLimit the collector ran without pause (10,000 recordings:
+// 63 s instead of 12 s; a million would take hours).
+const reindexMemoryLimit = 192 << 20
+
 // defaultGCPercent is the collector's GOGC for the commands that run under
 // defaultMemoryLimit, unless GOGC says otherwise. The limit already bounds
 // their heap, so collecting at twice the live heap (GOGC=100) buys nothing
@@ -431,7 +438,7 @@ const recompressMemoryLimit = 128 << 20
 const defaultGCPercent = 200
 
 // setMemoryLimit applies defaultMemoryLimit (recompressMemoryLimit to
-// recompress), and defaultGCPercent unless
+// recompress, reindexMemoryLimit to reindex), and defaultGCPercent unless
 // GOGC is set, to the command in args. serve, and any command when
 // GOMEMLIMIT is set, is left to the environment: serve's heap is sized by
 // its clients and caches.
@@ -442,6 +449,9 @@ func setMemoryLimit(args []string) {
 	limit := int64(defaultMemoryLimit)
 	if slices.Contains(args, "recompress") {
 		limit = recompressMemoryLimit
+	}
+	if slices.Contains(args, "reindex") {
+		limit = reindexMemoryLimit
 	}
 	debug.SetMemoryLimit(limit)
 	if os.Getenv("GOGC") == "" {
