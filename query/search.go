@@ -698,9 +698,35 @@ func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit)
 		return 0, fmt.Errorf("query: each hit: %w", err)
 	}
 	defer r.Close()
+	sv, direct := segViewOf(r)
 	var view *keyView
-	if sv, ok := segViewOf(r); ok {
+	if direct {
 		view = &keyView{segs: sv}
+	}
+	total := 0
+	hit := func(iid index.IndexInternalID) error {
+		total++
+		if total%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if total > max {
+			return nil
+		}
+		id, data, err := storedData(r, view, iid)
+		if err != nil {
+			return err
+		}
+		var h Hit
+		if err := decodeRec(id, data, &h); err != nil {
+			return fmt.Errorf("query: recording %s: %w", id, err)
+		}
+		return fn(&h)
+	}
+	if tq, ok := top.(*query.TermQuery); ok && direct {
+		_, err := eachPosting(ctx, &sv, tq, func(_ int, _ uint64, id index.IndexInternalID) error { return hit(id) })
+		return total, err
 	}
 	s, err := top.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{Score: "none"})
 	if err != nil {
@@ -708,7 +734,6 @@ func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit)
 	}
 	defer s.Close()
 	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
-	total := 0
 	for {
 		d, err := s.Next(sctx)
 		if err != nil {
@@ -717,26 +742,9 @@ func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit)
 		if d == nil {
 			return total, nil
 		}
-		total++
-		if total%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-		}
-		if total > max {
-			sctx.DocumentMatchPool.Put(d)
-			continue
-		}
-		id, data, err := storedData(r, view, d.IndexInternalID)
+		err = hit(d.IndexInternalID)
 		sctx.DocumentMatchPool.Put(d)
 		if err != nil {
-			return 0, err
-		}
-		var h Hit
-		if err := decodeRec(id, data, &h); err != nil {
-			return 0, fmt.Errorf("query: recording %s: %w", id, err)
-		}
-		if err := fn(&h); err != nil {
 			return 0, err
 		}
 	}

@@ -227,13 +227,31 @@ func keyNumber(field string, key []byte) uint64 {
 
 // walkTerm is walk for a query of one term (player:, map:, flag:, cmd:
 // with one word, ...): it reads the term's postings in each segment
-// itself, without bleve's searcher and its match per document, which
-// was most of the cost of a term that most recordings hold (cmd:kick).
-// Deleted documents are left out as the searcher leaves them.
+// itself (eachPosting), without bleve's searcher and its match per
+// document, which was most of the cost of a term that most recordings
+// hold (cmd:kick).
 func walkTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *tsHeap, need int) (int, error) {
+	return eachPosting(ctx, &view.segs, tq, func(i int, local uint64, id index.IndexInternalID) error {
+		e := tsEntry{id: id}
+		if keys := view.keys[i]; local < uint64(len(keys)) {
+			e.num = keys[local]
+		}
+		top.offer(e, need)
+		if top.err != nil {
+			return fmt.Errorf("query: search: %w", top.err)
+		}
+		return nil
+	})
+}
+
+// eachPosting calls fn with each document of the snapshot sv that holds
+// tq's term (its segment, number there and internal id, which is reused:
+// fn copies what it keeps) and returns how many there are. Deleted
+// documents are left out as bleve's searchers leave them.
+func eachPosting(ctx context.Context, sv *segView, tq *query.TermQuery, fn func(seg int, local uint64, id index.IndexInternalID) error) (int, error) {
 	total := 0
 	id := make(index.IndexInternalID, 8)
-	for i, ss := range view.segs.segs {
+	for i, ss := range sv.segs {
 		dict, err := ss.Segment().Dictionary(tq.FieldVal)
 		if err != nil {
 			return 0, fmt.Errorf("query: search: %w", err)
@@ -243,7 +261,6 @@ func walkTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *tsHe
 			return 0, fmt.Errorf("query: search: %w", err)
 		}
 		it := pl.Iterator(false, false, false, nil)
-		keys := view.keys[i]
 		for {
 			p, err := it.Next()
 			if err != nil {
@@ -254,14 +271,9 @@ func walkTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *tsHe
 			}
 			total++
 			local := p.Number()
-			binary.BigEndian.PutUint64(id, view.segs.offsets[i]+local)
-			e := tsEntry{id: id}
-			if local < uint64(len(keys)) {
-				e.num = keys[local]
-			}
-			top.offer(e, need)
-			if top.err != nil {
-				return 0, fmt.Errorf("query: search: %w", top.err)
+			binary.BigEndian.PutUint64(id, sv.offsets[i]+local)
+			if err := fn(i, local, id); err != nil {
+				return 0, err
 			}
 			if total%4096 == 0 {
 				if err := ctx.Err(); err != nil {
