@@ -341,33 +341,39 @@ type tsEntry struct {
 // tsHeap keeps the first entries of an order: a min-heap (the root is
 // the oldest of the newest so far), or with asc a max-heap. Entries of
 // equal numbers are ordered by their keys, read by full on a tie.
+// Entries go by value: a pointer to one would make every candidate of a
+// walk an allocation.
 type tsHeap struct {
 	e   []tsEntry
 	asc bool
-	// full reads the key of an entry; err keeps its first error.
-	full func(*tsEntry)
+	// full reads the key of the document id; err keeps its first error.
+	full func(id index.IndexInternalID) string
 	err  error
 }
 
 // cmp compares a and b by key, reading their keys when the numbers tie.
-func (h *tsHeap) cmp(a, b *tsEntry) int {
+func (h *tsHeap) cmp(a, b tsEntry) int {
 	if a.num != b.num {
 		if a.num < b.num {
 			return -1
 		}
 		return 1
 	}
-	h.full(a)
-	h.full(b)
+	if a.ts == "" {
+		a.ts = h.full(a.id)
+	}
+	if b.ts == "" {
+		b.ts = h.full(b.id)
+	}
 	return strings.Compare(a.ts, b.ts)
 }
 
 func (h *tsHeap) Len() int { return len(h.e) }
 func (h *tsHeap) Less(i, j int) bool {
 	if h.asc {
-		return h.cmp(&h.e[i], &h.e[j]) > 0
+		return h.cmp(h.e[i], h.e[j]) > 0
 	}
-	return h.cmp(&h.e[i], &h.e[j]) < 0
+	return h.cmp(h.e[i], h.e[j]) < 0
 }
 func (h *tsHeap) Swap(i, j int) { h.e[i], h.e[j] = h.e[j], h.e[i] }
 func (h *tsHeap) Push(x any)    { h.e = append(h.e, x.(tsEntry)) }
@@ -409,15 +415,12 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 	var cur []byte
 	visit := func(_ string, term []byte) { cur = append(cur[:0], term...) }
 	top := &tsHeap{asc: asc}
-	top.full = func(e *tsEntry) {
-		if e.ts != "" || top.err != nil {
-			return
-		}
+	top.full = func(id index.IndexInternalID) string {
 		cur = cur[:0]
-		if err := dvr.VisitDocValues(e.id, visit); err != nil {
+		if err := dvr.VisitDocValues(id, visit); err != nil && top.err == nil {
 			top.err = err
 		}
-		e.ts = string(cur)
+		return string(cur)
 	}
 	var total int
 	if tq, ok := q.(*query.TermQuery); ok && cached {
@@ -430,9 +433,9 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 	}
 	slices.SortFunc(top.e, func(a, b tsEntry) int {
 		if asc {
-			return top.cmp(&a, &b)
+			return top.cmp(a, b)
 		}
-		return top.cmp(&b, &a)
+		return top.cmp(b, a)
 	})
 	if top.err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", top.err)
@@ -458,7 +461,7 @@ func (h *tsHeap) offer(e tsEntry, need int) {
 	case len(h.e) < need:
 		e.id = slices.Clone(e.id)
 		heap.Push(h, e)
-	case h.asc && h.cmp(&e, &h.e[0]) < 0, !h.asc && h.cmp(&e, &h.e[0]) > 0:
+	case h.asc && h.cmp(e, h.e[0]) < 0, !h.asc && h.cmp(e, h.e[0]) > 0:
 		e.id = slices.Clone(e.id)
 		h.e[0] = e
 		heap.Fix(h, 0)
@@ -488,7 +491,7 @@ func (ix *Index) walk(ctx context.Context, r index.IndexReader, q query.Query, f
 		if view != nil {
 			e.num = view.key(d.IndexInternalID)
 		} else {
-			top.full(&e)
+			e.ts = top.full(e.id)
 			e.num = keyNumber(field, []byte(e.ts))
 		}
 		top.offer(e, need)
