@@ -63,7 +63,7 @@ func TestColumnsRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cols := New().SplitColumns(tc.native, nil)
-			if len(cols) != numCols {
+			if len(cols) != numColsByPlayer {
 				t.Fatalf("%d streams", len(cols))
 			}
 			got, err := New().JoinColumns(nil, cols)
@@ -94,7 +94,7 @@ func TestJoinColumnsRejectsCorruptStreams(t *testing.T) {
 		want   string
 	}{
 		{"stream missing", func(c [][]byte) [][]byte { return c[:numCols-1] }, "streams"},
-		{"dx cut", func(c [][]byte) [][]byte { c[colDX] = nil; return c }, "stream 1 ends"},
+		{"dx cut", func(c [][]byte) [][]byte { c[colDX] = nil; return c }, "stream 1: player group"},
 		{"left over", func(c [][]byte) [][]byte { c[colDY] = append(c[colDY], 1); return c }, "left over"},
 		{"raw cut", func(c [][]byte) [][]byte { c[colRaw] = c[colRaw][:3]; return c }, "raw offset"},
 	} {
@@ -150,9 +150,35 @@ func checkStreams(t *testing.T, got, want [][]byte) {
 	}
 }
 
-// splitColumnsRef is SplitColumns as plainly as it can be said: every
-// record measured by recordLen, then each field appended to its stream.
+// splitColumnsRef is SplitColumns as plainly as it can be said: the
+// record-order streams of recordOrderRef, then each player's dx and dy
+// values gathered, client id by client id.
 func splitColumnsRef(native []byte) [][]byte {
+	cols := append(recordOrderRef(native), []byte{layoutByPlayer})
+	var dx, dy [playerGroups][]byte
+	b := native
+	for len(b) > 0 {
+		n, typ := recordLen(b)
+		if n == 0 {
+			break
+		}
+		if typ >= 0 {
+			l := varintLen(b)
+			k := varintLen(b[l:])
+			g := playerGroup(typ)
+			dx[g] = append(dx[g], b[l:l+k]...)
+			dy[g] = append(dy[g], b[l+k:n]...)
+		}
+		b = b[n:]
+	}
+	cols[colDX], cols[colDY] = bytes.Join(dx[:], nil), bytes.Join(dy[:], nil)
+	return cols
+}
+
+// recordOrderRef is the record-order layout (numCols streams) as plainly
+// as it can be said: every record measured by recordLen, then each field
+// appended to its stream.
+func recordOrderRef(native []byte) [][]byte {
 	cols := make([][]byte, numCols)
 	b := native
 	for len(b) > 0 {
@@ -246,7 +272,7 @@ func TestJoinColumnsEdges(t *testing.T) {
 		if err != nil || !bytes.Equal(got, append([]byte("prefix"), native...)) {
 			t.Fatalf("case %d: round trip: %v", i, err)
 		}
-		for k := range numCols {
+		for k := range numColsByPlayer {
 			for _, d := range []int{-9, -8, -7, -5, -3, -2, -1, 1, 2} {
 				cols := c.SplitColumns(native, nil)
 				if d < 0 {
@@ -306,6 +332,70 @@ func FuzzJoinColumns(f *testing.F) {
 			cols[k], rest = rest[:n], rest[n:]
 		}
 		cols[colTail] = rest
+		checkJoin(t, c, cols)
+	})
+}
+
+// TestColumnsByPlayer: the dx and dy streams hold each client's values
+// together, client by client; a chunk split in record order (by a build
+// before the by-player layout) still joins; an unknown layout is refused.
+func TestColumnsByPlayer(t *testing.T) {
+	native := thRecords(1, 10, 20, 0, 30, 40, 1, 11, 21, wireTickSkip, 0, 0, 31, 41, 300, 50, 60, 1, 12, 22)
+	c := New()
+	cols := c.SplitColumns(native, nil)
+	wantDX := thRecords(30, 31, 10, 11, 12, 50) // client 0, 1, then the out-of-range id 300
+	wantDY := thRecords(40, 41, 20, 21, 22, 60)
+	if !bytes.Equal(cols[colDX], wantDX) || !bytes.Equal(cols[colDY], wantDY) {
+		t.Fatalf("dx %x dy %x, want %x %x", cols[colDX], cols[colDY], wantDX, wantDY)
+	}
+	for _, tc := range []struct {
+		name string
+		cols [][]byte
+		want string
+	}{
+		{"by player", cols, ""},
+		{"record order", recordOrderRef(native), ""},
+		{"unknown layout", append(cols[:colLayout:colLayout], []byte{2}), "unknown layout"},
+		{"group cut", append(append([][]byte{}, cols[:colDX]...), append([][]byte{wantDX[:3]}, cols[colDX+1:]...)...), "ends inside"},
+	} {
+		got, err := c.JoinColumns(nil, tc.cols)
+		if tc.want == "" && (err != nil || !bytes.Equal(got, native)) {
+			t.Errorf("%s: joined %x, %v; want the native bytes", tc.name, got, err)
+		}
+		if tc.want != "" && (!errors.Is(err, errColumns) || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want errColumns saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// FuzzJoinColumnsByPlayer joins any streams of the by-player layout: the
+// first numCols-1 bytes are the lengths of the first numCols-1 streams,
+// the rest their bytes, the tail taking what is left.
+func FuzzJoinColumnsByPlayer(f *testing.F) {
+	c := New()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 4 {
+		cols := c.SplitColumns(randomRecords(rng, 8), nil)
+		var b []byte
+		for _, s := range cols[:numCols-1] {
+			b = append(b, byte(len(s)))
+		}
+		for _, s := range cols[:numCols] {
+			b = append(b, s...)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < numCols {
+			return
+		}
+		cols := make([][]byte, numColsByPlayer)
+		rest := data[numCols-1:]
+		for k := range numCols - 1 {
+			n := min(int(data[k]), len(rest))
+			cols[k], rest = rest[:n], rest[n:]
+		}
+		cols[colTail], cols[colLayout] = rest, []byte{layoutByPlayer}
 		checkJoin(t, c, cols)
 	})
 }

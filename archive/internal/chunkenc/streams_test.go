@@ -59,10 +59,12 @@ func goldenStreamsBlob(t *testing.T) (blob, native []byte) {
 }
 
 // TestStreamsBlobGolden reads a streams blob written before the column
-// transform moved to the codec, and encodes its chunk again into the same
-// streams, in the same order, each stored the same way (zstd or not): the
-// on-disk layout is unchanged. (The zstd frames themselves are not
-// compared: the encoder's level and version may change them.)
+// transform moved to the codec (in the record-order layout), and encodes
+// its chunk again: the same streams in the same order, each stored the
+// same way (zstd or not), but for the position deltas, which the codec
+// now groups by player, and the layout stream it adds last. (The zstd
+// frames themselves are not compared: the encoder's level and version may
+// change them.)
 func TestStreamsBlobGolden(t *testing.T) {
 	dec := newDecoder(t)
 	blob, native := goldenStreamsBlob(t)
@@ -79,10 +81,19 @@ func TestStreamsBlobGolden(t *testing.T) {
 	}
 	want, wantZ := blobStreamsOf(t, dec, blob)
 	have, haveZ := blobStreamsOf(t, dec, again)
-	if len(have) != len(want) || len(want) != 18 {
-		t.Fatalf("%d streams, the stored blob %d (want 18)", len(have), len(want))
+	if len(have) != 19 || len(want) != 18 {
+		t.Fatalf("%d streams, the stored blob %d (want 19 and 18)", len(have), len(want))
+	}
+	if string(have[18]) != "\x01" {
+		t.Errorf("layout stream %x, want 01 (by player)", have[18])
 	}
 	for i := range want {
+		if i == 2 || i == 3 { // dx and dy (after the resume state and the types)
+			if len(have[i]) != len(want[i]) {
+				t.Errorf("stream %d: %d bytes, the stored blob's %d", i, len(have[i]), len(want[i]))
+			}
+			continue
+		}
 		if !bytes.Equal(have[i], want[i]) || haveZ[i] != wantZ[i] {
 			t.Errorf("stream %d: %d bytes (zstd %v), the stored blob's %d (zstd %v)", i, len(have[i]), haveZ[i], len(want[i]), wantZ[i])
 		}
