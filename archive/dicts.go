@@ -362,12 +362,8 @@ func (a *Archive) trainHeadsDicts(ctx context.Context, sample *headsSample, retr
 			if err != nil {
 				return trained, fmt.Errorf("archive: train %s dictionary: %s: %w", format, r.id, err)
 			}
-			full, err := t.Offer(h)
-			if err != nil {
-				return trained, fmt.Errorf("archive: train %s dictionary: %w", format, err)
-			}
-			if full {
-				break
+			if t.Offer(h) {
+				break // full
 			}
 		}
 		content := t.Content()
