@@ -315,6 +315,7 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 // ingest of 200 games that was one close in three to ten, with the index
 // at 8.2–8.4 MB instead of 4.4–4.5 (docs/PERFORMANCE.md).
 func (ix *Index) Close() error {
+	ix.keys.close()
 	ix.settle(closeMergeWait)
 	if err := ix.bi.Close(); err != nil {
 		return fmt.Errorf("query: close: %w", err)

@@ -424,7 +424,7 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 	}
 	var total int
 	if tq, ok := q.(*query.TermQuery); ok && cached {
-		total, err = walkTerm(ctx, view, tq, top, need)
+		total, err = walkTerm(ctx, view, field, tq, top, need)
 	} else {
 		total, err = ix.walk(ctx, r, q, field, view, top, need)
 	}
@@ -488,9 +488,11 @@ func (ix *Index) walk(ctx context.Context, r index.IndexReader, q query.Query, f
 		}
 		total++
 		e := tsEntry{id: d.IndexInternalID}
+		var ok bool
 		if view != nil {
-			e.num = view.key(d.IndexInternalID)
-		} else {
+			e.num, ok = view.key(d.IndexInternalID)
+		}
+		if !ok {
 			e.ts = top.full(e.id)
 			e.num = keyNumber(field, []byte(e.ts))
 		}

@@ -14,6 +14,7 @@ package query
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -29,8 +30,14 @@ import (
 // sortKeys caches the numbers of the segments searches have sorted, per
 // segment and sort field.
 type sortKeys struct {
-	mu   sync.Mutex
-	segs map[segField]*segKeys
+	mu     sync.Mutex
+	segs   map[segField]*segKeys
+	closed bool
+	// reading lets one segment's numbers be read at a time; readers
+	// counts the reads under way, which close stops (stop) and waits for.
+	reading chan struct{}
+	readers sync.WaitGroup
+	stop    chan struct{}
 }
 
 // segField names one segment's numbers of one field.
@@ -39,12 +46,13 @@ type segField struct {
 	field string
 }
 
-// segKeys are one segment's numbers of one field, read once.
+// segKeys are one segment's numbers of one field, read once in the
+// background; ready is closed when keys (or err) is set.
 type segKeys struct {
-	once sync.Once
-	keys []uint64 // by local document number
-	err  error
-	used time.Time // guarded by sortKeys.mu
+	ready chan struct{}
+	keys  []uint64 // by local document number
+	err   error
+	used  time.Time // guarded by sortKeys.mu
 }
 
 // keyUnused is how long the numbers of a segment no snapshot in use holds
@@ -128,10 +136,14 @@ func (sk *sortKeys) view(r index.IndexReader, field string) (v *keyView, ok bool
 	}
 	now := time.Now()
 	v = &keyView{segs: sv, keys: make([][]uint64, len(sv.segs))}
-	entries := make([]*segKeys, len(sv.segs))
+	var start []*segKeys
+	var startSegs []segment.Segment
 	sk.mu.Lock()
+	defer sk.mu.Unlock()
 	if sk.segs == nil {
 		sk.segs = map[segField]*segKeys{}
+		sk.reading = make(chan struct{}, 1)
+		sk.stop = make(chan struct{})
 	}
 	in := make(map[segment.Segment]bool, len(sv.segs))
 	for i, ss := range sv.segs {
@@ -139,40 +151,72 @@ func (sk *sortKeys) view(r index.IndexReader, field string) (v *keyView, ok bool
 		in[k.seg] = true
 		e := sk.segs[k]
 		if e == nil {
-			e = &segKeys{}
+			e = &segKeys{ready: make(chan struct{})}
 			sk.segs[k] = e
+			start = append(start, e)
+			startSegs = append(startSegs, k.seg)
 		}
 		e.used = now
-		entries[i] = e
+		select {
+		case <-e.ready:
+			if e.err == nil {
+				v.keys[i] = e.keys
+			}
+		default:
+		}
 	}
 	for k, e := range sk.segs {
 		if !in[k.seg] && now.Sub(e.used) > keyUnused {
 			delete(sk.segs, k)
 		}
 	}
-	sk.mu.Unlock()
-	for i, e := range entries {
-		e.once.Do(func() { e.keys, e.err = readKeys(sv.segs[i].Segment(), field) })
-		if e.err != nil {
-			return nil, false, e.err
-		}
-		v.keys[i] = e.keys
+	if len(start) > 0 && !sk.closed {
+		// The snapshot's reference keeps its segments open while they
+		// are read, whatever merges and searches do meanwhile.
+		snap := r.(*scorch.IndexSnapshot)
+		snap.AddRef()
+		sk.readers.Add(1)
+		go func() {
+			defer sk.readers.Done()
+			defer snap.DecRef()
+			for i, e := range start {
+				sk.reading <- struct{}{}
+				e.keys, e.err = readKeys(startSegs[i], field, sk.stop)
+				<-sk.reading
+				close(e.ready)
+			}
+		}()
 	}
 	return v, true, nil
 }
 
-// key returns the number of the document with internal id id.
-func (v *keyView) key(id index.IndexInternalID) uint64 {
-	i, local := v.segs.locate(id)
-	if i < 0 || local >= uint64(len(v.keys[i])) {
-		return 0
+// close stops the reads under way, waits for them and starts no more.
+func (sk *sortKeys) close() {
+	sk.mu.Lock()
+	if !sk.closed && sk.stop != nil {
+		close(sk.stop)
 	}
-	return v.keys[i][local]
+	sk.closed = true
+	sk.mu.Unlock()
+	sk.readers.Wait()
+}
+
+// errKeysStopped is the error of numbers whose read close stopped.
+var errKeysStopped = errors.New("query: sort keys: index closed")
+
+// key returns the number of the document with internal id id, and false
+// when its segment's numbers are not read yet.
+func (v *keyView) key(id index.IndexInternalID) (uint64, bool) {
+	i, local := v.segs.locate(id)
+	if i < 0 || v.keys[i] == nil || local >= uint64(len(v.keys[i])) {
+		return 0, false
+	}
+	return v.keys[i][local], true
 }
 
 // readKeys reads the numbers of field for every document of seg, in
 // document order.
-func readKeys(seg segment.Segment, field string) ([]uint64, error) {
+func readKeys(seg segment.Segment, field string, stop <-chan struct{}) ([]uint64, error) {
 	dv, ok := seg.(segment.DocValueVisitable)
 	if !ok {
 		return nil, fmt.Errorf("query: sort keys: segment %T has no doc values", seg)
@@ -181,6 +225,13 @@ func readKeys(seg segment.Segment, field string) ([]uint64, error) {
 	fields := []string{field}
 	var state segment.DocVisitState
 	for n := range keys {
+		if n%4096 == 0 {
+			select {
+			case <-stop:
+				return nil, errKeysStopped
+			default:
+			}
+		}
 		var err error
 		state, err = dv.VisitDocValues(uint64(n), fields, func(_ string, term []byte) {
 			keys[n] = keyNumber(field, term)
@@ -230,11 +281,14 @@ func keyNumber(field string, key []byte) uint64 {
 // itself (eachPosting), without bleve's searcher and its match per
 // document, which was most of the cost of a term that most recordings
 // hold (cmd:kick).
-func walkTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *tsHeap, need int) (int, error) {
+func walkTerm(ctx context.Context, view *keyView, field string, tq *query.TermQuery, top *tsHeap, need int) (int, error) {
 	return eachPosting(ctx, &view.segs, tq, func(i int, local uint64, id index.IndexInternalID) error {
 		e := tsEntry{id: id}
-		if keys := view.keys[i]; local < uint64(len(keys)) {
+		if keys := view.keys[i]; keys != nil && local < uint64(len(keys)) {
 			e.num = keys[local]
+		} else {
+			e.ts = top.full(id)
+			e.num = keyNumber(field, []byte(e.ts))
 		}
 		top.offer(e, need)
 		if top.err != nil {

@@ -646,3 +646,38 @@ func TestSearchAtScaleSmall(t *testing.T) {
 		t.Errorf("only %d queries had more than two pages: the test pages too little", checked)
 	}
 }
+
+// BenchmarkOpenAtScale times what opening the archive in REPLAY_BENCH_DIR
+// costs, as serve and every command pay it: replay.Open, the first search
+// (which opens the index and brings it up to date with the catalog) and
+// Close, each reported on its own (ms, the mean of b.N rounds).
+//
+//	REPLAY_BENCH_DIR=/tmp/million go test ./server -run '^$' -bench OpenAtScale -benchtime 5x
+func BenchmarkOpenAtScale(b *testing.B) {
+	dir := os.Getenv("REPLAY_BENCH_DIR")
+	if dir == "" {
+		b.Skip("REPLAY_BENCH_DIR names no archive")
+	}
+	ctx := context.Background()
+	var open, first, closing time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		x, err := replay.Open(dir, replay.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := x.Search(ctx, "player:"+scalePlayer("r", 1), 0, 20); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if err := x.Close(); err != nil {
+			b.Fatal(err)
+		}
+		open, first, closing = open+t1.Sub(t0), first+time.Since(t1)-time.Since(t2), closing+time.Since(t2)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(ms(open), "open-ms")
+	b.ReportMetric(ms(first), "first-search-ms")
+	b.ReportMetric(ms(closing), "close-ms")
+}
