@@ -10,7 +10,8 @@
 // REPLAY_BENCH_DIR keeps the archive (and its index) for the next run;
 // REPLAY_BENCH_REQS sets the page pairs each client asks per query kind;
 // REPLAY_BENCH_GENONLY=1 writes the catalog and stops (to time
-// `archivectl reindex` on it).
+// `archivectl reindex` on it); REPLAY_BENCH_KINDS=player,cmd,... measures
+// only those kinds.
 
 package server_test
 
@@ -488,9 +489,13 @@ func BenchmarkSearchAtScale(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	kinds := scaleKinds
+	if only := os.Getenv("REPLAY_BENCH_KINDS"); only != "" {
+		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k scaleKind) bool { return !slices.Contains(strings.Split(only, ","), k.name) })
+	}
 	b.ResetTimer()
 	for b.Loop() {
-		for _, k := range scaleKinds {
+		for _, k := range kinds {
 			lat, err := runScaleKind(ctx, base, token, k, 32, reqs)
 			if err != nil {
 				b.Fatal(err)
