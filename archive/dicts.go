@@ -23,6 +23,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,8 @@ type dictionaries struct {
 	byID    map[uint32]chunkenc.Dict
 	current map[string]uint32        // format → the dictionary new heads use
 	encs    map[uint32]*zstd.Encoder // heads encoders of current dictionaries, made on first use
-	early   map[string][]headsRef    // recordings of formats without a dictionary, committed by this process (learnHeads)
+	early   map[string][]headsRef    // recordings of formats whose dictionary is missing or young, committed by this process (learnHeads)
+	barren  map[string]bool          // formats whose headers made no dictionary in this process (learnHeads)
 	// dec decodes blobs and heads records; it knows every dictionary.
 	// Replaced (not changed: decoders are in use) when one is added; the
 	// replaced ones are closed with the archive.
@@ -248,15 +250,18 @@ func (a *Archive) Dicts() []DictInfo {
 }
 
 // firstTrain is how many recordings of a format without a dictionary an
-// archive collects before it trains one as they are committed: enough
-// that the dictionary is likely to serve the next ones, few enough that
-// a first ingest of small files already gets it.
-const firstTrain = 16
+// archive collects before it trains one as they are committed: few, so
+// that a first ingest of a handful of small files already gets it. The
+// dictionary is trained again from the recordings committed since, each
+// time their number doubles, up to retrainBelow.
+const firstTrain = 4
 
-// learnHeads notes the recordings a commit archived of formats without a
-// dictionary, and once a format has firstTrain of them, trains its
-// dictionary from them and compresses their heads again. It is best
-// effort: a failure leaves the dictionary to Recompress.
+// learnHeads notes the recordings a commit archived of formats whose
+// dictionary is missing or young (trained on fewer than retrainBelow
+// recordings), and when a format has firstTrain of them, or twice as many
+// as its dictionary was trained on, trains its dictionary from them and
+// compresses their heads again. It is best effort: a failure leaves the
+// dictionary to Recompress.
 func (a *Archive) learnHeads(ctx context.Context, results []Result) {
 	if a.opts.ReadOnly {
 		return
@@ -269,24 +274,41 @@ func (a *Archive) learnHeads(ctx context.Context, results []Result) {
 		if !r.Outcome.writes() || m == nil || m.Live {
 			continue
 		}
-		if _, ok := d.current[m.Format]; ok {
+		if d.barren[m.Format] {
 			continue
+		}
+		need := firstTrain
+		if id, ok := d.current[m.Format]; ok {
+			if d.byID[id].Headers >= retrainBelow {
+				continue
+			}
+			need = 2 * max(d.byID[id].Headers, 1)
 		}
 		if d.early == nil {
 			d.early = map[string][]headsRef{}
 		}
 		rs := append(d.early[m.Format], headsRef{id: m.ID, ingested: m.Ingested, headerLen: m.HeaderBytes, trailerLen: m.TrailerBytes})
-		if len(rs) >= firstTrain {
-			ready[m.Format] = rs
-			delete(d.early, m.Format)
-			continue
-		}
 		d.early[m.Format] = rs
+		if len(rs) >= need {
+			ready[m.Format] = slices.Clone(rs)
+		}
 	}
 	d.mu.Unlock()
 	for format, rs := range ready {
 		sample := &headsSample{newest: map[string][]headsRef{format: rs}, count: map[string]int{format: len(rs)}}
-		if trained, err := a.trainHeadsDicts(ctx, sample, false); err != nil || len(trained) == 0 {
+		trained, err := a.trainHeadsDicts(ctx, sample, false)
+		if err == nil && len(trained) == 0 {
+			// Headers too small or too few to make one: the format is
+			// not offered again (the list would grow with every commit).
+			d.mu.Lock()
+			if d.barren == nil {
+				d.barren = map[string]bool{}
+			}
+			d.barren[format] = true
+			delete(d.early, format)
+			d.mu.Unlock()
+		}
+		if err != nil || len(trained) == 0 {
 			continue
 		}
 		ids := make([]uuid.UUID, len(rs))

@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats/all"
+	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	bolt "go.etcd.io/bbolt"
 )
@@ -213,6 +215,53 @@ func TestHeadsDictDamaged(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), "dictionary") {
 			t.Fatalf("%s: export with its dictionary damaged: %v, want an error naming the dictionary", id, err)
+		}
+	}
+}
+
+// TestHeadsDictBarren: a format whose headers are too small for a
+// dictionary gets none, and the commits stop collecting its recordings
+// (a server's list would otherwise grow with every commit).
+func TestHeadsDictBarren(t *testing.T) {
+	a := openTest(t, "", Options{})
+	for i := range 3 * firstTrain {
+		ingestWith(t, a, formatstest.Lines{}, formatstest.LinesFile(fmt.Sprintf("barren %d", i), 10), nil)
+	}
+	if d := a.Dicts(); len(d) != 0 {
+		t.Errorf("dictionaries %+v for headers of a few bytes", d)
+	}
+	a.dicts.mu.Lock()
+	defer a.dicts.mu.Unlock()
+	if n := len(a.dicts.early[formatstest.LinesName]); n != 0 || !a.dicts.barren[formatstest.LinesName] {
+		t.Errorf("%d recordings still collected, barren %v: want none, and the format marked", n, a.dicts.barren)
+	}
+}
+
+// TestHeadsDictGrows: a young dictionary is trained again from the
+// commits each time their number doubles.
+func TestHeadsDictGrows(t *testing.T) {
+	a := openTest(t, "", Options{Columns: thColumnSet})
+	games := smallGames(t, a, 2*firstTrain, 600, "")
+	dicts := a.Dicts()
+	var cur, old DictInfo
+	for _, d := range dicts {
+		if d.Current {
+			cur = d
+		} else {
+			old = d
+		}
+	}
+	if len(dicts) != 2 || cur.Headers != 2*firstTrain || old.Headers != firstTrain {
+		t.Fatalf("dictionaries %+v: want one of %d recordings, current, beside one of %d", dicts, 2*firstTrain, firstTrain)
+	}
+	// A record is compressed again only where the new dictionary makes
+	// it smaller.
+	for id, native := range games {
+		if got := headsDict(t, a, id); got != cur.ID && got != old.ID {
+			t.Errorf("%s: heads use dictionary %d, want %d or %d", id, got, cur.ID, old.ID)
+		}
+		if !bytes.Equal(export(t, a, id), native) {
+			t.Errorf("%s: export differs", id)
 		}
 	}
 }

@@ -55,7 +55,8 @@ makes smaller is compressed again. --retrain trains every format's
 dictionary again (after the servers changed); older dictionaries are
 kept, so everything written with them stays readable. 'stats' lists the
 dictionaries. An ingest trains a format's first dictionary by itself once
-it has archived 16 recordings of it.
+it has archived 4 recordings of it, and again each time their number
+doubles, up to 64.
 
 Afterwards the shards it wrote to, and the catalog, are rewritten by
 copy-and-rename so the freed pages go back to the file system.
