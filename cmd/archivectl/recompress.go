@@ -37,9 +37,8 @@ func cmdRecompress() *command {
 		help: `Ingest compresses at zstd's default level, which keeps its memory and
 time low. A sealed recording (not live, not in the remote store) no longer
 changes, so this pass encodes its chunks once more at zstd's best level:
-generated DDNet games shrink by about 3.5% more (ingest already codes
-their symbol columns as Huffman-only frames), to 0.87x the size of each
-file compressed with xz -9e. Each new chunk is decoded and checked against
+simulated DDNet servers' files shrink by about 9% more, to 0.69x the size
+of each file compressed with xz -9e (docs/PERFORMANCE.md). Each new chunk is decoded and checked against
 the chunk's checksum before it replaces the old one: exports stay
 byte-identical, and seeking still reads one chunk. A recording is done
 once (show prints when); --older-than limits the pass to old recordings.
@@ -47,8 +46,8 @@ once (show prints when); --older-than limits the pass to old recordings.
 The pass also keeps each format's header dictionary: the headers of one
 game server differ in a few fields, so a new recording's header is
 compressed against a dictionary of headers the archive holds (the
-corpus's real DDNet files, 3-70 KB each: 0.81x the size of each file
-compressed with xz -9e, against 0.98x without).
+corpus's real DDNet files, 3-73 KB each, are 0.78x the size of each file
+compressed with xz -9e after this pass).
 A format without one (or with one made from few recordings) gets one,
 trained from the newest recordings, and every header that the dictionary
 makes smaller is compressed again. --retrain trains every format's
