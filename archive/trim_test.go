@@ -1,0 +1,42 @@
+package archive
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestTrimChangesInBatches: a log longer than one trim transaction is
+// trimmed up to the sequence asked, no further, across transactions.
+func TestTrimChangesInBatches(t *testing.T) {
+	a := openTest(t, t.TempDir(), Options{NoSync: true})
+	const n = 2*trimBatch + 500
+	err := a.catalog.Update(func(tx *bolt.Tx) error {
+		for range n {
+			if err := appendChange(tx, ChangePut, uuid.New()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.TrimChanges(2*trimBatch + 100); err != nil {
+		t.Fatal(err)
+	}
+	left, err := a.ChangesSince(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 400 || left[0].Seq != 2*trimBatch+101 {
+		t.Fatalf("%d entries left, first %d; want 400 from %d", len(left), left[0].Seq, 2*trimBatch+101)
+	}
+	if err := a.TrimChanges(n); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := a.ChangesSince(0, 0); len(left) != 0 {
+		t.Fatalf("%d entries left", len(left))
+	}
+}
