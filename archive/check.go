@@ -93,6 +93,11 @@ func (a *Archive) Check(ctx context.Context, opts CheckOptions) (*CheckReport, e
 	}
 	owned := ownedKeys(append(kept, manifests...))
 	rep.Recordings = len(manifests)
+	a.dicts.mu.Lock()
+	for _, d := range a.dicts.damaged {
+		rep.Problems = append(rep.Problems, "header dictionary: "+d)
+	}
+	a.dicts.mu.Unlock()
 	for i, m := range manifests {
 		rep.Chunks += len(m.Chunks)
 		if err := a.checkRecording(ctx, m, opts.ReadData); err != nil {

@@ -8,8 +8,10 @@
 // heads records of the corpus's real DDNet files shrink about seven times
 // (docs/PERFORMANCE.md).
 //
-// Dictionaries are trained by the background pass (Recompress), not by
-// ingest, and kept forever: a heads record names its dictionary's id, so
+// A format's first dictionaries are trained by the commits (learnHeads:
+// from its 4th recording, again as their number doubles), later ones by
+// the background pass (Recompress). They are kept forever: a heads record
+// names its dictionary's id, so
 // every record written with an older dictionary stays readable, and a
 // dictionary's content is a few KB to chunkenc.MaxDictBytes. A recording
 // leaves the archive (the remote store, another node) with its heads
@@ -44,6 +46,7 @@ type dictionaries struct {
 	encs    map[uint32]*zstd.Encoder // heads encoders of current dictionaries, made on first use
 	early   map[string][]headsRef    // recordings of formats whose dictionary is missing or young, committed by this process (learnHeads)
 	barren  map[string]bool          // formats whose headers made no dictionary in this process (learnHeads)
+	damaged []string                 // stored dictionaries that did not load, for Check
 	// dec decodes blobs and heads records; it knows every dictionary.
 	// Replaced (not changed: decoders are in use) when one is added; the
 	// replaced ones are closed with the archive.
@@ -63,9 +66,12 @@ func (a *Archive) loadDicts() error {
 	err := a.catalog.View(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketDicts); b != nil {
 			if err := b.ForEach(func(k, v []byte) error {
-				if dict, err := chunkenc.DecodeDict(k, v); err == nil {
-					d.byID[dict.ID] = dict
+				dict, err := chunkenc.DecodeDict(k, v)
+				if err != nil {
+					d.damaged = append(d.damaged, err.Error())
+					return nil
 				}
+				d.byID[dict.ID] = dict
 				return nil
 			}); err != nil {
 				return err
@@ -111,7 +117,7 @@ func dictUseID(v []byte) uint32 {
 	return binary.BigEndian.Uint32(v)
 }
 
-// closeDicts closes the decoders; called by Close.
+// close closes the decoders; called by Close.
 func (d *dictionaries) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -214,6 +220,11 @@ func (a *Archive) addDict(dict chunkenc.Dict) error {
 		d.retired = append(d.retired, d.dec.Swap(dec))
 	}
 	d.current[dict.Format] = dict.ID
+	for id := range d.encs {
+		if id != dict.ID {
+			delete(d.encs, id) // an encoder still in use is the collector's once done
+		}
+	}
 	return nil
 }
 

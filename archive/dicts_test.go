@@ -208,6 +208,10 @@ func TestHeadsDictDamaged(t *testing.T) {
 	if d := b.Dicts(); len(d) != 0 {
 		t.Errorf("dictionaries after the damage %+v, want none loaded", d)
 	}
+	chk, err := b.Check(context.Background(), CheckOptions{})
+	if err != nil || chk.OK() || len(chk.Problems) == 0 || !strings.Contains(chk.Problems[0], "dictionary") {
+		t.Errorf("check after the damage: %+v, %v; want a problem naming the dictionary", chk, err)
+	}
 	for id := range games {
 		r, err := b.Open(id)
 		if err == nil {
