@@ -11,9 +11,9 @@
 // A format's first dictionaries are trained by the commits (learnHeads:
 // from its 4th recording, again as their number doubles), later ones by
 // the background pass (Recompress). They are kept forever: a heads record
-// names its dictionary's id, so
-// every record written with an older dictionary stays readable, and a
-// dictionary's content is a few KB to chunkenc.MaxDictBytes. A recording
+// names its dictionary's id, so every record written with an older
+// dictionary stays readable, and a dictionary's content is a few KB to
+// chunkenc.MaxDictBytes. A recording
 // leaves the archive (the remote store, another node) with its heads
 // compressed without a dictionary.
 
