@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/replayarchive/replay/query"
@@ -101,7 +102,87 @@ func (x *Archive) Player(ctx context.Context, k PlayerKey) (*PlayerSummary, erro
 	if err != nil {
 		return nil, err
 	}
+	seq, err := ix.Seq()
+	if err != nil {
+		return nil, fmt.Errorf("player: %w", err)
+	}
+	if sum := x.players.get(k, seq); sum != nil {
+		c := *sum // the key as asked, the rest shared and never changed
+		c.Key = k
+		return &c, nil
+	}
+	out, err := x.summarize(ctx, ix, k, pq)
+	if err != nil {
+		return nil, err
+	}
+	x.players.put(k, seq, out)
+	return out, nil
+}
+
+// playerCacheSize bounds the summaries playerCache keeps.
+const playerCacheSize = 256
+
+// playerCache keeps the summaries of the players asked for last, each with
+// the index's change-log sequence number it was made at: a summary reads
+// every recording of its player (a player of 5,000 recordings: about 25
+// ms), and a moderator pages through a player's recordings, each page
+// with the summary, while nothing changes. Any change to the index moves
+// its sequence number and so retires every summary.
+type playerCache struct {
+	mu sync.Mutex
+	m  map[PlayerKey]cachedSummary
+}
+
+type cachedSummary struct {
+	seq uint64
+	sum *PlayerSummary
+}
+
+// get returns the summary of k made at seq, or nil. Callers must not
+// change it: it is shared.
+func (c *playerCache) get(k PlayerKey, seq uint64) *PlayerSummary {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[playerCacheKey(k)]; ok && e.seq == seq {
+		return e.sum
+	}
+	return nil
+}
+
+// put keeps sum as the summary of k at seq, dropping the entries of older
+// sequence numbers (or, when none is older, any one) when full.
+func (c *playerCache) put(k PlayerKey, seq uint64, sum *PlayerSummary) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[PlayerKey]cachedSummary{}
+	}
+	if len(c.m) >= playerCacheSize {
+		for key, e := range c.m {
+			if e.seq != seq {
+				delete(c.m, key)
+			}
+		}
+		for key := range c.m {
+			if len(c.m) < playerCacheSize {
+				break
+			}
+			delete(c.m, key)
+		}
+	}
+	c.m[playerCacheKey(k)] = cachedSummary{seq, sum}
+}
+
+// playerCacheKey is k as the index matches it: case does not matter.
+func playerCacheKey(k PlayerKey) PlayerKey {
+	return PlayerKey{Name: strings.ToLower(k.Name), ID: strings.ToLower(k.ID)}
+}
+
+// summarize reads every recording of k (at most PlayerScanMax) into its
+// summary.
+func (x *Archive) summarize(ctx context.Context, ix *query.Index, k PlayerKey, pq *query.Query) (*PlayerSummary, error) {
 	out := &PlayerSummary{Key: k}
+	var err error
 	names, ids, flags := seenSet{}, seenSet{}, map[string]int{}
 	out.Total, err = ix.EachHit(ctx, pq, PlayerScanMax, func(h *query.Hit) error {
 		out.Scanned++

@@ -104,6 +104,8 @@ type Archive struct {
 	indexedAt time.Time
 	// shareMu serialises changes to the shared links' state (shares.go).
 	shareMu sync.Mutex
+	// players keeps recent player summaries (players.go).
+	players playerCache
 }
 
 // Open opens the archive in dir.

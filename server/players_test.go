@@ -116,6 +116,16 @@ func TestPlayerPage(t *testing.T) {
 		t.Errorf("Kit in %s: as %v, ids %v", h.ID, h.As, h.IDs)
 	}
 
+	// The summary is kept (Archive.Player's cache) while the index does
+	// not change; a recording of Kit's since is counted.
+	if again, _ := get("/api/v1/players/kit", mod, http.StatusOK); again.Total != 2 || again.Name != "kit" {
+		t.Errorf("Kit again: total %d, name %q", again.Total, again.Name)
+	}
+	r5 := ts.ingestRun(5, t0.Add(4*time.Hour), 400, runner{"Kit", "00000000-0000-4000-8000-0000000000e5"})
+	if p5, _ := get("/api/v1/players/KIT", mod, http.StatusOK); p5.Total != 3 || len(p5.Recordings) == 0 || p5.Recordings[0].ID != r5 {
+		t.Fatalf("Kit after a new recording: total %d, %v", p5.Total, recs(p5))
+	}
+
 	// By id: its names, from the query string or the path.
 	p, _ = get("/api/v1/players?id="+uuidA, mod, http.StatusOK)
 	if p.By != "id" || p.Total != 2 || !slices.Equal(recs(p), []string{r2, r1}) || !slices.Equal(values(p.Names), []string{"Kit", "Kitty"}) {
@@ -151,7 +161,7 @@ func TestPlayerPage(t *testing.T) {
 	}
 	p, body := get("/api/v1/players/Kit", viewer, http.StatusOK)
 	noIDs("Kit", body)
-	if p.Total != 2 || !slices.Equal(recs(p), []string{r3, r1}) || len(p.IDs) != 0 || len(p.Aliases) != 0 {
+	if p.Total != 3 || !slices.Equal(recs(p), []string{r5, r3, r1}) || len(p.IDs) != 0 || len(p.Aliases) != 0 {
 		t.Errorf("a viewer's Kit: %+v", p)
 	}
 	_, body = get("/api/v1/players?id="+uuidA, viewer, http.StatusForbidden)
