@@ -82,3 +82,27 @@ func BenchmarkRebuild(b *testing.B) {
 		b.ReportMetric(float64(peak.Load())/(1<<20), "compact-peak-heap-MiB")
 	}
 }
+
+// BenchmarkCompact merges the segments of the index in
+// REPLAY_BENCH_INDEX into one, as Rebuild ends (a rebuild stopped before
+// its compaction leaves them), and reports the time.
+func BenchmarkCompact(b *testing.B) {
+	dir := os.Getenv("REPLAY_BENCH_INDEX")
+	if dir == "" {
+		b.Skip("REPLAY_BENCH_INDEX names no index")
+	}
+	for b.Loop() {
+		ix, err := Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := ix.Compact(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(t0).Seconds(), "compact-s")
+		if err := ix.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

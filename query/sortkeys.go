@@ -286,6 +286,11 @@ func walkTerm(ctx context.Context, view *keyView, field string, tq *query.TermQu
 		e := tsEntry{id: id}
 		if keys := view.keys[i]; keys != nil && local < uint64(len(keys)) {
 			e.num = keys[local]
+			// Most matches of a large answer cannot enter a full heap:
+			// tell by the number alone, without building an entry.
+			if len(top.e) == need && (top.asc && e.num > top.e[0].num || !top.asc && e.num < top.e[0].num) {
+				return nil
+			}
 		} else {
 			e.ts = top.full(id)
 			e.num = keyNumber(field, []byte(e.ts))
