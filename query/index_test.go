@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	index "github.com/blevesearch/bleve_index_api"
 	"github.com/replayarchive/replay/formats"
 )
 
@@ -464,8 +465,9 @@ func TestSortKeysMatchBleve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for k, page := range [][2]int{{0, 20}, {40, 20}, {0, 200}, {1400, 30}, {0, 20}} {
-				if k == 4 {
+			pages := [][2]int{{0, 20}, {40, 20}, {0, 200}, {1400, 30}, {1480, 30}, {0, 1}}
+			for k, page := range append(pages, pages...) {
+				if k == len(pages) {
 					// The numbers read meanwhile in the background are
 					// all there now (the pages before may have read doc
 					// values for some or all segments).
@@ -485,6 +487,42 @@ func TestSortKeysMatchBleve(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBestOfTermTaken: once the numbers are read, a one-term query is
+// answered by bestOfTerm (which TestSortKeysMatchBleve then checks), not
+// by the walk.
+func TestBestOfTermTaken(t *testing.T) {
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	c := genConfig{Recordings: 200, Events: 3, Players: 30, Seed: 4}
+	var puts []RecordingDoc
+	for i := range c.Recordings {
+		puts = append(puts, genRecording(c, i))
+	}
+	ctx := context.Background()
+	if err := ix.Apply(ctx, 1, puts, []string{puts[3].ID}); err != nil {
+		t.Fatal(err)
+	}
+	adv, _ := ix.bi.Advanced()
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := ix.keys.view(r, fSort); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	ix.keys.readers.Wait()
+	view, _, _ := ix.keys.view(r, fSort)
+	top := &tsHeap{full: func(index.IndexInternalID) string { return "" }}
+	total, done, err := bestOfTerm(ctx, view, termQ(fIsRec, "r"), top, 20)
+	r.Close()
+	if err != nil || !done || total != c.Recordings || len(top.e) != 20 {
+		t.Fatalf("bestOfTerm: total %d, done %v, %d kept, %v", total, done, len(top.e), err)
 	}
 }
 

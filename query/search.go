@@ -424,7 +424,10 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 	}
 	var total int
 	if tq, ok := q.(*query.TermQuery); ok && cached {
-		total, err = walkTerm(ctx, view, field, tq, top, need)
+		var done bool
+		if total, done, err = bestOfTerm(ctx, view, tq, top, need); err == nil && !done {
+			total, err = walkTerm(ctx, view, field, tq, top, need)
+		}
 	} else {
 		total, err = ix.walk(ctx, r, q, field, view, top, need)
 	}
