@@ -360,16 +360,20 @@ func (*Codec) JoinColumns(dst []byte, cols [][]byte) ([]byte, error) {
 		}
 		return 0
 	}
+	// A one-byte client id masked by gm is its group: the id in the
+	// by-player layout, 0 in record order (a byte indexes the group arrays
+	// without a bounds check).
+	gm := byte(0)
+	if byPlayer {
+		gm = 0xff
+	}
 	usedX, usedY := 0, 0
 	for pos[colType] < len(types) {
 		p := pos[colType]
 		// Fast path: a PLAYER_DIFF whose three varints are one byte each,
 		// most records of a chunk.
 		if t := types[p]; t < 0x40 {
-			g := 0
-			if byPlayer {
-				g = int(t)
-			}
+			g := t & gm
 			if i, j := px[g], py[g]; i < ex[g] && j < ey[g] && dx[i] < 0x80 && dy[j] < 0x80 {
 				out[w], out[w+1], out[w+2] = t, dx[i], dy[j]
 				w += 3
