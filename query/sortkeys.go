@@ -372,10 +372,11 @@ type orInto interface {
 
 // bestOfTerm is walkTerm without the walk, for a term that many
 // recordings hold: per segment, it takes the term's documents as a
-// bitmap and its count from the dictionary, then goes through the
-// segment's documents in key order (from the best end) and offers those
-// in the bitmap until the segment has given need of them (and any that
-// tie with the last), or one that cannot enter the heap. cmd:kick at a
+// bitmap (the count is its cardinality), then goes through the segment's
+// documents in key order (from the best end) and offers those in the
+// bitmap until the segment has given need of them (and any that tie with
+// the last), or one that cannot enter the heap; a bitmap too small for
+// that to pay is read whole. cmd:kick at a
 // million recordings matched 75,000 and walked them all for a page of 20.
 // It returns false, having offered nothing, when some segment's numbers
 // are not read yet or its postings offer no bitmap: walkTerm then does.
@@ -413,8 +414,38 @@ func bestOfTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *ts
 		}
 	}
 	id := make(index.IndexInternalID, 8)
+	offer := func(i int, d uint32, num uint64) error {
+		binary.BigEndian.PutUint64(id, view.segs.offsets[i]+uint64(d))
+		top.offer(tsEntry{num: num, id: id}, need)
+		if top.err != nil {
+			return fmt.Errorf("query: search: %w", top.err)
+		}
+		return nil
+	}
 	for _, sg := range segs {
 		keys, order := view.keys[sg.i], view.orders[sg.i]
+		// Going through the order finds need of card documents in about
+		// need*len(order)/card steps; a small bitmap is cheaper to read
+		// whole.
+		if card := sg.bm.GetCardinality(); card*card <= uint64(need)*uint64(len(order)) {
+			it := sg.bm.Iterator()
+			for n := 0; it.HasNext(); n++ {
+				if n%4096 == 0 {
+					if err := ctx.Err(); err != nil {
+						return 0, false, err
+					}
+				}
+				d := it.Next()
+				num := keys[d]
+				if len(top.e) == need && (top.asc && num > top.e[0].num || !top.asc && num < top.e[0].num) {
+					continue
+				}
+				if err := offer(sg.i, d, num); err != nil {
+					return 0, false, err
+				}
+			}
+			continue
+		}
 		found, last := 0, uint64(0)
 		for k := range order {
 			if k%4096 == 0 {
@@ -436,10 +467,8 @@ func bestOfTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *ts
 			if len(top.e) == need && (top.asc && num > top.e[0].num || !top.asc && num < top.e[0].num) {
 				break // and worse than the heap's worst
 			}
-			binary.BigEndian.PutUint64(id, view.segs.offsets[sg.i]+uint64(d))
-			top.offer(tsEntry{num: num, id: id}, need)
-			if top.err != nil {
-				return 0, false, fmt.Errorf("query: search: %w", top.err)
+			if err := offer(sg.i, d, num); err != nil {
+				return 0, false, err
 			}
 			found, last = found+1, num
 		}
