@@ -71,6 +71,11 @@ func encodeEvent(e *formats.Event) []byte {
 type decoder struct {
 	b   []byte
 	err error
+	// src, when set, is the whole stored form as a string (b its tail):
+	// str then returns substrings of it instead of copies, one
+	// allocation per record instead of one per name (a hit of 64
+	// players, and the player page reads thousands of hits).
+	src string
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -101,7 +106,13 @@ func (d *decoder) str() string {
 		d.err = errData
 		return ""
 	}
-	s := string(d.b[:n])
+	var s string
+	if d.src != "" {
+		at := len(d.src) - len(d.b)
+		s = d.src[at : at+int(n)]
+	} else {
+		s = string(d.b[:n])
+	}
 	d.b = d.b[n:]
 	return s
 }
@@ -152,7 +163,7 @@ func (d *decoder) version() {
 }
 
 func decodeRec(id string, b []byte, h *Hit) error {
-	d := decoder{b: b}
+	d := decoder{b: b, src: string(b)}
 	d.version()
 	h.ID = id
 	h.Format = d.str()
