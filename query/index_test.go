@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 	"github.com/replayarchive/replay/formats"
 )
@@ -444,7 +445,9 @@ func TestSortKeysMatchBleve(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, q := range []string{"", "cmd:kick", "-format:vtx", "player:ka*", "before:2024-06-01"} {
+	for _, q := range []string{"", "cmd:kick", "-format:vtx", "player:ka*", "before:2024-06-01",
+		// One range of starts (bestOfStarts), its bounds on the tied start.
+		"after:2024-05-01T12:00:00Z", "before:2024-05-01T12:00:00Z", "after:2024-03-01 before:2024-05-01T12:00:00Z", "before:2024-05-01T12:00:01Z after:2024-05-01T12:00:00Z"} {
 		pq, err := Parse(q)
 		if err != nil {
 			t.Fatal(err)
@@ -491,8 +494,8 @@ func TestSortKeysMatchBleve(t *testing.T) {
 }
 
 // TestBestOfTermTaken: once the numbers are read, a one-term query is
-// answered by bestOfTerm (which TestSortKeysMatchBleve then checks), not
-// by the walk.
+// answered by bestOfTerm and a range of starts by bestOfStarts (which
+// TestSortKeysMatchBleve then checks), not by walks.
 func TestBestOfTermTaken(t *testing.T) {
 	ix, err := Open(t.TempDir())
 	if err != nil {
@@ -523,6 +526,12 @@ func TestBestOfTermTaken(t *testing.T) {
 	r.Close()
 	if err != nil || !done || total != c.Recordings || len(top.e) != 20 {
 		t.Fatalf("bestOfTerm: total %d, done %v, %d kept, %v", total, done, len(top.e), err)
+	}
+	rq := startAfter(&Term{Time: time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)}).(*query.DateRangeQuery)
+	top = &tsHeap{full: top.full}
+	total, done, err = bestOfStarts(ctx, view, rq, top, 20)
+	if err != nil || !done || total < 50 || total > 150 || len(top.e) != 20 {
+		t.Fatalf("bestOfStarts: total %d of %d, done %v, %d kept, %v", total, c.Recordings, done, len(top.e), err)
 	}
 }
 

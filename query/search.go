@@ -423,7 +423,12 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 		return string(cur)
 	}
 	var total int
-	if tq, ok := q.(*query.TermQuery); ok && cached {
+	if rq, ok := q.(*query.DateRangeQuery); ok && cached && field == fSort && rq.FieldVal == fStart {
+		var done bool
+		if total, done, err = bestOfStarts(ctx, view, rq, top, need); err == nil && !done {
+			total, err = ix.walk(ctx, r, q, field, view, top, need)
+		}
+	} else if tq, ok := q.(*query.TermQuery); ok && cached {
 		var done bool
 		if total, done, err = bestOfTerm(ctx, view, tq, top, need); err == nil && !done {
 			total, err = walkTerm(ctx, view, field, tq, top, need)

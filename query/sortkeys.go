@@ -17,6 +17,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -469,6 +470,90 @@ func bestOfTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *ts
 			}
 			if err := offer(sg.i, d, num); err != nil {
 				return 0, false, err
+			}
+			found, last = found+1, num
+		}
+	}
+	return total, true, nil
+}
+
+// bestOfStarts answers a query that is one range of start times (after:,
+// before:, or both folded into one) in the default order, from the
+// numbers alone: the ts number is the start, so the range's recordings
+// are one run of each segment's order, found by binary search, and the
+// page is read from its newest (or oldest) end. Bleve's numeric range
+// searcher instead looked up every precision term of the range in each
+// segment's dictionary (1.4 ms a day's range at a million recordings).
+// It returns false, having offered nothing, when some segment's numbers
+// are not read yet.
+func bestOfStarts(ctx context.Context, view *keyView, rq *query.DateRangeQuery, top *tsHeap, need int) (int, bool, error) {
+	for i := range view.segs.segs {
+		if view.keys[i] == nil || view.orders[i] == nil {
+			return 0, false, nil
+		}
+	}
+	// Numbers of the range, [lo, hi): a ts number is the start's
+	// nanoseconds with the sign bit flipped; 0 is no start.
+	lo, hi := uint64(1), uint64(math.MaxUint64)
+	startNum := func(t time.Time) uint64 { return uint64(t.UnixNano()) ^ (1 << 63) }
+	if !rq.Start.IsZero() {
+		lo = max(startNum(rq.Start.Time), 1)
+		if rq.InclusiveStart != nil && !*rq.InclusiveStart {
+			lo++
+		}
+	}
+	if !rq.End.IsZero() {
+		hi = startNum(rq.End.Time)
+		if rq.InclusiveEnd != nil && *rq.InclusiveEnd {
+			hi++
+		}
+	}
+	total := 0
+	id := make(index.IndexInternalID, 8)
+	for i, ss := range view.segs.segs {
+		keys, order := view.keys[i], view.orders[i]
+		from := sort.Search(len(order), func(k int) bool { return keys[order[k]] >= lo })
+		to := sort.Search(len(order), func(k int) bool { return keys[order[k]] >= hi })
+		if from >= to {
+			continue
+		}
+		del := ss.Deleted()
+		live := func(d uint32) bool { return del == nil || !del.Contains(d) }
+		n := to - from
+		if del != nil {
+			n = 0
+			for _, d := range order[from:to] {
+				if live(d) {
+					n++
+				}
+			}
+		}
+		total += n
+		found, last := 0, uint64(0)
+		for k := range to - from {
+			if k%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return 0, false, err
+				}
+			}
+			d := order[from+k]
+			if !top.asc {
+				d = order[to-1-k]
+			}
+			if !live(d) {
+				continue
+			}
+			num := keys[d]
+			if found >= need && num != last {
+				break
+			}
+			if len(top.e) == need && (top.asc && num > top.e[0].num || !top.asc && num < top.e[0].num) {
+				break
+			}
+			binary.BigEndian.PutUint64(id, view.segs.offsets[i]+uint64(d))
+			top.offer(tsEntry{num: num, id: id}, need)
+			if top.err != nil {
+				return 0, false, fmt.Errorf("query: search: %w", top.err)
 			}
 			found, last = found+1, num
 		}
