@@ -4,9 +4,9 @@
 // 3.2 KB header, which on its own compresses to 1.2 KB, while the headers
 // of one game server differ in a few fields. So each format gets a
 // dictionary of headers it has archived (chunkenc.HeadsTrainer chooses
-// them), and a new recording's header is compressed against it: the
-// heads records of the corpus's real DDNet files shrink about seven times
-// (docs/PERFORMANCE.md).
+// them), and a new recording's header is compressed against it: after
+// recompress the heads records of the corpus's six real DDNet files take
+// 548 bytes instead of 7,636.
 //
 // A format's first dictionaries are trained by the commits (learnHeads:
 // from its 4th recording, again as their number doubles), later ones by
@@ -308,17 +308,21 @@ func (a *Archive) learnHeads(ctx context.Context, results []Result) {
 	for format, rs := range ready {
 		sample := &headsSample{newest: map[string][]headsRef{format: rs}, count: map[string]int{format: len(rs)}}
 		trained, err := a.trainHeadsDicts(ctx, sample, false)
-		if err == nil && len(trained) == 0 {
-			// Headers too small or too few to make one: the format is
-			// not offered again (the list would grow with every commit).
-			d.mu.Lock()
+		d.mu.Lock()
+		switch {
+		case err != nil || len(trained) == 0:
+			// Headers too small or too few to make one, or unreadable:
+			// the format is left to Recompress (offered again, its list
+			// would grow and be read at every commit).
 			if d.barren == nil {
 				d.barren = map[string]bool{}
 			}
 			d.barren[format] = true
 			delete(d.early, format)
-			d.mu.Unlock()
+		case len(rs) >= retrainBelow:
+			delete(d.early, format) // grown up: not trained by the commits again
 		}
+		d.mu.Unlock()
 		if err != nil || len(trained) == 0 {
 			continue
 		}

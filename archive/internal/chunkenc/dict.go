@@ -15,8 +15,9 @@ import (
 // format, laid end to end, that a new recording's header is compressed
 // against. The headers of one game server differ in a few fields (times,
 // ids, a player count), so against a dictionary of its earlier headers a
-// teehistorian header of 3.2 KB takes about 200 bytes instead of 1.2 KB:
-// on small recordings, most of what is stored.
+// teehistorian header of about 3 KB takes about 290 bytes instead of 1.3 KB
+// (60 of simgen's small files): on small recordings, a large part of what
+// is stored.
 //
 // A frame made with a dictionary names it by id in its header, and a
 // decoder must have been given that dictionary; the archive keeps every
