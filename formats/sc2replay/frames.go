@@ -11,6 +11,21 @@ import (
 	"github.com/replayarchive/replay/formats"
 )
 
+// openInRange opens the replay of src, its one chunk, when r reaches into
+// it; nil (and no read) when it does not. Events may sit on the final
+// loop itself, so the range end is inclusive.
+func openInRange(ctx context.Context, src formats.Source, r formats.Range) (*replay, error) {
+	chunks := src.Chunks()
+	if r.Empty() || len(chunks) == 0 || r.From > chunks[len(chunks)-1].EndTick() {
+		return nil, nil
+	}
+	native, _, err := src.ReadChunk(ctx, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sc2replay: reading chunk 0: %w", err)
+	}
+	return openReplay(native)
+}
+
 // Frames implements formats.Codec. It decodes replay.game.events,
 // replay.message.events and replay.tracker.events from the one chunk and
 // emits every event whose loop is in r, in loop order (game, then
@@ -20,17 +35,8 @@ import (
 // events, "userid"). When a stream is corrupt the events decoded before the
 // damage are emitted and the error is returned at the end.
 func (c *Codec) Frames(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Frame) error) error {
-	chunks := src.Chunks()
-	// Events may sit on the final loop itself, so the range end is inclusive.
-	if r.Empty() || len(chunks) == 0 || r.From > chunks[len(chunks)-1].EndTick() {
-		return nil
-	}
-	native, _, err := src.ReadChunk(ctx, 0)
-	if err != nil {
-		return fmt.Errorf("sc2replay: reading chunk 0: %w", err)
-	}
-	rep, err := openReplay(native)
-	if err != nil {
+	rep, err := openInRange(ctx, src, r)
+	if err != nil || rep == nil {
 		return err
 	}
 	if rep.proto == nil {

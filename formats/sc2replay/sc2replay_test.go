@@ -9,7 +9,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"github.com/replayarchive/replay/internal/memtest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/replayarchive/replay/internal/memtest"
 
 	"github.com/icza/s2prot"
 	"github.com/replayarchive/replay/formats"

@@ -4,7 +4,6 @@ package sc2replay
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -39,16 +38,8 @@ type unit struct {
 // known position. Y is flipped to grow downwards (the game's grows up),
 // against the map's height when initData says it.
 func (c *Codec) Track(ctx context.Context, src formats.Source, r formats.Range, emit func(formats.Point) error) error {
-	chunks := src.Chunks()
-	if r.Empty() || len(chunks) == 0 || r.From > chunks[len(chunks)-1].EndTick() {
-		return nil
-	}
-	native, _, err := src.ReadChunk(ctx, 0)
-	if err != nil {
-		return fmt.Errorf("sc2replay: reading chunk 0: %w", err)
-	}
-	rep, err := openReplay(native)
-	if err != nil {
+	rep, err := openInRange(ctx, src, r)
+	if err != nil || rep == nil {
 		return err
 	}
 	if rep.proto == nil || rep.proto.tracker == nil {
