@@ -56,22 +56,10 @@ func (s *Server) player(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, badRequest("rec= goes with a pseudonym: /api/v1/players/PSEUDONYM?rec=ID"))
 		return
 	}
-	limit, err := intParam(r, "limit", query.DefaultLimit)
-	if err != nil || limit < 1 || limit > maxLimit {
-		s.fail(w, badRequest("limit: want 1 to %d", maxLimit))
-		return
-	}
-	so, err := sortParam(r)
+	limit, so, from, err := pageParams(r)
 	if err != nil {
 		s.fail(w, err)
 		return
-	}
-	from := 0
-	if c := qv.Get("cursor"); c != "" {
-		if from, err = decodeCursor(c, so); err != nil {
-			s.fail(w, err)
-			return
-		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.SearchTimeout)
 	defer cancel()

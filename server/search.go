@@ -20,22 +20,10 @@ const maxLimit = 200
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("q")
-	limit, err := intParam(r, "limit", query.DefaultLimit)
-	if err != nil || limit < 1 || limit > maxLimit {
-		s.fail(w, badRequest("limit: want 1 to %d", maxLimit))
-		return
-	}
-	so, err := sortParam(r)
+	limit, so, from, err := pageParams(r)
 	if err != nil {
 		s.fail(w, err)
 		return
-	}
-	from := 0
-	if c := r.URL.Query().Get("cursor"); c != "" {
-		if from, err = decodeCursor(c, so); err != nil {
-			s.fail(w, err)
-			return
-		}
 	}
 	pq, err := query.Parse(q)
 	if err == nil && !seesModeration(r) {
@@ -75,6 +63,25 @@ func (s *Server) searchPage(ctx context.Context, r *http.Request, pq *query.Quer
 		next = encodeCursor(n, so)
 	}
 	return res, next, nil
+}
+
+// pageParams reads which page of a list a request asks for: limit= (1 to
+// maxLimit), the order (sortParam) and cursor= (the offset of a page the
+// server gave, in that order).
+func pageParams(r *http.Request) (limit int, so query.Sort, from int, err error) {
+	limit, err = intParam(r, "limit", query.DefaultLimit)
+	if err != nil || limit < 1 || limit > maxLimit {
+		return 0, so, 0, badRequest("limit: want 1 to %d", maxLimit)
+	}
+	if so, err = sortParam(r); err != nil {
+		return 0, so, 0, err
+	}
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		if from, err = decodeCursor(c, so); err != nil {
+			return 0, so, 0, err
+		}
+	}
+	return limit, so, from, nil
 }
 
 // sortParam reads the order of a list: sort=start|duration|players and
