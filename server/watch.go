@@ -448,17 +448,22 @@ func (s *Server) joinable(r *http.Request) (*watchRoom, error) {
 
 // watchJoin adds the caller to a room: POST /api/v1/watch/{id}/join.
 func (s *Server) watchJoin(w http.ResponseWriter, r *http.Request) {
-	room, err := s.joinable(r)
-	if err != nil {
-		s.watchFail(w, err)
-		return
-	}
-	p, err := room.join(actorOf(r))
+	_, p, err := s.joinRoom(r)
 	if err != nil {
 		s.watchFail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, wire.WatchJoin{Participant: p.id})
+}
+
+// joinRoom adds the caller to the room the request names.
+func (s *Server) joinRoom(r *http.Request) (*watchRoom, *watchParticipant, error) {
+	room, err := s.joinable(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := room.join(actorOf(r))
+	return room, p, err
 }
 
 // watchEvents streams a room's state as Server-Sent Events:
@@ -469,12 +474,7 @@ func (s *Server) watchJoin(w http.ResponseWriter, r *http.Request) {
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("participant") == "" {
 		s.with(replay.RoleViewer, "watch-events", func(w http.ResponseWriter, r *http.Request) {
-			room, err := s.joinable(r)
-			if err != nil {
-				s.watchFail(w, err)
-				return
-			}
-			p, err := room.join(actorOf(r))
+			room, p, err := s.joinRoom(r)
 			if err != nil {
 				s.watchFail(w, err)
 				return
