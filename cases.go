@@ -197,14 +197,11 @@ func (x *Archive) AddCaseNote(ctx context.Context, by Actor, ref, text string) (
 	if err != nil {
 		return nil, err
 	}
-	id, err := x.a.ResolveCase(ref)
+	c, err := x.Case(ref)
 	if err != nil {
 		return nil, err
 	}
-	c, err := x.a.GetCase(id)
-	if err != nil {
-		return nil, err
-	}
+	id := c.ID
 	if len(c.Notes) >= archive.MaxCaseNotes {
 		return nil, fmt.Errorf("case %s: %w", id, archive.ErrCaseFull)
 	}
@@ -255,14 +252,11 @@ func (x *Archive) UpdateCase(ctx context.Context, by Actor, ref string, ch CaseC
 		}
 		assignee = a
 	}
-	id, err := x.a.ResolveCase(ref)
+	c, err := x.Case(ref)
 	if err != nil {
 		return nil, err
 	}
-	c, err := x.a.GetCase(id)
-	if err != nil {
-		return nil, err
-	}
+	id := c.ID
 	var entries []archive.AuditEntry
 	detail := fmt.Sprintf("case %s on %s", id, c.Recording)
 	want := *c
