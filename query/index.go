@@ -176,6 +176,16 @@ type Index struct {
 	matchAll    bool
 }
 
+// mergeFloor is the merge planner's floor segment size, in documents: the
+// planner counts a smaller segment as this large. bleve's default, 2,000,
+// makes an index of fewer documents a single tier whose budget is one
+// segment, so every batch merged the whole index again: 256 growing files
+// in a new archive wrote 21 times their index bytes in merges, 40% of
+// serve's CPU. At 100, merges wrote 10 times less and a grow cost 0.57×
+// the CPU (BenchmarkFleet, docs/PERFORMANCE.md "The fleet"); in a large
+// index it adds one tier of small segments.
+const mergeFloor = 100
+
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
 const layoutVersion = "2026-11-28.4"
@@ -201,6 +211,11 @@ func OpenWith(dir string, opt Options) (*Index, error) {
 	cfg := map[string]interface{}{"bolt_timeout": "2s"}
 	if opt.NoSync {
 		cfg["unsafe_batch"] = true
+	}
+	// A floor of mergeFloor documents instead of bleve's 2,000 (mergeFloor).
+	cfg["scorchMergePlanOptions"] = map[string]any{
+		"FloorSegmentSize": mergeFloor, "MaxSegmentsPerTier": 10, "MaxSegmentSize": 5000000,
+		"TierGrowth": 10.0, "SegmentsPerMergeTask": 10, "ReclaimDeletesWeight": 2.0,
 	}
 	if opt.ReadOnly {
 		cfg["read_only"] = true
