@@ -152,8 +152,9 @@ warning, and what the archive holds under the old name is sealed as it
 is. A recording directory (an HCRP segment set: segment-NNN.dat,
 preamble.dat, finished) is pushed as one recording, its files by what the
 codec says they are: segments' new bytes, the preamble whole when it
-changed, finished last; it is reported in one line, and its files are
-not spooled. A taken-down file is refused by the archive: it is reported and not
+changed, finished last; it is reported in one line, and spooled as its
+files are (a set deleted while the archive is away is sent from the
+spool). A taken-down file is refused by the archive: it is reported and not
 sent again. A token the archive refuses, or one without the pusher role,
 stops the agent with a message saying so (exit 1).
 
@@ -518,6 +519,9 @@ type pusher struct {
 	// pieces the codecs that say what their files are.
 	sets   map[string]*pushSet
 	pieces []formats.DirPieces
+	// orphanSets are the recording directories that are gone, sent from
+	// the spool (by set source; sendOrphans' goroutine only).
+	orphanSets map[string]*orphanSet
 
 	mu         sync.Mutex
 	chunk      int64           // the most a request carries (0: pushChunk), after a 413
@@ -541,7 +545,7 @@ type pusher struct {
 // file failed), or until the archive refuses the token (that error).
 func (p *pusher) run(ctx context.Context) error {
 	p.files, p.skipped = map[string]*pushFile{}, map[string]bool{}
-	p.sets = map[string]*pushSet{}
+	p.sets, p.orphanSets = map[string]*pushSet{}, map[string]*orphanSet{}
 	for _, c := range all.Codecs() {
 		if d, ok := c.(formats.DirPieces); ok {
 			p.pieces = append(p.pieces, d)
@@ -950,7 +954,7 @@ func (p *pusher) spoolFile(path string, size int64) {
 		p.buf = make([]byte, pushChunk)
 	}
 	src := f.source()
-	_, err = p.spool.add(src, path, file, max(f.have, 0), size, p.buf)
+	_, err = p.spool.add(src, "", path, file, max(f.have, 0), size, p.buf)
 	switch {
 	case errors.Is(err, errSpoolFull):
 		if _, ok := p.unspooled[path]; !ok {
@@ -1002,9 +1006,27 @@ func (p *pusher) isOrphaned(source string) bool {
 // spool's end and with final=1, unless the archive is away; it runs in
 // its own goroutine, with its own buffer and pushFiles.
 func (p *pusher) sendOrphans(ctx context.Context) {
+	sets := map[string][]spoolEntry{}
+	var order []string
+	defer func() {
+		for _, set := range order {
+			if ctx.Err() != nil || p.away() != nil {
+				return
+			}
+			p.sendSetOrphan(ctx, set, sets[set])
+		}
+	}()
 	for _, e := range p.spool.list() {
 		if ctx.Err() != nil || p.away() != nil {
 			return
+		}
+		if e.Set != "" {
+			// A piece of a recording directory: the set goes as one.
+			if sets[e.Set] == nil {
+				order = append(order, e.Set)
+			}
+			sets[e.Set] = append(sets[e.Set], e)
+			continue
 		}
 		if !p.isOrphaned(e.Source) {
 			st, err := os.Stat(e.Path)

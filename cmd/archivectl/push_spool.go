@@ -45,6 +45,11 @@ type spoolEntry struct {
 	Length int64  `json:"length"`
 	// Since is when its first byte was spooled.
 	Since time.Time `json:"since"`
+	// Set is the source of the recording directory the source is a
+	// piece of ("": none); Whole says the entry is the piece's whole
+	// bytes (a header or a marker, replaced whole: replace).
+	Set   string `json:"set,omitempty"`
+	Whole bool   `json:"whole,omitempty"`
 }
 
 // end is the offset past the spooled bytes.
@@ -147,10 +152,12 @@ func (s *spool) counts() (bytes int64, files int) {
 // add copies the bytes [from, to) of r, the file at path, to source's
 // spool, from the offset the spool holds up to (from is where it starts
 // when it holds none, or when from is past what it holds: the bytes
-// before from are the archive's). It reads through buf. It returns how
-// many bytes it added; errSpoolFull when it took fewer than there were
-// for want of room (it keeps what it took), or a reading or writing error.
-func (s *spool) add(source, path string, r io.ReaderAt, from, to int64, buf []byte) (int64, error) {
+// before from are the archive's). It reads through buf. set is the
+// source of the recording directory the file is a piece of, or "". It
+// returns how many bytes it added; errSpoolFull when it took fewer than
+// there were for want of room (it keeps what it took), or a reading or
+// writing error.
+func (s *spool) add(source, set, path string, r io.ReaderAt, from, to int64, buf []byte) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[source]
@@ -161,7 +168,7 @@ func (s *spool) add(source, path string, r io.ReaderAt, from, to int64, buf []by
 	}
 	fresh := e == nil
 	if fresh {
-		e = &spoolEntry{Source: source, Path: path, Base: from, Since: time.Now()}
+		e = &spoolEntry{Source: source, Set: set, Path: path, Base: from, Since: time.Now()}
 	}
 	start := e.end()
 	if start >= to {
@@ -221,6 +228,39 @@ func (s *spool) add(source, path string, r io.ReaderAt, from, to int64, buf []by
 	return done, nil
 }
 
+// replace makes b, the whole of the file at path (a piece of the
+// recording directory set), source's spool in place of what it held;
+// errSpoolFull (holding what it held) when b does not fit.
+func (s *spool) replace(source, set, path string, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := int64(0)
+	if e := s.entries[source]; e != nil {
+		if e.Whole && e.Length == int64(len(b)) {
+			if old, err := os.ReadFile(s.data(source)); err == nil && string(old[:min(len(old), len(b))]) == string(b) {
+				return nil // holds these bytes
+			}
+		}
+		held = e.Length
+	}
+	if int64(len(b)) > s.max-s.total+held {
+		return errSpoolFull
+	}
+	// The record goes first: data without a record is not claimed, and a
+	// record whose data file is shorter is refused at open.
+	s.dropLocked(source)
+	if err := durable.WriteFile(s.data(source), b, 0o600, true); err != nil {
+		return fmt.Errorf("the spool: %w", err)
+	}
+	e := &spoolEntry{Source: source, Set: set, Path: path, Length: int64(len(b)), Since: time.Now(), Whole: true}
+	if err := s.writeRecord(e); err != nil {
+		return err
+	}
+	s.entries[source] = e
+	s.total += e.Length
+	return nil
+}
+
 // writeRecord writes e's record, durably and whole.
 func (s *spool) writeRecord(e *spoolEntry) error {
 	b, err := json.Marshal(e)
@@ -267,6 +307,21 @@ func (s *spool) acked(source string, have int64, done bool) {
 	defer s.mu.Unlock()
 	if e := s.entries[source]; e != nil && (done || have >= e.end()) {
 		s.dropLocked(source)
+	}
+}
+
+// dropSet deletes the spool of every piece of the recording directory
+// set (it ended: sealed, ingested or refused).
+func (s *spool) dropSet(set string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for src, e := range s.entries {
+		if e.Set == set {
+			s.dropLocked(src)
+		}
 	}
 }
 

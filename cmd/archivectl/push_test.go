@@ -1070,21 +1070,21 @@ func TestPushSpoolUnit(t *testing.T) {
 	buf := make([]byte, 16) // smaller than what is added: read in pieces
 	r := bytes.NewReader(data)
 	// Source a: the archive holds 0 bytes; 60 are spooled, in two adds.
-	if n, err := s.add("h/d/a", "/g/a", r, 0, 40, buf); n != 40 || err != nil {
+	if n, err := s.add("h/d/a", "", "/g/a", r, 0, 40, buf); n != 40 || err != nil {
 		t.Fatalf("add a [0,40): %d, %v", n, err)
 	}
-	if n, err := s.add("h/d/a", "/g/a", r, 0, 60, buf); n != 20 || err != nil {
+	if n, err := s.add("h/d/a", "", "/g/a", r, 0, 60, buf); n != 20 || err != nil {
 		t.Fatalf("add a [40,60): %d, %v", n, err)
 	}
-	if n, err := s.add("h/d/a", "/g/a", r, 10, 60, buf); n != 0 || err != nil {
+	if n, err := s.add("h/d/a", "", "/g/a", r, 10, 60, buf); n != 0 || err != nil {
 		t.Fatalf("add a again: %d, %v; want nothing added", n, err)
 	}
 	// Source b: the archive holds 20; 40 fit, of 60.
-	n, err := s.add("h/d/b", "/g/b", r, 20, 80, buf)
+	n, err := s.add("h/d/b", "", "/g/b", r, 20, 80, buf)
 	if n != 40 || !errors.Is(err, errSpoolFull) {
 		t.Fatalf("add b [20,80) with 40 bytes of room: %d, %v; want 40 and errSpoolFull", n, err)
 	}
-	if n, err := s.add("h/d/b", "/g/b", r, 20, 80, buf); n != 0 || !errors.Is(err, errSpoolFull) {
+	if n, err := s.add("h/d/b", "", "/g/b", r, 20, 80, buf); n != 0 || !errors.Is(err, errSpoolFull) {
 		t.Fatalf("add b to a full spool: %d, %v; want 0 and errSpoolFull", n, err)
 	}
 	if b, files := s.counts(); b != 100 || files != 2 {
@@ -1122,7 +1122,7 @@ func TestPushSpoolUnit(t *testing.T) {
 		t.Errorf("counts after a was acknowledged: %d bytes in %d files, want 40 in 1", b, files)
 	}
 	// Room again: b's rest goes in.
-	if n, err := s.add("h/d/b", "/g/b", r, 20, 80, buf); n != 20 || err != nil {
+	if n, err := s.add("h/d/b", "", "/g/b", r, 20, 80, buf); n != 20 || err != nil {
 		t.Fatalf("add b's rest: %d, %v", n, err)
 	}
 	eb, _ := s.get("h/d/b")

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,6 +112,7 @@ func (p *pusher) grewSet(ctx context.Context, s *pushSet, file watch.File) (live
 	done, err = p.syncSet(ctx, s, false)
 	if err != nil {
 		p.retried(ctx, file.Path, err)
+		p.spoolSet(s)
 		return false, false, err
 	}
 	return true, done, nil
@@ -140,6 +142,7 @@ func (p *pusher) readySet(ctx context.Context, s *pushSet, file watch.File) erro
 	final := file.Complete || p.setIdle(s)
 	if _, err := p.syncSet(ctx, s, final); err != nil {
 		p.retried(ctx, file.Path, err)
+		p.spoolSet(s)
 		return err
 	}
 	return nil
@@ -213,7 +216,12 @@ func (p *pusher) syncSet(ctx context.Context, s *pushSet, final bool) (done bool
 	if header == "" {
 		return false, nil
 	}
-	if done, err := p.sendHeader(ctx, s, header, final && marker == ""); err != nil || done {
+	hpath := filepath.Join(s.dir, header)
+	b, err := readWhole(hpath, replayMaxPush)
+	if err != nil {
+		return false, fmt.Errorf("push %s: %w", hpath, err)
+	}
+	if done, err := p.sendHeader(ctx, s, header, b, final && marker == ""); err != nil || done {
 		return done, err
 	}
 	if marker == "" {
@@ -222,7 +230,11 @@ func (p *pusher) syncSet(ctx context.Context, s *pushSet, final bool) (done bool
 		}
 		return false, nil
 	}
-	return p.sendMarker(ctx, s, marker)
+	st, err := os.Stat(filepath.Join(s.dir, marker))
+	if err != nil {
+		return false, fmt.Errorf("push %s: %w", filepath.Join(s.dir, marker), err)
+	}
+	return p.sendMarker(ctx, s, marker, st.Size(), p.buf, false)
 }
 
 // file is the pushFile of the piece name of s.
@@ -251,6 +263,7 @@ func (p *pusher) setAnswer(s *pushSet, f *pushFile, done bool) bool {
 	}
 	if done {
 		s.done = true // refused: reported by failure
+		p.spool.dropSet(s.source)
 		return true
 	}
 	if s.state == "live" && s.id != "" && !s.liveSaid {
@@ -266,6 +279,7 @@ func (p *pusher) setEnded(s *pushSet, state string) {
 		return
 	}
 	s.done = true
+	p.spool.dropSet(s.source)
 	var size int64
 	if ents, err := os.ReadDir(s.dir); err == nil {
 		for _, e := range ents {
@@ -282,15 +296,11 @@ func (p *pusher) setEnded(s *pushSet, state string) {
 	p.report(s.dir, &pushFile{base: s.source, gen: 1, id: s.id}, outcome, size, nil)
 }
 
-// sendHeader sends the header piece name of s whole (replace=1) unless
-// the archive holds these bytes; with final, it goes with final=1 even
-// then. done says the set is done.
-func (p *pusher) sendHeader(ctx context.Context, s *pushSet, name string, final bool) (done bool, err error) {
+// sendHeader sends b, the header piece name of s, whole (replace=1)
+// unless the archive holds these bytes; with final, it goes with final=1
+// even then. done says the set is done.
+func (p *pusher) sendHeader(ctx context.Context, s *pushSet, name string, b []byte, final bool) (done bool, err error) {
 	path := filepath.Join(s.dir, name)
-	b, err := readWhole(path, replayMaxPush)
-	if err != nil {
-		return false, fmt.Errorf("push %s: %w", path, err)
-	}
 	sum := sha256.Sum256(b)
 	h := hex.EncodeToString(sum[:])
 	if s.header == nil {
@@ -343,18 +353,15 @@ func (p *pusher) sendHeader(ctx context.Context, s *pushSet, name string, final 
 	return p.setAnswer(s, f, false), nil
 }
 
-// sendMarker sends the completion marker name of s (its bytes, none for
-// an HCRP set's "finished") with final=1: the archive seals the set once
-// it holds every piece the header indexes.
-func (p *pusher) sendMarker(ctx context.Context, s *pushSet, name string) (bool, error) {
+// sendMarker sends the completion marker name of s (its size bytes, none
+// for an HCRP set's "finished"; from the spool alone with spoolOnly)
+// with final=1, reading through buf: the archive seals the set once it
+// holds every piece the header indexes.
+func (p *pusher) sendMarker(ctx context.Context, s *pushSet, name string, size int64, buf []byte, spoolOnly bool) (bool, error) {
 	path := filepath.Join(s.dir, name)
-	st, err := os.Stat(path)
-	if err != nil {
-		return false, fmt.Errorf("push %s: %w", path, err)
-	}
 	f := s.file(name)
 	if !f.finished() {
-		if _, err := p.send(ctx, path, f, st.Size(), true, p.buf, false); err != nil {
+		if _, err := p.send(ctx, path, f, size, true, buf, spoolOnly); err != nil {
 			return false, err
 		}
 		s.ended = f.finished()
@@ -385,4 +392,179 @@ func readWhole(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("more than %d bytes: a header piece is sent whole, in one request of at most %d bytes", max, max)
 	}
 	return b, nil
+}
+
+// spoolSet copies to the spool what the archive may lack of the
+// recording directory s (after a failed send), so that a set the game
+// server deletes while the archive is away is sent from the spool
+// (sendSetOrphan): each append-only piece's bytes past what the archive
+// acknowledged, then the header and the marker whole (they are kept
+// until the set ends: the set's final request is one of them). A full
+// spool takes what fits, as for files (spoolFile).
+func (p *pusher) spoolSet(s *pushSet) {
+	if p.spool == nil || s == nil || s.done {
+		return
+	}
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return // gone: the spool has what it has
+	}
+	if p.buf == nil {
+		p.buf = make([]byte, pushChunk)
+	}
+	// The append-only pieces first, the marker last: a spooled marker
+	// says the rest of the set is spooled too.
+	rank := map[formats.PieceKind]int{formats.PieceAppend: 0, formats.PieceHeader: 1, formats.PieceMarker: 2}
+	slices.SortStableFunc(ents, func(a, b os.DirEntry) int {
+		return rank[s.codec.DirPiece(a.Name())] - rank[s.codec.DirPiece(b.Name())]
+	})
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		name := e.Name()
+		path, src := filepath.Join(s.dir, name), s.source+"/"+name
+		switch s.codec.DirPiece(name) {
+		case formats.PieceAppend:
+			err = p.spoolPiece(s, name, path, src)
+		case formats.PieceHeader, formats.PieceMarker:
+			var b []byte
+			if b, err = readWhole(path, replayMaxPush); err == nil {
+				err = p.spool.replace(src, s.source, path, b)
+			}
+		default:
+			continue
+		}
+		switch {
+		case errors.Is(err, errSpoolFull):
+			if _, ok := p.unspooled[path]; !ok {
+				p.unspooled[path] = time.Now()
+			}
+			p.warnFull()
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			p.warn(path, fmt.Sprintf("not spooled: %v", err))
+		default:
+			delete(p.unspooled, path)
+		}
+	}
+}
+
+// spoolPiece copies to the spool the bytes of the append-only piece name
+// of s, at path, past what the archive acknowledged.
+func (p *pusher) spoolPiece(s *pushSet, name, path, src string) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	_, err = p.spool.add(src, s.source, path, file, max(s.file(name).have, 0), st.Size(), p.buf)
+	return err
+}
+
+// orphanSet is a recording directory that is gone, sent from the spool
+// alone, and its backoff.
+type orphanSet struct {
+	s    *pushSet
+	back backoff
+}
+
+// sendSetOrphan sends what the spool holds of the recording directory
+// set (its entries es), once the directory is gone: its append-only
+// pieces, then its header whole, then its marker with final=1 (or the
+// header with final=1 when no marker was spooled). It runs in
+// sendOrphans' goroutine.
+func (p *pusher) sendSetOrphan(ctx context.Context, set string, es []spoolEntry) {
+	dir := filepath.Dir(es[0].Path)
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return // still there (or unknown): the watcher sends it
+	}
+	o := p.orphanSets[set]
+	if o == nil {
+		var codec formats.DirPieces
+		for _, c := range p.pieces {
+			if c.DirPiece(filepath.Base(es[0].Path)) != formats.PieceNone {
+				codec = c
+				break
+			}
+		}
+		if codec == nil {
+			p.warn(dir, "the spool holds pieces of "+set+" that no format names: left in the spool")
+			return
+		}
+		o = &orphanSet{s: &pushSet{dir: dir, source: set, codec: codec, files: map[string]*pushFile{}},
+			back: backoff{min: pushRetryMin, max: pushRetryMax}}
+		p.orphanSets[set] = o
+	}
+	if o.back.wait(time.Now()) > 0 {
+		return
+	}
+	done, err := p.syncSetSpool(ctx, o.s, es)
+	if err != nil {
+		if !errors.Is(err, errAway) {
+			o.back.fail(time.Now())
+		}
+		p.retried(ctx, dir, err)
+		return
+	}
+	o.back.reset()
+	if done || o.s.done {
+		p.spool.dropSet(set)
+		delete(p.orphanSets, set)
+	}
+}
+
+// syncSetSpool is syncSet for a recording directory that is gone: what
+// the spool holds of it (es) goes, and the final request.
+func (p *pusher) syncSetSpool(ctx context.Context, s *pushSet, es []spoolEntry) (done bool, err error) {
+	var appends []spoolEntry
+	var header, marker *spoolEntry
+	for i, e := range es {
+		switch s.codec.DirPiece(filepath.Base(e.Path)) {
+		case formats.PieceAppend:
+			appends = append(appends, e)
+		case formats.PieceHeader:
+			header = &es[i]
+		case formats.PieceMarker:
+			marker = &es[i]
+		}
+	}
+	slices.SortFunc(appends, func(a, b spoolEntry) int { return strings.Compare(a.Path, b.Path) })
+	if p.orphanBuf == nil {
+		p.orphanBuf = make([]byte, pushChunk)
+	}
+	for _, e := range appends {
+		f := s.file(filepath.Base(e.Path))
+		f.spoolKey = e.Source
+		if f.have >= 0 && f.have >= e.end() {
+			continue
+		}
+		done, err := p.send(ctx, e.Path, f, e.end(), false, p.orphanBuf, true)
+		if err != nil {
+			return false, err
+		}
+		if p.setAnswer(s, f, done) {
+			return true, nil
+		}
+	}
+	if header == nil {
+		p.warn(s.dir, fmt.Sprintf("the recording directory is gone and the spool holds no header of %s: what the archive holds of it stays live until the archive seals it as idle", s.source))
+		return true, nil
+	}
+	b, ok, err := p.spool.readAt(header.Source, make([]byte, header.Length), 0, header.Length)
+	if err != nil || !ok {
+		return false, fmt.Errorf("push %s as %s: the spool's copy of its header: %v", s.dir, s.source, err)
+	}
+	if done, err := p.sendHeader(ctx, s, filepath.Base(header.Path), b, marker == nil); err != nil || done {
+		return done, err
+	}
+	if marker == nil {
+		return false, fmt.Errorf("push %s as %s: the archive answered %q to final=1; retried", s.dir, s.source, s.state)
+	}
+	s.file(filepath.Base(marker.Path)).spoolKey = marker.Source
+	return p.sendMarker(ctx, s, filepath.Base(marker.Path), marker.Length, p.orphanBuf, true)
 }

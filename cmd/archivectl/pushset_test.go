@@ -201,3 +201,116 @@ func TestPushSetFollow(t *testing.T) {
 		t.Errorf("the agents' outcomes: %q, want one: %s sealed", outcomes, setSource)
 	}
 }
+
+// TestPushSetSpool: the archive is killed while an HCRP segment set is
+// being written; the agent spools what the archive lacks of it (the new
+// segments' bytes, the header and the marker whole), and the game
+// server deletes the finished set's directory before the archive is
+// back. When it serves again the set is sent from the spool alone and
+// ends one sealed recording, byte-identical to the set's stream; the
+// spool is then empty.
+func TestPushSetSpool(t *testing.T) {
+	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
+	pushRetryMin, pushRetryMax = 250*time.Millisecond, time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
+	tokFile := filepath.Join(t.TempDir(), "push.token")
+	if err := os.WriteFile(tokFile, []byte(tokens["gs1"]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "hcrp")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	s := hcrpgen.NewSession(hcrpgen.Config{Seed: 12, Ticks: 1200, Players: 3})
+	id := uuid.NewSHA1(uuid.NameSpaceOID, []byte("pushset-spool"))
+	o := s.Options()
+	o.SegmentChunks = 3
+	rec, err := hcrp.Create(root, id, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setDir := filepath.Join(root, id.String())
+	setSource := "gs1/hcrp/" + id.String()
+	args := []string{"--json", "--follow", root, "--to", url, "--token-file", tokFile, "--host", "gs1", "--settle", "1m",
+		"--spool", spoolDir}
+	agents := []*pushAgent{startPushAgent(t, ctx, args...)}
+	defer stopAgents(t, &agents)
+
+	commit := func() bool {
+		for range 100 {
+			ok, err := s.Step(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return false
+			}
+		}
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	}
+	// The archive takes the first commits live, then goes.
+	for range 3 {
+		commit()
+	}
+	if !mnPoll(20*time.Second, func() bool {
+		a, _ := pushSourceState(ctx, c, n, setSource+"/"+hcrp.PreambleFile)
+		return a.State == "live"
+	}) {
+		t.Fatal("the set is not live on the archive 20 s after its first commits")
+	}
+	n.kill()
+	for commit() {
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	marker := setSource + "/" + hcrp.FinishedFile
+	if !mnPoll(30*time.Second, func() bool {
+		recs := pushSpoolRecords(t, spoolDir)
+		e, ok := recs[marker]
+		return ok && e.Set == setSource && recs[setSource+"/"+hcrp.PreambleFile].Whole
+	}) {
+		t.Fatalf("the set's header and marker are not spooled 30 s after it finished: %+v", pushSpoolRecords(t, spoolDir))
+	}
+	set, err := hcrp.OpenSegmentSet(setDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := io.ReadAll(set)
+	set.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The game server deletes the set; then the archive serves again.
+	if err := os.RemoveAll(setDir); err != nil {
+		t.Fatal(err)
+	}
+	n.start()
+	var a wire.Push
+	if !mnPoll(60*time.Second, func() bool {
+		a, _ = pushSourceState(ctx, c, n, marker)
+		return a.State == "sealed"
+	}) {
+		for src, e := range pushSpoolRecords(t, spoolDir) {
+			st, _ := pushSourceState(ctx, c, n, src)
+			t.Logf("spooled %s: base %d length %d whole %v; the archive: %+v", src, e.Base, e.Length, e.Whole, st)
+		}
+		t.Fatalf("the set's marker: %+v 60 s after the archive returned, want sealed", a)
+	}
+	if a.ID != id.String() {
+		t.Errorf("the set is recording %s, want %s", a.ID, id)
+	}
+	resp, got, err := c.do(ctx, n, "GET", "/api/v1/recordings/"+id.String()+"/file", "", nil)
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+		t.Errorf("the recording's file is not the set's stream (%v, %d of %d bytes)", err, len(got), len(want))
+	}
+	if !mnPoll(10*time.Second, func() bool { return len(pushSpoolRecords(t, spoolDir)) == 0 }) {
+		t.Errorf("the spool after the set was sealed: %+v", pushSpoolRecords(t, spoolDir))
+	}
+}
