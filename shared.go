@@ -149,6 +149,9 @@ func (x *Archive) seedCatalog(ctx context.Context) error {
 	if err == nil {
 		err = x.seedCases(create)
 	}
+	if err == nil {
+		err = x.seedShares(create)
+	}
 	if err != nil {
 		return fmt.Errorf("shared catalog: give it this archive's marks: %w", err)
 	}
@@ -468,6 +471,8 @@ func (x *Archive) applyEntry(ctx context.Context, e catalog.Entry) error {
 		return x.applySetting(ctx, e)
 	case kindCase, kindCaseNote:
 		return x.applyCase(e)
+	case kindShare:
+		return x.applyShareEntry(e)
 	case catalog.KindAudit:
 		if e.Node == x.shared.node || e.Deleted {
 			return nil
@@ -622,6 +627,8 @@ func (x *Archive) applySetting(ctx context.Context, e catalog.Entry) error {
 			return err
 		}
 		return x.a.SetPolicy(p)
+	case settingShares:
+		return x.applyShareEntry(e)
 	case settingRemote:
 		if e.Deleted {
 			return nil

@@ -6,10 +6,19 @@
 // never in the catalog, the search index, exports or a bucket). Revoking
 // one link records its id; rotating the key revokes every link at once.
 // Every creation, first use and revocation is audited on the recording.
+//
+// With a shared catalog (several nodes), the key, the settings and the
+// ids of keys rotated away are one setting of the catalog (settingShares)
+// and each link an entry (kindShare), made there first and applied by
+// every node as other shared state is: a link made on one node opens on
+// every other, and a revocation or rotation holds on all. The key is then
+// in the shared catalog too, which every node trusts already (it holds
+// the tokens and the takedowns).
 
 package replay
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -28,6 +37,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/catalog"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/internal/durable"
 )
@@ -147,12 +157,22 @@ func (x *Archive) SetShareConfig(by Actor, c ShareConfig) error {
 	}
 	x.shareMu.Lock()
 	defer x.shareMu.Unlock()
+	key, err := x.signingKey()
+	if err != nil {
+		return err
+	}
 	st, err := x.loadShares()
 	if err != nil {
 		return err
 	}
 	st.Config = c
-	if err := x.saveShares(st); err != nil {
+	done := x.change()
+	err = x.publishShares(st, key)
+	if err == nil {
+		err = x.saveShares(st)
+	}
+	done()
+	if err != nil {
 		return err
 	}
 	x.audit(archive.AuditEntry{Who: by.Name, Action: AuditShareConfig, Detail: fmt.Sprintf("enabled=%t max-lifetime=%s", !c.Disabled, c.maxLifetime())})
@@ -184,6 +204,10 @@ func (x *Archive) ShareClip(by Actor, ref string, from, to int64, lifetime time.
 	}
 	x.shareMu.Lock()
 	defer x.shareMu.Unlock()
+	key, err := x.signingKey()
+	if err != nil {
+		return ShareLink{}, err
+	}
 	st, err := x.loadShares()
 	if err != nil {
 		return ShareLink{}, err
@@ -201,10 +225,6 @@ func (x *Archive) ShareClip(by Actor, ref string, from, to int64, lifetime time.
 	if len(st.Links) >= maxShareLinks {
 		return ShareLink{}, fmt.Errorf("%d links are live: revoke some or rotate the key: %w", len(st.Links), ErrShareLifetime)
 	}
-	key, err := x.shareKey(true)
-	if err != nil {
-		return ShareLink{}, err
-	}
 	var idb [8]byte
 	rand.Read(idb[:])
 	now := x.now().Truncate(time.Second)
@@ -212,7 +232,13 @@ func (x *Archive) ShareClip(by Actor, ref string, from, to int64, lifetime time.
 		Created: now, Expires: now.Add(lifetime), By: by.Name}
 	l.Token = signShare(key, l)
 	st.Links = append(st.Links, l)
-	if err := x.saveShares(st); err != nil {
+	done := x.change()
+	err = x.publishShareLink(l)
+	if err == nil {
+		err = x.saveShares(st)
+	}
+	done()
+	if err != nil {
 		return ShareLink{}, err
 	}
 	x.audit(archive.AuditEntry{Who: by.Name, Action: AuditShareCreate, Recording: l.Recording,
@@ -292,7 +318,14 @@ func (x *Archive) ShareUsed(l ShareLink, client string) error {
 		return nil
 	}
 	st.Links[i].FirstUse = x.now()
-	if err := x.saveShares(st); err != nil {
+	done := x.change()
+	if err := x.publishShareLink(st.Links[i]); err != nil {
+		// The use is audited here; another node may audit it again.
+		x.log.Warn("shared links: the first use stays on this node", "link", l.ID, "err", err)
+	}
+	err = x.saveShares(st)
+	done()
+	if err != nil {
 		return err
 	}
 	x.audit(archive.AuditEntry{Who: "shared link " + l.ID, Action: AuditShareUse, Recording: l.Recording,
@@ -350,7 +383,13 @@ func (x *Archive) RevokeShare(by Actor, id string) (ShareLink, error) {
 		return ShareLink{}, fmt.Errorf("link %q (live and not revoked): %w", id, ErrNoShare)
 	}
 	st.Links[found].Revoked = x.now()
-	if err := x.saveShares(st); err != nil {
+	done := x.change()
+	err = x.publishShareLink(st.Links[found])
+	if err == nil {
+		err = x.saveShares(st)
+	}
+	done()
+	if err != nil {
 		return ShareLink{}, err
 	}
 	l := st.Links[found]
@@ -371,6 +410,12 @@ func (x *Archive) RotateShareKey(by Actor) (int, error) {
 	}
 	x.shareMu.Lock()
 	defer x.shareMu.Unlock()
+	if x.shared != nil {
+		// The key rotated away is the catalog's.
+		if _, err := x.signingKey(); err != nil {
+			return 0, err
+		}
+	}
 	st, err := x.loadShares()
 	if err != nil {
 		return 0, err
@@ -385,9 +430,7 @@ func (x *Archive) RotateShareKey(by Actor) (int, error) {
 			st.OldKeys = st.OldKeys[n-100:]
 		}
 	}
-	if err := x.writeShareKey(); err != nil {
-		return 0, err
-	}
+	key := newShareKey()
 	now := x.now()
 	var entries []archive.AuditEntry
 	for _, l := range st.Links {
@@ -395,8 +438,23 @@ func (x *Archive) RotateShareKey(by Actor) (int, error) {
 			entries = append(entries, archive.AuditEntry{Who: by.Name, Action: AuditShareRevoke, Recording: l.Recording, Detail: "link " + l.ID, Reason: "the signing key was rotated"})
 		}
 	}
+	links := st.Links
 	st.Links = nil // every link is refused by its key now
-	if err := x.saveShares(st); err != nil {
+	done := x.change()
+	err = x.publishShares(st, key)
+	for _, l := range links {
+		if err == nil && x.shared != nil {
+			err = x.unpublish(context.Background(), kindShare, l.ID)
+		}
+	}
+	if err == nil {
+		err = x.putShareKey(key)
+	}
+	if err == nil {
+		err = x.saveShares(st)
+	}
+	done()
+	if err != nil {
 		return 0, err
 	}
 	entries = append(entries, archive.AuditEntry{Who: by.Name, Action: AuditShareConfig, Detail: fmt.Sprintf("key rotated: %d live links revoked", len(entries))})
@@ -412,7 +470,7 @@ func (x *Archive) shareKey(create bool) ([]byte, error) {
 		if !create {
 			return nil, nil
 		}
-		if err := x.writeShareKey(); err != nil {
+		if err := x.putShareKey(newShareKey()); err != nil {
 			return nil, err
 		}
 		return x.shareKey(false)
@@ -427,12 +485,172 @@ func (x *Archive) shareKey(create bool) ([]byte, error) {
 	return key, nil
 }
 
-// writeShareKey writes a new random key (mode 0600), replacing the old one
+// newShareKey returns a new random signing key.
+func newShareKey() []byte {
+	key := make([]byte, 32)
+	rand.Read(key)
+	return key
+}
+
+// putShareKey makes key the signing key (mode 0600), replacing the old one
 // atomically.
-func (x *Archive) writeShareKey() error {
-	var key [32]byte
-	rand.Read(key[:])
-	return x.writeShareFile(shareKeyFile, []byte(hex.EncodeToString(key[:])+"\n"))
+func (x *Archive) putShareKey(key []byte) error {
+	return x.writeShareFile(shareKeyFile, []byte(hex.EncodeToString(key)+"\n"))
+}
+
+// Shared links in the shared catalog: kindShare's key is a link's id, its
+// value the link (no token); settingShares holds sharedShares.
+const (
+	kindShare     catalog.Kind = "share"
+	settingShares              = "shares"
+)
+
+// sharedShares is what every node shares of the links' state besides the
+// links: the settings, the ids of keys rotated away, and the key (hex).
+type sharedShares struct {
+	Config  ShareConfig `json:"config"`
+	OldKeys []string    `json:"old_keys,omitempty"`
+	Key     string      `json:"key"`
+}
+
+// shareCatalogTimeout bounds a shared link's change in the shared catalog.
+const shareCatalogTimeout = 10 * time.Second
+
+// signingKey returns the key links are signed with, making one when there
+// is none. With a shared catalog it is the catalog's: the first node to
+// need one gives its own (put-if-absent), and the others take that one.
+// x.shareMu is held.
+func (x *Archive) signingKey() ([]byte, error) {
+	if x.shared == nil {
+		return x.shareKey(true)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shareCatalogTimeout)
+	defer cancel()
+	cat, node := x.shared.cat, x.shared.node
+	e, ok, err := cat.Get(ctx, catalog.KindSetting, settingShares)
+	if err == nil && !ok {
+		var key []byte
+		if key, err = x.shareKey(true); err != nil {
+			return nil, err
+		}
+		st, err := x.loadShares()
+		if err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(sharedShares{Config: st.Config, OldKeys: st.OldKeys, Key: hex.EncodeToString(key)})
+		if e, err = cat.Create(ctx, catalog.KindSetting, settingShares, b, node); errors.Is(err, catalog.ErrExists) {
+			e, _, err = cat.Get(ctx, catalog.KindSetting, settingShares)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shared links: the shared catalog: %w", err)
+	}
+	if err := x.applySharesLocked(e.Value); err != nil {
+		return nil, err
+	}
+	return x.shareKey(false)
+}
+
+// publishShares puts st's settings and old key ids, and key, into the
+// shared catalog (when there is one).
+func (x *Archive) publishShares(st shareState, key []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shareCatalogTimeout)
+	defer cancel()
+	return x.publish(ctx, catalog.KindSetting, settingShares, sharedShares{Config: st.Config, OldKeys: st.OldKeys, Key: hex.EncodeToString(key)})
+}
+
+// publishShareLink puts link l into the shared catalog (when there is one).
+func (x *Archive) publishShareLink(l ShareLink) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shareCatalogTimeout)
+	defer cancel()
+	return x.publish(ctx, kindShare, l.ID, l)
+}
+
+// applyShareEntry makes this node's links agree with one of the shared
+// catalog's changes: a link (kindShare) or the shared state
+// (settingShares).
+func (x *Archive) applyShareEntry(e catalog.Entry) error {
+	x.shareMu.Lock()
+	defer x.shareMu.Unlock()
+	if e.Kind == catalog.KindSetting {
+		if e.Deleted {
+			return nil
+		}
+		return x.applySharesLocked(e.Value)
+	}
+	st, err := x.loadShares()
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(st.Links, func(l ShareLink) bool { return l.ID == e.Key })
+	switch {
+	case e.Deleted && i < 0:
+		return nil
+	case e.Deleted:
+		st.Links = slices.Delete(st.Links, i, i+1)
+	default:
+		var l ShareLink
+		if err := json.Unmarshal(e.Value, &l); err != nil {
+			return err
+		}
+		if l.ID != e.Key {
+			return fmt.Errorf("shared link %s holds link %s", e.Key, l.ID)
+		}
+		if i < 0 {
+			st.Links = append(st.Links, l)
+		} else {
+			st.Links[i] = l
+		}
+	}
+	return x.saveShares(st)
+}
+
+// applySharesLocked makes the shared state v (sharedShares' JSON) this
+// node's: its key, settings and old key ids. x.shareMu is held.
+func (x *Archive) applySharesLocked(v []byte) error {
+	var ss sharedShares
+	if err := json.Unmarshal(v, &ss); err != nil {
+		return fmt.Errorf("shared links: the shared state: %w", err)
+	}
+	key, err := hex.DecodeString(ss.Key)
+	if err != nil || len(key) != 32 {
+		return fmt.Errorf("shared links: the shared state's key is not 64 hex digits")
+	}
+	if cur, err := x.shareKey(false); err != nil {
+		return err
+	} else if !hmac.Equal(cur, key) {
+		if err := x.putShareKey(key); err != nil {
+			return err
+		}
+	}
+	st, err := x.loadShares()
+	if err != nil {
+		return err
+	}
+	st.Config, st.OldKeys = ss.Config, ss.OldKeys
+	return x.saveShares(st)
+}
+
+// seedShares gives the shared catalog this archive's links and state
+// (seedCatalog), where it has none.
+func (x *Archive) seedShares(create func(kind catalog.Kind, key string, v any) error) error {
+	key, err := x.shareKey(false)
+	if err != nil || key == nil {
+		return err
+	}
+	st, err := x.loadShares()
+	if err != nil {
+		return err
+	}
+	if err := create(catalog.KindSetting, settingShares, sharedShares{Config: st.Config, OldKeys: st.OldKeys, Key: hex.EncodeToString(key)}); err != nil {
+		return err
+	}
+	for _, l := range st.Links {
+		if err := create(kindShare, l.ID, l); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loadShares reads the state (empty when there is none).
