@@ -502,7 +502,7 @@ func (x *Archive) putShareKey(key []byte) error {
 // value the link (no token); settingShares holds sharedShares.
 const (
 	kindShare     catalog.Kind = "share"
-	settingShares              = "shares"
+	settingShares string       = "shares"
 )
 
 // sharedShares is what every node shares of the links' state besides the
@@ -533,8 +533,8 @@ func (x *Archive) signingKey() ([]byte, error) {
 		if key, err = x.shareKey(true); err != nil {
 			return nil, err
 		}
-		st, err := x.loadShares()
-		if err != nil {
+		var st shareState
+		if st, err = x.loadShares(); err != nil {
 			return nil, err
 		}
 		b, _ := json.Marshal(sharedShares{Config: st.Config, OldKeys: st.OldKeys, Key: hex.EncodeToString(key)})
