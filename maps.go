@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/replayarchive/replay/archive"
+	"github.com/replayarchive/replay/catalog"
 	"github.com/replayarchive/replay/formats/ddnetmap"
 	"github.com/replayarchive/replay/internal/durable"
 )
@@ -28,8 +30,11 @@ import (
 // answer (the game layer of a 1 MiB map reads in milliseconds); the API
 // lets clients cache them by sha256, which never changes its bytes.
 //
-// Maps are this node's: a shared catalog does not carry them, so each
-// node that serves the page has the operator add the maps.
+// With a shared catalog (several nodes), a map added on one node is an
+// entry of the catalog (kindMap: key its sha256, value its bytes) and
+// every node stores it as its own: the operator adds each map once. A
+// map larger than the catalog's 16 MiB entry stays on its node (said in
+// the answer); DDNet's maps are far smaller.
 
 // MaxMapBytes bounds one map file: DDNet's own maps are far smaller
 // (Tutorial is 1 MiB), and the reader bounds what it decompresses.
@@ -67,11 +72,14 @@ func mapInfo(m *ddnetmap.Map) MapInfo {
 	return MapInfo{SHA256: m.SHA256Hex(), CRC: m.CRCHex(), Size: m.Size, Width: m.Game.Width, Height: m.Game.Height}
 }
 
-// MapAdded is what AddMap did: the map's facts, and whether the archive
-// held it already (then nothing was written and nothing audited).
+// MapAdded is what AddMap did: the map's facts, whether the archive held
+// it already (then nothing was written and nothing audited), and, on a
+// node of a shared catalog, why the map stays on this node ("" when it
+// was shared).
 type MapAdded struct {
 	MapInfo
-	Existed bool
+	Existed   bool
+	NotShared string
 }
 
 // AddMap reads a map file from r (at most limit bytes, MaxMapBytes when
@@ -116,6 +124,13 @@ func (x *Archive) AddMap(ctx context.Context, by Actor, name string, r io.Reader
 		return nil, fmt.Errorf("read map %s: %w", name, err)
 	}
 	out := &MapAdded{MapInfo: mapInfo(m)}
+	// Shared first, as the other shared state is (a map the catalog
+	// holds already is put again: nothing changes).
+	done := x.change()
+	defer done()
+	if err := x.publishMap(ctx, out, tmp, n); err != nil {
+		return nil, fmt.Errorf("map %s: %w", name, err)
+	}
 	final := x.mapPath(out.SHA256)
 	if _, err := os.Stat(final); err == nil {
 		out.Existed = true
@@ -137,6 +152,83 @@ func (x *Archive) AddMap(ctx context.Context, by Actor, name string, r io.Reader
 	x.audit(archive.AuditEntry{Who: by.Name, Action: AuditMapAdd,
 		Detail: fmt.Sprintf("%s (%s, %d bytes, game layer %d×%d)", out.SHA256, filepath.Base(name), out.Size, out.Width, out.Height)})
 	return out, nil
+}
+
+// kindMap is the shared catalog's kind of maps: key a map's sha256, value
+// its bytes.
+const kindMap catalog.Kind = "map"
+
+// maxSharedMap is the largest map the shared catalog carries (its entries'
+// bound).
+const maxSharedMap = 16 << 20
+
+// publishMap puts the map of out, n bytes in the file at path, into the
+// shared catalog (when there is one); a map too large for it stays on
+// this node, which out.NotShared says.
+func (x *Archive) publishMap(ctx context.Context, out *MapAdded, path string, n int64) error {
+	if x.shared == nil {
+		return nil
+	}
+	if n > maxSharedMap {
+		out.NotShared = fmt.Sprintf("%d bytes, more than the %d a shared catalog's entry holds: add it on each node", n, maxSharedMap)
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read it for the shared catalog: %w", err)
+	}
+	if _, err := x.shared.cat.Put(ctx, kindMap, out.SHA256, b, x.shared.node); err != nil {
+		return fmt.Errorf("shared catalog: %w (nothing changed)", err)
+	}
+	return nil
+}
+
+// applyMap stores the map another node added (a kindMap entry): its bytes
+// must read as a map hashing to its key. Maps are never removed.
+func (x *Archive) applyMap(e catalog.Entry) error {
+	if e.Deleted || !validMapID(e.Key) {
+		return nil
+	}
+	if _, err := os.Stat(x.mapPath(e.Key)); err == nil {
+		return nil
+	}
+	m, err := ddnetmap.Read(bytes.NewReader(e.Value), int64(len(e.Value)))
+	if err != nil {
+		return fmt.Errorf("map %s: %w", e.Key, err)
+	}
+	if m.SHA256Hex() != e.Key {
+		return fmt.Errorf("map %s: its bytes hash to %s", e.Key, m.SHA256Hex())
+	}
+	dir := filepath.Join(x.dir, mapsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("maps directory: %w", err)
+	}
+	if err := durable.WriteFile(x.mapPath(e.Key), e.Value, 0o644, true); err != nil {
+		return fmt.Errorf("store map %s: %w", e.Key, err)
+	}
+	return durable.SyncDir(dir)
+}
+
+// seedMaps gives the shared catalog this archive's maps (seedCatalog),
+// those it can carry.
+func (x *Archive) seedMaps(ctx context.Context) error {
+	infos, _, err := x.Maps()
+	if err != nil {
+		return err
+	}
+	for _, mi := range infos {
+		b, err := os.ReadFile(x.mapPath(mi.SHA256))
+		if err != nil {
+			return err
+		}
+		if len(b) > maxSharedMap {
+			continue
+		}
+		if _, err := x.shared.cat.Create(ctx, kindMap, mi.SHA256, b, x.shared.node); err != nil && !errors.Is(err, catalog.ErrExists) {
+			return err
+		}
+	}
+	return nil
 }
 
 // AddMapFile adds the map file at path (see AddMap).

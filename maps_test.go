@@ -2,17 +2,20 @@ package replay_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replayarchive/replay"
 	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats/ddnetmap"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
+	"github.com/replayarchive/replay/internal/pgtest"
 )
 
 // smallMap is a 10×8 map: solid walls, a start and a finish tile.
@@ -154,4 +157,59 @@ func TestMaps(t *testing.T) {
 	if _, err := x.Map(add.SHA256); err == nil {
 		t.Error("a damaged map was read")
 	}
+}
+
+// TestSharedMaps: with nodes on one PostgreSQL catalog, a map one node
+// held before it joined and a map added on another are on every node
+// (also one that joins later), read back whole by sha256.
+func TestSharedMaps(t *testing.T) {
+	pg := pgtest.Start(t).NewDatabase(t)
+	dirA := filepath.Join(t.TempDir(), "a")
+	// a holds a map before it joins the catalog.
+	small, _ := smallMap(t)
+	x, err := replay.Open(dirA, replay.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := x.AddMap(t.Context(), replay.LocalActor(), "small.map", bytes.NewReader(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	open := func(dir string) *replay.Archive {
+		x, err := replay.Open(dir, replay.Options{Create: true, Catalog: pg})
+		if err != nil {
+			t.Fatalf("node %s: %v", dir, err)
+		}
+		fctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); x.FollowCatalog(fctx) }()
+		t.Cleanup(func() { stop(); <-done; x.Close() })
+		return x
+	}
+	a, b := open(dirA), open(filepath.Join(t.TempDir(), "b"))
+	g := ddnetmap.GameLayer{Width: 12, Height: 9, Tiles: make([]byte, 108)}
+	g.Tiles[5] = ddnetmap.TileFreeze
+	var buf bytes.Buffer
+	if err := ddnetmap.Write(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	added, err := b.AddMap(t.Context(), replay.LocalActor(), "freeze.map", bytes.NewReader(buf.Bytes()))
+	if err != nil || added.NotShared != "" {
+		t.Fatalf("add on b: %+v %v", added, err)
+	}
+	c := open(filepath.Join(t.TempDir(), "c"))
+	for name, x := range map[string]*replay.Archive{"a": a, "b": b, "c": c} {
+		for _, want := range []replay.MapInfo{before.MapInfo, added.MapInfo} {
+			eventually(t, 2*time.Second, "map "+want.SHA256[:8]+" on "+name, func() bool {
+				m, err := x.Map(want.SHA256)
+				return err == nil && mapInfoOf(m) == want
+			})
+		}
+	}
+}
+
+// mapInfoOf is the MapInfo of a map read back.
+func mapInfoOf(m *ddnetmap.Map) replay.MapInfo {
+	return replay.MapInfo{SHA256: m.SHA256Hex(), CRC: m.CRCHex(), Size: m.Size, Width: m.Game.Width, Height: m.Game.Height}
 }

@@ -152,6 +152,9 @@ func (x *Archive) seedCatalog(ctx context.Context) error {
 	if err == nil {
 		err = x.seedShares(create)
 	}
+	if err == nil {
+		err = x.seedMaps(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("shared catalog: give it this archive's marks: %w", err)
 	}
@@ -473,6 +476,8 @@ func (x *Archive) applyEntry(ctx context.Context, e catalog.Entry) error {
 		return x.applyCase(e)
 	case kindShare:
 		return x.applyShareEntry(e)
+	case kindMap:
+		return x.applyMap(e)
 	case catalog.KindAudit:
 		if e.Node == x.shared.node || e.Deleted {
 			return nil

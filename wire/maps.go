@@ -19,6 +19,9 @@ type Map struct {
 	Height int    `json:"height"`
 	// Existed says the archive held the map already: nothing changed.
 	Existed bool `json:"existed,omitempty"`
+	// NotShared, on a node of a shared catalog, says why the map stays
+	// on this node (too large for the catalog).
+	NotShared string `json:"not_shared,omitempty"`
 }
 
 // MapOf is a map's facts.
@@ -29,7 +32,7 @@ func MapOf(m replay.MapInfo) Map {
 // MapAddOf is the answer to an add.
 func MapAddOf(a *replay.MapAdded) Map {
 	out := MapOf(a.MapInfo)
-	out.Existed = a.Existed
+	out.Existed, out.NotShared = a.Existed, a.NotShared
 	return out
 }
 

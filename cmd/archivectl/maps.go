@@ -118,6 +118,9 @@ func runMaps(ctx context.Context, e *env, o *mapsOptions, args []string) error {
 				default:
 					fmt.Fprintf(e.stderr, "not added %s: %s\n", path, r.Error)
 				}
+				if r.Map != nil && r.Map.NotShared != "" {
+					fmt.Fprintf(e.stderr, "not shared with the other nodes: %s: %s\n", path, r.Map.NotShared)
+				}
 			}
 			results = append(results, r)
 		}
