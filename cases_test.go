@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -203,17 +202,7 @@ func TestCases(t *testing.T) {
 func TestSharedCases(t *testing.T) {
 	ctx := t.Context()
 	pg := pgtest.Start(t).NewDatabase(t)
-	open := func(name string) *replay.Archive {
-		x, err := replay.Open(filepath.Join(t.TempDir(), name), replay.Options{Create: true, Catalog: pg})
-		if err != nil {
-			t.Fatalf("node %s: %v", name, err)
-		}
-		fctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); x.FollowCatalog(fctx) }()
-		t.Cleanup(func() { stop(); <-done; x.Close() })
-		return x
-	}
+	open := func(name string) *replay.Archive { return openNode(t, pg, filepath.Join(t.TempDir(), name)) }
 	a, b := open("a"), open("b")
 	file := teehistoriangen.Must(t, teehistoriangen.Options{Seed: 3, Players: 4, Duration: 20 * time.Second})
 	// The same bytes on both nodes: one recording id.

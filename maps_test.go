@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -176,18 +175,7 @@ func TestSharedMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.Close()
-	open := func(dir string) *replay.Archive {
-		x, err := replay.Open(dir, replay.Options{Create: true, Catalog: pg})
-		if err != nil {
-			t.Fatalf("node %s: %v", dir, err)
-		}
-		fctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); x.FollowCatalog(fctx) }()
-		t.Cleanup(func() { stop(); <-done; x.Close() })
-		return x
-	}
-	a, b := open(dirA), open(filepath.Join(t.TempDir(), "b"))
+	a, b := openNode(t, pg, dirA), openNode(t, pg, filepath.Join(t.TempDir(), "b"))
 	g := ddnetmap.GameLayer{Width: 12, Height: 9, Tiles: make([]byte, 108)}
 	g.Tiles[5] = ddnetmap.TileFreeze
 	var buf bytes.Buffer
@@ -198,7 +186,7 @@ func TestSharedMaps(t *testing.T) {
 	if err != nil || added.NotShared != "" {
 		t.Fatalf("add on b: %+v %v", added, err)
 	}
-	c := open(filepath.Join(t.TempDir(), "c"))
+	c := openNode(t, pg, filepath.Join(t.TempDir(), "c"))
 	for name, x := range map[string]*replay.Archive{"a": a, "b": b, "c": c} {
 		for _, want := range []replay.MapInfo{before.MapInfo, added.MapInfo} {
 			eventually(t, 2*time.Second, "map "+want.SHA256[:8]+" on "+name, func() bool {

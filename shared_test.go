@@ -33,6 +33,21 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	return time.Since(start)
 }
 
+// openNode opens (creating it) the archive in dir as a node of the shared
+// catalog pg, following it as serve does until the test ends.
+func openNode(t *testing.T, pg, dir string) *replay.Archive {
+	t.Helper()
+	x, err := replay.Open(dir, replay.Options{Create: true, Catalog: pg})
+	if err != nil {
+		t.Fatalf("node %s: %v", dir, err)
+	}
+	fctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); x.FollowCatalog(fctx) }()
+	t.Cleanup(func() { stop(); <-done; x.Close() })
+	return x
+}
+
 // TestSharedCatalog runs two nodes of one bucket against one PostgreSQL
 // catalog, each following it as serve does: an upload on one is on the
 // other at once; a flag, hold, takedown, token and retention policy made
@@ -45,17 +60,7 @@ func TestSharedCatalog(t *testing.T) {
 	pg := pgtest.Start(t).NewDatabase(t)
 	srv := s3test.Start(t)
 	owner := replay.Actor{Name: "alice", Role: replay.RoleAdmin}
-	open := func(name string) *replay.Archive {
-		x, err := replay.Open(filepath.Join(t.TempDir(), name), replay.Options{Create: true, Catalog: pg})
-		if err != nil {
-			t.Fatalf("node %s: %v", name, err)
-		}
-		fctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); x.FollowCatalog(fctx) }()
-		t.Cleanup(func() { stop(); <-done; x.Close() })
-		return x
-	}
+	open := func(name string) *replay.Archive { return openNode(t, pg, filepath.Join(t.TempDir(), name)) }
 	a := open("a")
 	now := time.Duration(0)
 	bucket := srv.URL()

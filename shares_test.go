@@ -72,17 +72,7 @@ func TestShareLinkKey(t *testing.T) {
 func TestSharedShareLinks(t *testing.T) {
 	ctx := t.Context()
 	pg := pgtest.Start(t).NewDatabase(t)
-	open := func(name string) *replay.Archive {
-		x, err := replay.Open(filepath.Join(t.TempDir(), name), replay.Options{Create: true, Catalog: pg})
-		if err != nil {
-			t.Fatalf("node %s: %v", name, err)
-		}
-		fctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); x.FollowCatalog(fctx) }()
-		t.Cleanup(func() { stop(); <-done; x.Close() })
-		return x
-	}
+	open := func(name string) *replay.Archive { return openNode(t, pg, filepath.Join(t.TempDir(), name)) }
 	file := teehistoriangen.Must(t, teehistoriangen.Options{Seed: 5, Players: 3, Duration: 20 * time.Second})
 	ingest := func(x *replay.Archive) string {
 		res, _, err := x.IngestStream(ctx, "g.teehistorian", bytes.NewReader(file), 0, replay.LocalActor())

@@ -242,6 +242,25 @@ func pushFreePort(t *testing.T) string {
 // pushArchive makes an archive with tokens (role by name) and starts
 // serve on it at a fixed loopback port, so that it can be killed and
 // started again at the same URL. c.token is the admin's.
+// pushRetries sets the agent's retry backoff for the test, restored when
+// it ends.
+func pushRetries(t *testing.T, lo, hi time.Duration) {
+	was, wasMax := pushRetryMin, pushRetryMax
+	t.Cleanup(func() { pushRetryMin, pushRetryMax = was, wasMax })
+	pushRetryMin, pushRetryMax = lo, hi
+}
+
+// pushTokenFile writes token to a file of its own (0600), as an agent's
+// --token-file, and returns its path.
+func pushTokenFile(t *testing.T, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "push.token")
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func pushArchive(t *testing.T, ctx context.Context, roles map[string]string) (c *mnCluster, n *mnNode, url string, tokens map[string]string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "archive")
@@ -489,8 +508,7 @@ func TestPushWrongRole(t *testing.T) {
 // sealed, byte-identical to its file, with the events a whole-file ingest
 // of the same bytes finds.
 func TestPushFollow(t *testing.T) {
-	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
-	pushRetryMin, pushRetryMax = 250*time.Millisecond, 2*time.Second
+	pushRetries(t, 250*time.Millisecond, 2*time.Second)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher", "gs2": "pusher"})
@@ -685,8 +703,7 @@ func TestPushFollow(t *testing.T) {
 // recording taken down while its file grows is reported and not sent
 // again (exit 5). The agent prints text here: the lines people read.
 func TestPushStartsOver(t *testing.T) {
-	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
-	pushRetryMin, pushRetryMax = 250*time.Millisecond, 2*time.Second
+	pushRetries(t, 250*time.Millisecond, 2*time.Second)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
@@ -993,8 +1010,7 @@ func (f *pushFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the agent send smaller requests, not fail the file; 503s are the
 // archive away, retried until it answers.
 func TestPushFakeArchive(t *testing.T) {
-	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
-	pushRetryMin, pushRetryMax = 50*time.Millisecond, 200*time.Millisecond
+	pushRetries(t, 50*time.Millisecond, 200*time.Millisecond)
 	fake := &pushFake{files: map[string][]byte{}, states: map[string]string{}, limit: 1 << 20, busy: 3}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -1191,15 +1207,11 @@ func pushSpoolRecords(t *testing.T, dir string) map[string]spoolEntry {
 // again, is deleted while the agent is stopped: the agent started again
 // sends it from the spool it finds.
 func TestPushSpool(t *testing.T) {
-	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
-	pushRetryMin, pushRetryMax = 250*time.Millisecond, time.Second
+	pushRetries(t, 250*time.Millisecond, time.Second)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
-	tokFile := filepath.Join(t.TempDir(), "push.token")
-	if err := os.WriteFile(tokFile, []byte(tokens["gs1"]+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokFile := pushTokenFile(t, tokens["gs1"])
 	dir := filepath.Join(t.TempDir(), "teehistorian")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -31,15 +31,11 @@ import (
 // directory, with the same event count; every source of the set ends
 // sealed with its id, and the archive's mirror directory is gone.
 func TestPushSetFollow(t *testing.T) {
-	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
-	pushRetryMin, pushRetryMax = 250*time.Millisecond, 2*time.Second
+	pushRetries(t, 250*time.Millisecond, 2*time.Second)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
-	tokFile := filepath.Join(t.TempDir(), "push.token")
-	if err := os.WriteFile(tokFile, []byte(tokens["gs1"]+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokFile := pushTokenFile(t, tokens["gs1"])
 	root := filepath.Join(t.TempDir(), "hcrp")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
@@ -210,15 +206,11 @@ func TestPushSetFollow(t *testing.T) {
 // ends one sealed recording, byte-identical to the set's stream; the
 // spool is then empty.
 func TestPushSetSpool(t *testing.T) {
-	defer func(lo, hi time.Duration) { pushRetryMin, pushRetryMax = lo, hi }(pushRetryMin, pushRetryMax)
-	pushRetryMin, pushRetryMax = 250*time.Millisecond, time.Second
+	pushRetries(t, 250*time.Millisecond, time.Second)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
-	tokFile := filepath.Join(t.TempDir(), "push.token")
-	if err := os.WriteFile(tokFile, []byte(tokens["gs1"]+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokFile := pushTokenFile(t, tokens["gs1"])
 	root := filepath.Join(t.TempDir(), "hcrp")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
