@@ -423,14 +423,13 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 		return string(cur)
 	}
 	var total int
+	sorted := false // top.e is in order already (bestOfStarts, bestOfTerm)
 	if rq, ok := q.(*query.DateRangeQuery); ok && cached && field == fSort && rq.FieldVal == fStart {
-		var done bool
-		if total, done, err = bestOfStarts(ctx, view, rq, top, need); err == nil && !done {
+		if total, sorted, err = bestOfStarts(ctx, view, rq, top, need); err == nil && !sorted {
 			total, err = ix.walk(ctx, r, q, field, view, top, need)
 		}
 	} else if tq, ok := q.(*query.TermQuery); ok && cached {
-		var done bool
-		if total, done, err = bestOfTerm(ctx, view, tq, top, need); err == nil && !done {
+		if total, sorted, err = bestOfTerm(ctx, view, tq, top, need); err == nil && !sorted {
 			total, err = walkTerm(ctx, view, field, tq, top, need)
 		}
 	} else {
@@ -439,12 +438,14 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 	if err != nil {
 		return nil, 0, err
 	}
-	slices.SortFunc(top.e, func(a, b tsEntry) int {
-		if asc {
-			return top.cmp(a, b)
-		}
-		return top.cmp(b, a)
-	})
+	if !sorted {
+		slices.SortFunc(top.e, func(a, b tsEntry) int {
+			if asc {
+				return top.cmp(a, b)
+			}
+			return top.cmp(b, a)
+		})
+	}
 	if top.err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", top.err)
 	}

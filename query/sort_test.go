@@ -3,10 +3,13 @@ package query
 import (
 	"cmp"
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // TestSortOrders: each Sort orders the hits by its key in both directions
@@ -220,4 +223,71 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// TestSegBestWaysAgree: the three ways segBest picks a segment's first
+// documents of a bitmap (reading it whole, asking it along the order,
+// asking a bitset made from it) give the same documents, in the same
+// order by number, ties with the last included, for bitmaps from sparse
+// to dense, in both directions and for pages from 1 to past the bitmap.
+func TestSegBestWaysAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const n = 20_000
+	keys := make([]uint64, n)
+	for i := range keys {
+		keys[i] = uint64(r.IntN(n / 4)) // many ties
+	}
+	order := keyOrder(keys)
+	ctx := context.Background()
+	var dense []uint64
+	for _, card := range []int{1, 30, 700, 5000, 19_000} {
+		bm := roaring.New()
+		for bm.GetCardinality() < uint64(card) {
+			bm.Add(uint32(r.IntN(n)))
+		}
+		for _, asc := range []bool{false, true} {
+			for _, need := range []int{1, 20, 1020, 25_000} {
+				var lists [][]segCand
+				for _, how := range []int{segBestWhole, segBestContains, segBestDense, segBestAuto} {
+					l, err := segBest(ctx, keys, order, bm, asc, need, how, &dense)
+					if err != nil {
+						t.Fatal(err)
+					}
+					lists = append(lists, l)
+				}
+				want := lists[0]
+				if len(want) < min(need, card) {
+					t.Fatalf("card %d need %d: %d documents", card, need, len(want))
+				}
+				for k := 1; k < len(want); k++ {
+					if a, b := want[k-1].num, want[k].num; asc && a > b || !asc && a < b {
+						t.Fatalf("card %d need %d asc %v: out of order at %d", card, need, asc, k)
+					}
+				}
+				if len(want) > need && want[len(want)-1].num != want[need-1].num {
+					t.Fatalf("card %d need %d: %d documents, past the ties", card, need, len(want))
+				}
+				// The same documents: the same numbers in the same order,
+				// and the same set (ties may come in another order).
+				set := func(l []segCand) []uint32 {
+					s := make([]uint32, len(l))
+					for i, c := range l {
+						s[i] = c.d
+					}
+					slices.Sort(s)
+					return s
+				}
+				for how, l := range lists[1:] {
+					if len(l) != len(want) || !slices.Equal(set(l), set(want)) {
+						t.Fatalf("card %d need %d asc %v: way %d gives %d documents, reading whole %d", card, need, asc, how+1, len(l), len(want))
+					}
+					for k := range l {
+						if l[k].num != want[k].num {
+							t.Fatalf("card %d need %d asc %v: way %d: number %d at %d, want %d", card, need, asc, how+1, l[k].num, k, want[k].num)
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -13,7 +13,8 @@
 // the index reads its sort keys in the background;
 // REPLAY_BENCH_GENONLY=1 writes the catalog and stops (to time
 // `archivectl reindex` on it); REPLAY_BENCH_KINDS=player,cmd,... measures
-// only those kinds.
+// only those kinds; REPLAY_BENCH_CPUPROFILE=FILE writes a CPU profile of
+// the measured requests alone (not the open, warm-up and settle pause).
 
 package server_test
 
@@ -27,6 +28,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -499,22 +501,38 @@ func BenchmarkSearchAtScale(b *testing.B) {
 	if only := os.Getenv("REPLAY_BENCH_KINDS"); only != "" {
 		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k scaleKind) bool { return !slices.Contains(strings.Split(only, ","), k.name) })
 	}
+	if path := os.Getenv("REPLAY_BENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	b.ResetTimer()
 	for b.Loop() {
 		for _, k := range kinds {
+			cpu0 := processCPU()
 			lat, err := runScaleKind(ctx, base, token, k, 32, reqs)
 			if err != nil {
 				b.Fatal(err)
 			}
+			// The process's CPU per request (server and clients): on
+			// shared cores a steadier measure than the latencies.
+			cpuMS := float64((processCPU() - cpu0).Microseconds()) / 1000 / float64(2*len(lat.first))
+			b.ReportMetric(cpuMS, k.name+"-cpu-ms/req")
 			slices.Sort(lat.first)
 			slices.Sort(lat.deep)
 			b.ReportMetric(pct(lat.first, .5), k.name+"-p50-ms")
 			b.ReportMetric(pct(lat.first, .99), k.name+"-p99-ms")
 			b.ReportMetric(pct(lat.deep, .5), k.name+"-deep-p50-ms")
 			b.ReportMetric(pct(lat.deep, .99), k.name+"-deep-p99-ms")
-			b.Logf("%-12s first page p50 %6.1f p99 %6.1f ms; deep page p50 %6.1f p99 %6.1f ms; %d requests, %.0f recordings per answer",
+			b.Logf("%-12s first page p50 %6.1f p99 %6.1f ms; deep page p50 %6.1f p99 %6.1f ms; %d requests, %.0f recordings per answer; CPU %.2f ms a request",
 				k.name, pct(lat.first, .5), pct(lat.first, .99), pct(lat.deep, .5), pct(lat.deep, .99),
-				2*len(lat.first), float64(lat.totals)/float64(len(lat.first)))
+				2*len(lat.first), float64(lat.totals)/float64(len(lat.first)), cpuMS)
 		}
 	}
 }
