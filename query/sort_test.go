@@ -249,13 +249,32 @@ func TestSegBestWaysAgree(t *testing.T) {
 			for _, need := range []int{1, 20, 1020, 25_000} {
 				var lists [][]segCand
 				for _, how := range []int{segBestWhole, segBestContains, segBestDense, segBestAuto} {
-					l, err := segBest(ctx, keys, order, bm, asc, need, how, &dense)
+					l, err := segBest(ctx, keys, order, bm, bound{asc: asc}, need, how, &dense)
 					if err != nil {
 						t.Fatal(err)
 					}
 					lists = append(lists, l)
 				}
 				want := lists[0]
+				// A bound (the number of a document a third of the way
+				// down) cuts each way's list after the last document
+				// that ties with it.
+				if len(want) > 3 {
+					b := bound{num: want[len(want)/3].num, set: true, asc: asc}
+					cut := len(want) / 3
+					for cut < len(want) && want[cut].num == b.num {
+						cut++
+					}
+					for _, how := range []int{segBestWhole, segBestContains, segBestDense, segBestAuto} {
+						l, err := segBest(ctx, keys, order, bm, b, need, how, &dense)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if len(l) != cut || l[len(l)-1].num != want[cut-1].num {
+							t.Fatalf("card %d need %d asc %v: way %d with a bound gives %d documents, want %d", card, need, asc, how, len(l), cut)
+						}
+					}
+				}
 				if len(want) < min(need, card) {
 					t.Fatalf("card %d need %d: %d documents", card, need, len(want))
 				}
