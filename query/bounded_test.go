@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // TestBoundedRanges: at: and during: over the window the longest
@@ -86,4 +88,112 @@ func TestBoundedRanges(t *testing.T) {
 		t.Fatalf("an index without a longest duration got one: %v %v", ok, err)
 	}
 	check("without a longest duration")
+}
+
+// TestRunningFromNumbers: an at: or during: term alone, once the sort
+// numbers of both the start and the duration orders are read, is
+// answered from them (bestOfRunning), and finds what bleve's ranges find:
+// recordings that end exactly at the window's start, a nanosecond or
+// part of a millisecond after or before it (where the millisecond does
+// not decide and the stored duration is read), zero-length ones, and
+// replaced and deleted ones over several segments, page by page.
+func TestRunningFromNumbers(t *testing.T) {
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	c := genConfig{Recordings: 600, Events: 1, Players: 40, Seed: 8}
+	at := time.Date(2024, 3, 5, 10, 0, 0, 0, time.UTC)
+	edges := []time.Duration{0, -time.Nanosecond, time.Nanosecond, time.Millisecond / 2, -time.Millisecond / 2,
+		time.Millisecond, -time.Millisecond, time.Millisecond + time.Nanosecond, -time.Millisecond - time.Nanosecond}
+	seq := uint64(0)
+	for lo := 0; lo < c.Recordings; lo += 150 {
+		var puts []RecordingDoc
+		for i := lo; i < lo+150; i++ {
+			r := genRecording(c, i)
+			switch k := i % 5; {
+			case k < 3: // ends at the window's start, give or take an edge
+				r.Start = at.Add(-time.Duration(1+i%90) * time.Minute)
+				r.Duration = at.Sub(r.Start) + edges[i/5%len(edges)]
+			case k == 3: // zero-length, near the window
+				r.Start = at.Add(time.Duration(i%7-3) * time.Nanosecond)
+				r.Duration = 0
+			}
+			puts = append(puts, r)
+		}
+		var dels []string
+		if lo > 0 {
+			dels = []string{genRecording(c, lo-5).ID, genRecording(c, lo-10).ID}
+			puts = append(puts, genRecording(c, lo-20)) // put again
+		}
+		seq++
+		if err := ix.Apply(ctx, seq, puts, dels); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{"at:2024-03-05T10", "at:2024-03-05T10:00", "at:2024-03-05T10:00:00Z", "at:2024-03-05T09:59:59.9995Z",
+		"at:2024-03-05", "during:2024-03-05T09:30..2024-03-05T10:00", "during:2024-03-05T10:00..", "during:..2024-03-05T10:00"}
+	// Both orders' numbers read: the searches below take bestOfRunning.
+	adv, _ := ix.bi.Advanced()
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ix.keys.view(r, fSort)
+	ix.keys.view(r, fSortDur)
+	ix.keys.readers.Wait()
+	view, _, _ := ix.keys.view(r, fSort)
+	durs, _, _ := ix.keys.view(r, fSortDur)
+	for _, q := range queries {
+		pq, err := Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cq, err := ix.compiler(ctx, pq)
+		if err != nil || !cq.bounded {
+			t.Fatal(cq.bounded, err)
+		}
+		bq, err := cq.root()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq, ok := bq.(*runningQuery)
+		if !ok {
+			t.Fatalf("%q compiles to %T", q, bq)
+		}
+		top := &tsHeap{full: func(index.IndexInternalID) string { return "" }}
+		if _, done, err := bestOfRunning(ctx, view, durs, rq, top, 10); err != nil || !done {
+			t.Fatalf("%q: bestOfRunning: done %v, %v", q, done, err)
+		}
+		plain, err := (&compiler{q: pq}).root()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, page := range [][2]int{{0, 20}, {0, 1}, {20, 20}, {0, 700}, {130, 25}} {
+			for _, asc := range []bool{false, true} {
+				so := Sort{Asc: asc}
+				got, err := ix.SearchQuery(ctx, pq, page[0], page[1], so)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, total, err := ix.newest(ctx, plain, fSort, asc, page[0], page[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				var g, w []string
+				for _, h := range got.Hits {
+					g = append(g, h.ID)
+				}
+				for _, h := range want {
+					w = append(w, h.id)
+				}
+				if got.Total != total || !slices.Equal(g, w) {
+					t.Errorf("%q %v %v: %d hits %v\nbleve's ranges: %d %v", q, so, page, got.Total, g, total, w)
+				}
+			}
+		}
+	}
 }

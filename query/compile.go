@@ -201,5 +201,15 @@ func boundedRunning(t *Term, longest time.Duration) query.Query {
 	sq.SetField(fStart)
 	eq := query.NewDateRangeInclusiveQuery(t.Time, endHi, &no, &no)
 	eq.SetField(fEnd)
-	return query.NewConjunctionQuery([]query.Query{sq, eq})
+	return &runningQuery{ConjunctionQuery: query.NewConjunctionQuery([]query.Query{sq, eq}), from: t.Time, until: t.Until, startLo: startLo}
+}
+
+// runningQuery is boundedRunning's query: bleve's conjunction of the two
+// ranges, with the window it stands for, so that a query of this term
+// alone is answered from the sort numbers (bestOfRunning).
+type runningQuery struct {
+	*query.ConjunctionQuery
+	// from and until are the term's window (zero: open); startLo is
+	// from less the longest duration (zero: open).
+	from, until, startLo time.Time
 }

@@ -428,6 +428,14 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 		if total, sorted, err = bestOfStarts(ctx, view, rq, top, need); err == nil && !sorted {
 			total, err = ix.walk(ctx, r, q, field, view, top, need)
 		}
+	} else if rq, ok := q.(*runningQuery); ok && cached && field == fSort {
+		var durs *keyView
+		if durs, _, err = ix.keys.view(r, fSortDur); err == nil {
+			total, sorted, err = bestOfRunning(ctx, view, durs, rq, top, need)
+		}
+		if err == nil && !sorted {
+			total, err = ix.walk(ctx, r, q, field, view, top, need)
+		}
 	} else if tq, ok := q.(*query.TermQuery); ok && cached {
 		if total, sorted, err = bestOfTerm(ctx, view, tq, top, need); err == nil && !sorted {
 			total, err = walkTerm(ctx, view, field, tq, top, need)

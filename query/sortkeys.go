@@ -721,3 +721,103 @@ func bestOfStarts(ctx context.Context, view *keyView, rq *query.DateRangeQuery, 
 	}
 	return total, true, nil
 }
+
+// bestOfRunning answers a query that is one at: or during: term (a
+// runningQuery) in the default order from the numbers: the recordings
+// that started in [startLo, until) are one run of each segment's order;
+// those that started at from or later are all running, and each one that
+// started before is running when its end (start plus its duration, read
+// from the duration order's numbers, tsd, in milliseconds: exact unless
+// the millisecond decides, when its stored duration is read) is after
+// from. Bleve's range searchers over start and end looked up each
+// precision term of both ranges in every segment's dictionary. It
+// returns false, having offered nothing, when some segment's numbers
+// (of either order) are not read yet.
+func bestOfRunning(ctx context.Context, view, durs *keyView, rq *runningQuery, top *tsHeap, need int) (int, bool, error) {
+	for i := range view.segs.segs {
+		if view.keys[i] == nil || view.orders[i] == nil || durs.keys[i] == nil {
+			return 0, false, nil
+		}
+	}
+	startNum := func(t time.Time) uint64 { return uint64(t.UnixNano()) ^ (1 << 63) }
+	lo, mid, hi := uint64(1), uint64(1), uint64(math.MaxUint64)
+	if !rq.startLo.IsZero() {
+		lo = max(startNum(rq.startLo), 1)
+	}
+	if !rq.from.IsZero() {
+		mid = max(startNum(rq.from), lo)
+	}
+	if !rq.until.IsZero() {
+		hi = startNum(rq.until)
+	}
+	from := rq.from.UnixNano()
+	var err error
+	// ends reports whether the document d of segment i, which started
+	// before from, ends after it: end = start + max(duration, 1 ns).
+	ends := func(i int, d uint32) bool {
+		start := int64(view.keys[i][d] ^ (1 << 63))
+		ms := int64(durs.keys[i][d])
+		if ms > 0 && start+ms*int64(time.Millisecond) > from {
+			return true // the duration is at least ms milliseconds
+		}
+		if start+(ms+1)*int64(time.Millisecond) <= from {
+			return false // and less than ms+1
+		}
+		id := binary.BigEndian.AppendUint64(nil, view.segs.offsets[i]+uint64(d))
+		ext, data, e := view.segs.stored(id)
+		var h Hit
+		if e == nil {
+			e = decodeRec(ext, data, &h)
+		}
+		if e != nil {
+			err = e
+			return false
+		}
+		return start+int64(max(h.Duration, time.Nanosecond)) > from
+	}
+	total := 0
+	var lists []segList
+	for i, ss := range view.segs.segs {
+		keys, order := view.keys[i], view.orders[i]
+		a := sort.Search(len(order), func(k int) bool { return keys[order[k]] >= lo })
+		c := sort.Search(len(order), func(k int) bool { return keys[order[k]] >= mid })
+		b := sort.Search(len(order), func(k int) bool { return keys[order[k]] >= hi })
+		c = min(max(c, a), b)
+		if a >= b {
+			continue
+		}
+		del := ss.Deleted()
+		runs := make(map[uint32]bool, c-a) // of [a, c): running or not
+		for _, d := range order[a:c] {
+			if del == nil || !del.Contains(d) {
+				runs[d] = ends(i, d)
+				if runs[d] {
+					total++
+				}
+			}
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		for _, d := range order[c:b] {
+			if del == nil || !del.Contains(d) {
+				total++
+			}
+		}
+		in := func(d uint32) bool {
+			if r, ok := runs[d]; ok {
+				return r
+			}
+			return keys[d] >= mid && (del == nil || !del.Contains(d))
+		}
+		l, err := walkOrder(ctx, keys, order[a:b], bound{asc: top.asc}, need, in)
+		if err != nil {
+			return 0, false, err
+		}
+		lists = append(lists, segList{seg: i, docs: l})
+	}
+	if err := mergeBest(view, lists, top, need); err != nil {
+		return 0, false, err
+	}
+	return total, true, nil
+}
