@@ -69,8 +69,8 @@ func (x *Archive) flagMoments(pq *query.Query, res *query.Results) {
 	}
 	for i := range res.Hits {
 		h := &res.Hits[i]
-		if !slices.ContainsFunc(h.Flags, names) {
-			continue
+		if h.FlagMoments == 0 || !slices.ContainsFunc(h.Flags, names) {
+			continue // no flag on a moment (the index knows), or none the terms name
 		}
 		rec, err := x.Recording(h.ID)
 		if err != nil {

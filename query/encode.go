@@ -16,6 +16,7 @@ import (
 //	recording: version(1) format session map server start-unix-nanos(0 = unknown)
 //	           duration players(count, names) flags(count, names)
 //	           player-ids(count, ids: one per player, "" for none)
+//	           flag-moments (the count; absent in records of older builds)
 //	event:     version(1) tick time kind player text
 const dataVersion = 1
 
@@ -53,6 +54,10 @@ func encodeRec(r *RecordingDoc) []byte {
 	for _, p := range r.Players {
 		b = appendStr(b, p.ID)
 	}
+	// How many flags are on a moment (Hit.FlagMoments): an addition at
+	// the end, so that a record without it (an index built before) still
+	// reads, as unknown.
+	b = binary.AppendUvarint(b, uint64(r.FlagMoments))
 	return b
 }
 
@@ -177,6 +182,10 @@ func decodeRec(id string, b []byte, h *Hit) error {
 	h.Players = d.strs()
 	h.Flags = d.strs()
 	h.PlayerIDs = d.ids(len(h.Players))
+	h.FlagMoments = -1
+	if d.err == nil && len(d.b) > 0 {
+		h.FlagMoments = int(d.uvarint())
+	}
 	return d.err
 }
 

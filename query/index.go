@@ -58,6 +58,10 @@ type RecordingDoc struct {
 	Map, Server              string
 	Flags                    []string // flag names, from the file or set by moderators
 	Held                     bool
+	// FlagMoments counts the flags that are about a span of ticks (a
+	// moderator's flag on a moment): a hit of flag: lists them, read from
+	// the manifest, only when there are any.
+	FlagMoments int
 	NativeBytes, StoredBytes int64
 	// Attrs values are searchable as free words, except those whose key
 	// looks secret (see secretKey): they are dropped.

@@ -37,6 +37,11 @@ type Hit struct {
 	// a search hit's JSON leaves them out.
 	PlayerIDs []string
 	Flags     []string
+	// FlagMoments counts the recording's flags that are about a span of
+	// ticks, -1 when the index does not say (a recording indexed by a
+	// build before it did): only a hit with some (or unknown) needs its
+	// manifest read to list them.
+	FlagMoments int
 	// Events are the events that matched the query's event-level terms
 	// (cmd:, chat:, kind:) and free words, in event order, at most
 	// Options.MaxEvents of them.

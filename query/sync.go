@@ -28,10 +28,21 @@ func DocFromManifest(m *archive.Manifest, events []formats.Event) RecordingDoc {
 		ID: m.ID.String(), Format: m.Format, Session: m.Meta.Session,
 		Start: m.Meta.Start, Duration: m.Meta.Duration, Ticks: m.Meta.Ticks,
 		Players: m.Meta.Players, Map: m.Meta.Map, Server: m.Meta.Server,
-		Flags: m.AllFlags(), Held: m.Hold != nil,
+		Flags: m.AllFlags(), FlagMoments: flagMoments(m), Held: m.Hold != nil,
 		NativeBytes: m.NativeBytes, StoredBytes: m.StoredBytes,
 		Attrs: m.Meta.Attrs, Events: events,
 	}
+}
+
+// flagMoments counts m's flags on a span of ticks.
+func flagMoments(m *archive.Manifest) int {
+	n := 0
+	for _, f := range m.Flags {
+		if f.Range != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // ErrStale is returned by Sync when the change log no longer holds the
