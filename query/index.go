@@ -48,20 +48,20 @@ import (
 
 // RecordingDoc is what the index is told about one recording.
 type RecordingDoc struct {
-	ID                       string // recording id (uuid text); must not contain '/'
-	Format                   string
-	Session                  string
-	Start                    time.Time
-	Duration                 time.Duration
-	Ticks                    int64
-	Players                  []formats.Player // Name, ID, Team
-	Map, Server              string
-	Flags                    []string // flag names, from the file or set by moderators
-	Held                     bool
+	ID          string // recording id (uuid text); must not contain '/'
+	Format      string
+	Session     string
+	Start       time.Time
+	Duration    time.Duration
+	Ticks       int64
+	Players     []formats.Player // Name, ID, Team
+	Map, Server string
+	Flags       []string // flag names, from the file or set by moderators
+	Held        bool
 	// FlagMoments counts the flags that are about a span of ticks (a
 	// moderator's flag on a moment): a hit of flag: lists them, read from
 	// the manifest, only when there are any.
-	FlagMoments int
+	FlagMoments              int
 	NativeBytes, StoredBytes int64
 	// Attrs values are searchable as free words, except those whose key
 	// looks secret (see secretKey): they are dropped.
