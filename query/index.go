@@ -180,15 +180,43 @@ type Index struct {
 	matchAll    bool
 }
 
-// mergeFloor is the merge planner's floor segment size, in documents: the
-// planner counts a smaller segment as this large. bleve's default, 2,000,
-// makes an index of fewer documents a single tier whose budget is one
-// segment, so every batch merged the whole index again: 256 growing files
-// in a new archive wrote 21 times their index bytes in merges, 40% of
-// serve's CPU. At 100, merges wrote 10 times less and a grow cost 0.57×
-// the CPU (BenchmarkFleet, docs/PERFORMANCE.md "The fleet"); in a large
-// index it adds one tier of small segments.
-const mergeFloor = 100
+// Merge planner floors: bleve's merge planner counts a segment smaller
+// than the floor (in documents) as that large. With bleve's default,
+// 2,000, an index of fewer documents than that is one tier whose budget
+// is one segment, so every batch merged the whole index again: 256
+// growing files in a new archive wrote 21 times their index bytes in
+// merges, 40% of serve's CPU. A small index therefore opens with
+// smallMergeFloor (merges wrote 10 times less, a grow cost 0.57× the
+// CPU: BenchmarkFleet, docs/PERFORMANCE.md "The fleet"); a large one
+// keeps bleve's floor, which leaves it fewer segments to search (an index
+// of 20,000 recordings built at floor 100 had 22 segments against 13, and
+// its searches' p50 was 1.2–2× as long).
+const (
+	smallMergeFloor = 100
+	largeMergeFloor = 2000
+	// smallIndexBytes is the most an index's segment files may hold for
+	// it to open with smallMergeFloor.
+	smallIndexBytes = 64 << 20
+)
+
+// mergeFloorFor returns the floor the index in dir opens with: by the
+// bytes of its segment files (an index not made yet is small).
+func mergeFloorFor(dir string) int {
+	ents, err := os.ReadDir(filepath.Join(dir, "store"))
+	if err != nil {
+		return smallMergeFloor
+	}
+	var n int64
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".zap") {
+			n += fi.Size()
+		}
+	}
+	if n > smallIndexBytes {
+		return largeMergeFloor
+	}
+	return smallMergeFloor
+}
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
@@ -216,9 +244,8 @@ func OpenWith(dir string, opt Options) (*Index, error) {
 	if opt.NoSync {
 		cfg["unsafe_batch"] = true
 	}
-	// A floor of mergeFloor documents instead of bleve's 2,000 (mergeFloor).
 	cfg["scorchMergePlanOptions"] = map[string]any{
-		"FloorSegmentSize": mergeFloor, "MaxSegmentsPerTier": 10, "MaxSegmentSize": 5000000,
+		"FloorSegmentSize": mergeFloorFor(dir), "MaxSegmentsPerTier": 10, "MaxSegmentSize": 5000000,
 		"TierGrowth": 10.0, "SegmentsPerMergeTask": 10, "ReclaimDeletesWeight": 2.0,
 	}
 	if opt.ReadOnly {
