@@ -496,7 +496,9 @@ func (p *pusher) sendSetOrphan(ctx context.Context, set string, es []spoolEntry)
 			p.warn(dir, "the spool holds pieces of "+set+" that no format names: left in the spool")
 			return
 		}
-		o = &orphanSet{s: &pushSet{dir: dir, source: set, codec: codec, files: map[string]*pushFile{}},
+		// liveSaid: a set sent from the spool is reported when it ends,
+		// not as a live recording that starts.
+		o = &orphanSet{s: &pushSet{dir: dir, source: set, codec: codec, files: map[string]*pushFile{}, liveSaid: true},
 			back: backoff{min: pushRetryMin, max: pushRetryMax}}
 		p.orphanSets[set] = o
 	}
