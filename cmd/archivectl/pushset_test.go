@@ -305,4 +305,13 @@ func TestPushSetSpool(t *testing.T) {
 	if !mnPoll(10*time.Second, func() bool { return len(pushSpoolRecords(t, spoolDir)) == 0 }) {
 		t.Errorf("the spool after the set was sealed: %+v", pushSpoolRecords(t, spoolDir))
 	}
+	// The agent said it once: sealed.
+	mnPoll(5*time.Second, func() bool { return len(agents[0].lines(t, "push")) >= 1 })
+	var outcomes []string
+	for _, r := range agents[0].lines(t, "push") {
+		outcomes = append(outcomes, fmt.Sprint(r["source"], " ", r["outcome"]))
+	}
+	if len(outcomes) != 1 || outcomes[0] != setSource+" sealed" {
+		t.Errorf("the agent's outcomes: %q, want one: %s sealed", outcomes, setSource)
+	}
 }
