@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/replayarchive/replay/formats"
 )
@@ -22,6 +23,21 @@ func (x *Archive) Tracks(ctx context.Context, rec *Recording, from, to int64, em
 		return nil
 	}
 	return t.Track(ctx, eventSource{rec, x}, span, emit)
+}
+
+// Field returns the ground rec's positions lie on (formats.Fielder: an
+// SC2 map's size, the Echo Arena's walls and goals), or nil when its
+// codec does not know one.
+func (x *Archive) Field(ctx context.Context, rec *Recording) (*formats.Field, error) {
+	f, ok := rec.codec.(formats.Fielder)
+	if !ok {
+		return nil, nil
+	}
+	field, err := f.Field(ctx, eventSource{rec, x})
+	if err != nil {
+		return nil, fmt.Errorf("field of %s: %w", rec.Manifest().ID, err)
+	}
+	return field, nil
 }
 
 // eventSource is a recording that is also a formats.EventSource.

@@ -45,3 +45,40 @@ type EventSource interface {
 	// keep e past its return.
 	EachEvent(fn func(e *Event) error) error
 }
+
+// Fielder is implemented by Trackers that know the ground their positions
+// lie on (a StarCraft II map's size, the Echo Arena's walls and goals), so
+// that a client draws the positions against it instead of against their
+// own extent: a unit in a corner is seen in the corner.
+type Fielder interface {
+	// Field returns the ground of src's recording in the Tracker's
+	// coordinates, or nil when the codec cannot tell it for this
+	// recording (a replay without the map's size).
+	Field(ctx context.Context, src Source) (*Field, error)
+}
+
+// Field is the ground a recording's positions lie on, in the coordinates
+// of its Tracker's Points (X, Y seen from above).
+type Field struct {
+	// MinX, MinY, MaxX and MaxY bound it: a picture shows all of it.
+	MinX, MinY, MaxX, MaxY float64
+	// Shapes are drawn under the positions.
+	Shapes []Shape
+	// Note says what the field is and where its numbers come from,
+	// for a reader who doubts them.
+	Note string
+}
+
+// Shape is one thing drawn on a Field.
+type Shape struct {
+	// Kind is "outline" (a closed line: a wall, the map's edge), "line"
+	// (an open one) or "goal" (a marker at its one point).
+	Kind string
+	// Label names it ("blue goal"); empty for none.
+	Label string
+	// Color is the game's colour for it as a CSS colour name ("blue",
+	// "orange"), empty for the picture's own.
+	Color string
+	// Points are its corners, or its one point.
+	Points [][2]float64
+}

@@ -21,7 +21,9 @@ const maxTrackTicks = 5000
 // tracks answers the positions of a range: from and to (ticks or offsets,
 // as for clips), or at=TICK with before= and after= durations around it
 // (the page asks that way before it knows the recording's tick rate); or,
-// with first=1, the first tick at which anything is placed.
+// with first=1, the first tick at which anything is placed. With field=1
+// the answer also holds the ground the positions lie on, where the codec
+// knows it.
 func (s *Server) tracks(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.open(r)
 	if err != nil {
@@ -55,6 +57,14 @@ func (s *Server) tracks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := wire.NewTracks(span)
+	if r.URL.Query().Get("field") != "" {
+		f, err := s.x.Field(r.Context(), rec)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		out.Field = wire.NewField(f)
+	}
 	err = s.x.Tracks(r.Context(), rec, span.From, span.To, func(p formats.Point) error {
 		out.Add(p)
 		return nil

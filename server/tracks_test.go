@@ -116,3 +116,63 @@ func TestTracks(t *testing.T) {
 		t.Errorf("first position of a replay without positions: %+v", first)
 	}
 }
+
+// TestTracksField: field=1 adds the ground the positions lie on: an SC2
+// replay's map box (the size s2prot decodes from the file's initData,
+// TestFieldAgainstRep), the Echo Arena with its goals for a .milk
+// capture; none for a format that knows no ground, and none without
+// field=1 (the answers the page asks for every piece stay as they were).
+func TestTracksField(t *testing.T) {
+	ts := start(t, server.Config{})
+	upload := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var up struct {
+			ID string `json:"id"`
+		}
+		ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name="+filepath.Base(path), ts.owner, bytes.NewReader(b), &up)
+		return "/api/v1/recordings/" + up.ID + "/tracks"
+	}
+	type fieldAnswer struct {
+		Field *struct {
+			Box    [4]float64 `json:"box"`
+			Shapes []struct {
+				Kind   string       `json:"kind"`
+				Label  string       `json:"label"`
+				Color  string       `json:"color"`
+				Points [][2]float64 `json:"points"`
+			} `json:"shapes"`
+			Note string `json:"note"`
+		} `json:"field"`
+	}
+	sc2 := upload(filepath.Join(formatstest.CorpusDir(t, "sc2replay"), "lotv-4.7.1.70326-iaguz-vs-luneth.SC2Replay"))
+	milk := upload(filepath.Join(formatstest.CorpusDir(t, "butter"), "example.milk"))
+	th := upload(filepath.Join(formatstest.CorpusDir(t, "teehistorian"), "7cee836b-aec8-44d9-9083-94d07d88bc05.teehistorian"))
+
+	var a fieldAnswer
+	ts.want(http.StatusOK, "GET", sc2+"?from=0&to=100&field=1", ts.owner, nil, &a)
+	if a.Field == nil || a.Field.Box != [4]float64{0, 0, 168, 168} || len(a.Field.Shapes) != 1 || a.Field.Shapes[0].Kind != "outline" || a.Field.Note == "" {
+		t.Errorf("SC2 field %+v, want the 168×168 box of Lost and Found LE outlined", a.Field)
+	}
+	a = fieldAnswer{}
+	ts.want(http.StatusOK, "GET", milk+"?from=0&to=100&field=1", ts.owner, nil, &a)
+	goals := 0
+	if a.Field != nil {
+		for _, s := range a.Field.Shapes {
+			if s.Kind == "goal" {
+				goals++
+			}
+		}
+	}
+	if a.Field == nil || a.Field.Box != [4]float64{-40, -15, 40, 15} || goals != 2 {
+		t.Errorf("Echo VR field %+v, want the arena and its two goals", a.Field)
+	}
+	for _, path := range []string{th + "?from=0&to=100&field=1", sc2 + "?from=0&to=100"} {
+		body := ts.want(http.StatusOK, "GET", path, ts.owner, nil, nil)
+		if bytes.Contains(body, []byte(`"field"`)) {
+			t.Errorf("%s: a field in %.200s", path, body)
+		}
+	}
+}

@@ -813,19 +813,7 @@ func TestTrailsEveryFormat(t *testing.T) {
 				if note := eval[string](b, `document.getElementById('trail-note').textContent`); !strings.Contains(note, "units, coloured by player") {
 					t.Errorf("the picture's note says %q", note)
 				}
-				if *writeScreenshot {
-					// docs/screenshot-sc2-units.png: go test ./web -run TestTrailsEveryFormat -args -screenshot
-					b.do("scroll to the picture", chromedp.ScrollIntoView(chromedp.ID("trails")))
-					ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-					defer cancel()
-					png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`section[aria-labelledby="view-h"]`)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(filepath.Join(formatstest.ModuleRoot(t), "docs", "screenshot-sc2-units.png"), png, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
+				// docs/screenshot-sc2-units.png: TestFieldDrawn, the units in their map.
 				return
 			}
 			if tracks == 0 {

@@ -14,8 +14,40 @@ type Tracks struct {
 	From   int64   `json:"from"`
 	To     int64   `json:"to"`
 	Tracks []Track `json:"tracks"`
+	// Field is the ground the positions lie on, answered with field=1
+	// where the codec knows it (formats.Fielder), so a page asks once.
+	Field *Field `json:"field,omitempty"`
 
 	byTrack map[string]int
+}
+
+// Field is a recording's ground (formats.Field): the page draws its box
+// and shapes under the trails, and shows the whole box.
+type Field struct {
+	// Box is [minX, minY, maxX, maxY] in the tracks' coordinates.
+	Box    [4]float64 `json:"box"`
+	Shapes []Shape    `json:"shapes"`
+	Note   string     `json:"note,omitempty"`
+}
+
+// Shape is one outline, line or goal of a Field.
+type Shape struct {
+	Kind   string       `json:"kind"`
+	Label  string       `json:"label,omitempty"`
+	Color  string       `json:"color,omitempty"`
+	Points [][2]float64 `json:"points"`
+}
+
+// NewField is the answer's form of f; nil for nil.
+func NewField(f *formats.Field) *Field {
+	if f == nil {
+		return nil
+	}
+	out := &Field{Box: [4]float64{f.MinX, f.MinY, f.MaxX, f.MaxY}, Shapes: make([]Shape, 0, len(f.Shapes)), Note: f.Note}
+	for _, s := range f.Shapes {
+		out.Shapes = append(out.Shapes, Shape{Kind: s.Kind, Label: s.Label, Color: s.Color, Points: s.Points})
+	}
+	return out
 }
 
 // TracksFirst is the answer of GET /api/v1/recordings/{id}/tracks?first=1:

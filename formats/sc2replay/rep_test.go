@@ -278,3 +278,42 @@ func ratio(b *testing.B, bytes int64, ours, theirs pass) {
 	b.ReportMetric(float64(tTheirs.Nanoseconds())/float64(b.N), "rep-ns/op")
 	b.ReportMetric(float64(tTheirs)/float64(tOurs), "rep/ours")
 }
+
+// TestFieldAgainstRep: the map's box (formats.Fielder) of every corpus
+// replay rep can open is the size s2prot's rep decodes from the same
+// file's initData, and the units Track places lie inside it.
+func TestFieldAgainstRep(t *testing.T) {
+	dir := formatstest.CorpusDir(t, "sc2replay")
+	c := New()
+	checked := 0
+	for name, data := range corpus(t) {
+		r, err := rep.NewFromFile(filepath.Join(dir, name))
+		if err != nil {
+			continue // the file without a protocol table: TestAgainstRep says why
+		}
+		gd := r.InitData.GameDescription
+		w, h := float64(gd.MapSizeX()), float64(gd.MapSizeY())
+		r.Close()
+		rec := formatstest.Split(t, c, data)
+		f, err := c.Field(context.Background(), rec.Source())
+		if err != nil || f == nil {
+			t.Errorf("%s: field %v, %v", name, f, err)
+			continue
+		}
+		checked++
+		if f.MinX != 0 || f.MinY != 0 || f.MaxX != w || f.MaxY != h || len(f.Shapes) != 1 || f.Shapes[0].Kind != "outline" {
+			t.Errorf("%s: field %+v, rep's map size %gx%g", name, f, w, h)
+		}
+		last := rec.Source().Chunks()[0].EndTick()
+		for _, p := range formatstest.Tracks(t, c, rec.Source(), formats.Ticks(0, last)) {
+			if p.X < 0 || p.Y < 0 || p.X > w || p.Y > h {
+				t.Errorf("%s: %s at (%g, %g) is outside the map's %gx%g", name, p.Track, p.X, p.Y, w, h)
+				break
+			}
+		}
+		t.Logf("%s: %gx%g", name, w, h)
+	}
+	if checked < 8 {
+		t.Errorf("%d replays checked, want the 9 rep opens", checked)
+	}
+}

@@ -184,3 +184,31 @@ func trackEvent(e *s2prot.Event, units map[int64]*unit, moved func(idx int64, u 
 	}
 	return nil
 }
+
+// The map's size is in every replay's initData.
+var _ formats.Fielder = (*Codec)(nil)
+
+// Field implements formats.Fielder: the map's size from initData
+// (m_syncLobbyState.m_gameDescription.m_mapSizeX and m_mapSizeY, in the
+// tracker events' cells), a box from (0, 0) outlined, in Track's
+// coordinates (its Y flipped against the same height). Nil for a replay
+// without a protocol table or without the size.
+func (c *Codec) Field(ctx context.Context, src formats.Source) (*formats.Field, error) {
+	rep, err := openInRange(ctx, src, formats.Ticks(0, -1))
+	if err != nil || rep == nil || rep.proto == nil {
+		return nil, err
+	}
+	ini, err := rep.initData()
+	if err != nil {
+		return nil, err
+	}
+	w := float64(ini.Int("syncLobbyState", "gameDescription", "mapSizeX"))
+	h := float64(ini.Int("syncLobbyState", "gameDescription", "mapSizeY"))
+	if w <= 0 || h <= 0 || w > 1<<12 || h > 1<<12 {
+		return nil, nil
+	}
+	return &formats.Field{MaxX: w, MaxY: h,
+		Shapes: []formats.Shape{{Kind: "outline", Label: "map " + strconv.FormatFloat(w, 'f', -1, 64) + "×" + strconv.FormatFloat(h, 'f', -1, 64),
+			Points: [][2]float64{{0, 0}, {w, 0}, {w, h}, {0, h}}}},
+		Note: "the map's size from the replay's initData (gameDescription.mapSizeX × mapSizeY)"}, nil
+}

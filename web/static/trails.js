@@ -22,6 +22,11 @@ const TRAIL_STEPS = 12;
 // Fetched ranges kept in memory.
 const MAX_RANGES = 48;
 
+// id -> the recording's ground from the tracks API (field=1: a box and
+// shapes, in the tracks' coordinates), or null when it has none or it
+// is being asked; a few recordings' kept.
+const fields = new Map();
+
 // A piece and the trail, in ticks.
 const pieceTicks = () => Math.max(20, Math.round((rate() || 50) * PIECE_SECONDS));
 export const trailTicks = () => Math.max(10, Math.round((rate() || 20) * TRAIL_SECONDS));
@@ -44,7 +49,15 @@ function fetchRange(from, to) {
 function requestTracks(id, q, from, to) {
   const r = { from, to, tracks: null };
   loadMap(id, drawTrails);
+  // The first request of a recording asks for its ground too (field=1).
+  const askField = !fields.has(id);
+  if (askField) {
+    fields.set(id, null);
+    if (fields.size > 8) fields.delete(fields.keys().next().value);
+    q += '&field=1';
+  }
   r.tracks = api(recURL(id, `/tracks?${q}`)).then((a) => {
+    if (askField && a.field) fields.set(id, a.field);
     const tracks = new Map();
     for (const t of a.tracks || []) {
       tracks.set(t.track, { label: t.label, team: t.team, pts: (t.points || []).map((p) => (p.length < 3 ? [p[0], NaN, NaN] : [p[0], p[1], p[2]])) });
@@ -53,7 +66,10 @@ function requestTracks(id, q, from, to) {
     r.to = a.to;
     return { from: a.from, to: a.to, tracks };
   });
-  r.tracks.catch(() => { state.ranges = state.ranges.filter((x) => x !== r); });
+  r.tracks.catch(() => {
+    state.ranges = state.ranges.filter((x) => x !== r);
+    if (askField) fields.delete(id); // ask again with the next piece
+  });
   return r;
 }
 
@@ -185,6 +201,13 @@ function paintTrails(pieces, sel, trail, ghosts) {
   const bounds = { minX: Infinity, maxX: -Infinity, minY: Infinity, maxY: -Infinity };
   mergeTracks(pieces, sel, trail, tracks, bounds);
   if (ghosts) mergeTracks(ghosts, sel, trail, ghostTracks, bounds);
+  // With a ground, the picture shows all of it (and what strays out).
+  const field = fields.get(state.rec.id);
+  if (field) {
+    const [x0, y0, x1, y1] = field.box;
+    bounds.minX = Math.min(bounds.minX, x0); bounds.maxX = Math.max(bounds.maxX, x1);
+    bounds.minY = Math.min(bounds.minY, y0); bounds.maxY = Math.max(bounds.maxY, y1);
+  }
   let { minX, maxX, minY, maxY } = bounds;
   // Many tracks (a strategy game's units) are coloured by team and left
   // unnamed: names would cover the picture.
@@ -208,6 +231,7 @@ function paintTrails(pieces, sel, trail, ghosts) {
     }
     g.stroke();
     setFont(g, TRAILS_FONT);
+    drawField(c, g, field, X, Y);
     for (const [id, t] of tracks) {
       if (!t.pts.length) continue;
       t.pts.sort((p, q) => p[0] - q[0]);
@@ -266,7 +290,7 @@ function paintTrails(pieces, sel, trail, ghosts) {
       labels.push(label);
     }
     ghostDrawn = paintGhost(g, ghostTracks, sel, trail, X, Y, W, H);
-  }
+  } else drawField(c, g, null);
   g.fillStyle = 'rgba(255,255,255,0.75)';
   setFont(g, TRAILS_FONT);
   g.fillText(`tick ${sel} · ${offset(timeAt(sel))}${ghostClock(sel)}`, 8, H - 8);
@@ -279,6 +303,57 @@ function paintTrails(pieces, sel, trail, ghosts) {
   $('trail-note').textContent = drawn && many ? `${drawn} units, coloured by player, where each was last placed` :
     drawn ? `${drawn} trail${drawn === 1 ? '' : 's'}, the last ${TRAIL_SECONDS} s before the selected moment` :
     'No positions around this moment (nobody in the game, or this format records none).';
+}
+
+/**
+ * Draws a recording's ground under the trails (none: nothing): its
+ * outlines and lines, and each goal as a ring in its colour, named. The
+ * canvas's data-field lists what was drawn ("kind:label" by ";") and
+ * data-field-box the first outline's x,y,w,h in CSS pixels.
+ */
+function drawField(c, g, field, X, Y) {
+  if (!field) {
+    delete c.dataset.field;
+    delete c.dataset.fieldBox;
+    return;
+  }
+  const drawn = [];
+  let box = null;
+  g.save();
+  for (const s of field.shapes || []) {
+    const pts = s.points || [];
+    if (!pts.length) continue;
+    g.strokeStyle = s.color || 'rgba(226,232,240,0.55)';
+    g.fillStyle = s.color || 'rgba(226,232,240,0.7)';
+    if (s.kind === 'goal') {
+      const x = X(pts[0][0]), y = Y(pts[0][1]);
+      g.lineWidth = 3;
+      g.beginPath(); g.arc(x, y, 10, 0, Math.PI * 2); g.stroke();
+      if (s.label) {
+        const w = g.measureText(s.label).width;
+        g.fillText(s.label, x - w / 2, y + 26);
+      }
+    } else {
+      g.lineWidth = s.kind === 'outline' ? 2 : 1;
+      g.setLineDash(s.kind === 'line' ? [6, 6] : []);
+      g.beginPath();
+      g.moveTo(X(pts[0][0]), Y(pts[0][1]));
+      for (const p of pts.slice(1)) g.lineTo(X(p[0]), Y(p[1]));
+      if (s.kind === 'outline') g.closePath();
+      g.stroke();
+      g.setLineDash([]);
+      if (s.kind === 'outline' && !box) {
+        const xs = pts.map((p) => X(p[0])), ys = pts.map((p) => Y(p[1]));
+        box = [Math.min(...xs), Math.min(...ys), Math.max(...xs) - Math.min(...xs), Math.max(...ys) - Math.min(...ys)];
+        if (s.label) g.fillText(s.label, box[0] + 6, box[1] + 16);
+      }
+    }
+    drawn.push(`${s.kind}:${s.label || ''}`);
+  }
+  g.restore();
+  c.dataset.field = drawn.join(';');
+  if (box) c.dataset.fieldBox = box.map(Math.round).join(',');
+  else delete c.dataset.fieldBox;
 }
 
 /**
