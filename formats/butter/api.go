@@ -257,7 +257,7 @@ func (f *Frame) playerByUserID(id int64) *Player {
 	return nil
 }
 
-func (f *Frame) inArena() bool { return f.MapName == "mpl_arena_a" }
+func (f *Frame) inArena() bool { return f.MapName == arenaMap }
 
 func (f *Frame) inCombat() bool { return isCombatMap(f.MapName) }
 
