@@ -71,6 +71,11 @@ type CaseFilter struct {
 	Assignee string
 	// Recording is a recording id or unique prefix.
 	Recording string
+	// Player, when it names one, keeps the cases of the recordings that
+	// player is among (by name, case-insensitively as the player page
+	// finds them, or by id): the player page's cases. A recording taken
+	// down or gone no longer says who played, and its cases are left out.
+	Player PlayerKey
 }
 
 // Cases lists the cases f chooses, most recently changed first.
@@ -97,7 +102,40 @@ func (x *Archive) Cases(f CaseFilter) ([]archive.Case, error) {
 		}
 		af.Recording = id
 	}
-	return x.a.Cases(af)
+	cs, err := x.a.Cases(af)
+	if err != nil || f.Player == (PlayerKey{}) {
+		return cs, err
+	}
+	return x.playerCases(cs, f.Player)
+}
+
+// playerCases keeps the cases of cs whose recording k is among, reading
+// each recording's manifest once.
+func (x *Archive) playerCases(cs []archive.Case, k PlayerKey) ([]archive.Case, error) {
+	in := map[uuid.UUID]bool{}
+	out := cs[:0]
+	for _, c := range cs {
+		ok, seen := in[c.Recording]
+		if !seen {
+			m, err := x.a.Manifest(c.Recording)
+			if err != nil && !errors.Is(err, archive.ErrNotFound) {
+				return nil, fmt.Errorf("cases of player: recording %s: %w", c.Recording, err)
+			}
+			if err == nil {
+				for _, p := range m.Meta.Players {
+					if k.ID != "" && strings.EqualFold(p.ID, k.ID) || k.ID == "" && strings.EqualFold(p.Name, k.Name) {
+						ok = true
+						break
+					}
+				}
+			}
+			in[c.Recording] = ok
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // Case returns the case ref (an id or a unique prefix) names.

@@ -41,11 +41,21 @@ func (s *Server) caseFail(w http.ResponseWriter, err error) {
 	}
 }
 
-// listCases answers GET /api/v1/cases?status=&assignee=&recording=;
-// assignee=me is the caller.
+// listCases answers GET /api/v1/cases?status=&assignee=&recording=
+// &player=NAME or &player_id=ID (the cases of a player's recordings, for
+// the player page); assignee=me is the caller.
 func (s *Server) listCases(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := replay.CaseFilter{Status: q.Get("status"), Assignee: q.Get("assignee"), Recording: q.Get("recording")}
+	f := replay.CaseFilter{Status: q.Get("status"), Assignee: q.Get("assignee"), Recording: q.Get("recording"),
+		Player: replay.PlayerKey{Name: q.Get("player"), ID: q.Get("player_id")}}
+	switch {
+	case f.Player.Name != "" && f.Player.ID != "":
+		s.fail(w, badRequest("give player=NAME or player_id=ID, not both"))
+		return
+	case len(f.Player.Name) > maxPlayerKey || len(f.Player.ID) > maxPlayerKey:
+		s.fail(w, badRequest("a player's name or id is at most %d bytes", maxPlayerKey))
+		return
+	}
 	if f.Assignee == "me" {
 		f.Assignee = actorOf(r).Name
 	}

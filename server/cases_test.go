@@ -176,3 +176,61 @@ func TestCasesOverHTTP(t *testing.T) {
 		t.Errorf("the viewer changed the case: %+v", c)
 	}
 }
+
+// TestPlayerCasesOverHTTP: GET /api/v1/cases?player=NAME lists the cases
+// of the recordings NAME played in (its name in any case), and only
+// those; with the other filters too; a viewer is refused (403) and sees
+// no case; both player= and player_id= is 400.
+func TestPlayerCasesOverHTTP(t *testing.T) {
+	ts := start(t, server.Config{})
+	a, _ := ts.ingestGame(teehistoriangen.Options{Duration: time.Minute, Seed: 35, Players: 4})
+	b, _ := ts.ingestGame(teehistoriangen.Options{Duration: time.Minute, Seed: 36, Players: 4})
+	mod := ts.token("mod-mia", replay.RoleModerator)
+	viewer := ts.token("val", replay.RoleViewer)
+	for _, id := range []string{a, b} {
+		ts.want(http.StatusOK, "PUT", "/api/v1/recordings/"+id+"/flags/griefing", mod, strings.NewReader(`{"note":"case-note-35"}`), nil)
+	}
+	names := func(id string) map[string]bool {
+		m, err := ts.x.Manifest(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, p := range m.Meta.Players {
+			out[strings.ToLower(p.Name)] = true
+		}
+		return out
+	}
+	inA, inB := names(a), names(b)
+	only := ""
+	m, _ := ts.x.Manifest(a)
+	for _, p := range m.Meta.Players {
+		if p.Name != "" && !inB[strings.ToLower(p.Name)] {
+			only = p.Name
+			break
+		}
+	}
+	if only == "" || len(inA) == 0 {
+		t.Fatalf("no player of %s only: %v and %v", a, inA, inB)
+	}
+	var list wire.Cases
+	ts.want(http.StatusOK, "GET", "/api/v1/cases?player="+url.QueryEscape(strings.ToUpper(only)), mod, nil, &list)
+	if len(list.Cases) != 1 || list.Cases[0].Recording != a {
+		t.Errorf("cases of %s: %+v, want the one of %s", only, list.Cases, a)
+	}
+	list = wire.Cases{}
+	ts.want(http.StatusOK, "GET", "/api/v1/cases?status=resolved&player="+url.QueryEscape(only), mod, nil, &list)
+	if len(list.Cases) != 0 {
+		t.Errorf("resolved cases of %s: %+v", only, list.Cases)
+	}
+	list = wire.Cases{}
+	ts.want(http.StatusOK, "GET", "/api/v1/cases?player=nobody-plays-as-this", mod, nil, &list)
+	if list.Cases == nil || len(list.Cases) != 0 {
+		t.Errorf("cases of nobody: %+v", list)
+	}
+	body := ts.want(http.StatusForbidden, "GET", "/api/v1/cases?player="+url.QueryEscape(only), viewer, nil, nil)
+	if bytes.Contains(body, []byte(a)) || bytes.Contains(body, []byte("case-note-35")) || bytes.Contains(body, []byte("griefing")) {
+		t.Errorf("a viewer's answer names a case: %s", body)
+	}
+	ts.want(http.StatusBadRequest, "GET", "/api/v1/cases?player=x&player_id=y", mod, nil, nil)
+}

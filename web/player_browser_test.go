@@ -155,8 +155,7 @@ func TestPlayerPageAndList(t *testing.T) {
 	b.waitFor("Kit's hits", `document.body.dataset.ready === 'search' && document.querySelectorAll('#hits a.player').length > 0`)
 	b.do("click Kit", chromedp.Click(chromedp.CSS(`#hits li[data-id="`+recs[2]+`"] a.player`)))
 	b.waitFor("Kit's page", `document.body.dataset.ready === 'player' && !document.getElementById('player-view').hidden`)
-	// docs/screenshot-player.png: go test ./web -run TestPlayerPageAndList -args -screenshot
-	b.docShot("#player-view", "screenshot-player.png")
+	// docs/screenshot-player.png: TestPlayerPageCases (with cases).
 	rows := func() []string {
 		return eval[[]string](b, `[...document.querySelectorAll('#pl-recs tr')].map((r) => r.dataset.id)`)
 	}

@@ -5,8 +5,9 @@
 
 import { $, el, wall, duration, notice } from './util.js';
 import { API, api, errText } from './api.js';
-import { state } from './state.js';
+import { state, isMod } from './state.js';
 import { route, playerHref } from './nav.js';
+import { caseHref } from './cases.js';
 
 /** The API path of the player the URL names, and how it is named. */
 function playerOf(params) {
@@ -41,7 +42,11 @@ export async function showPlayer() {
   const { path, p } = playerOf(params);
   p.set('limit', '20');
   if (cursor) p.set('cursor', cursor);
+  $('pl-cases').replaceChildren();
+  $('pl-cases-box').hidden = true;
   const token = state.token;
+  // A name or an id in the URL: its cases are asked for with the player.
+  const early = playerCases(params, null);
   let res;
   try {
     $('pl-summary').textContent = 'Looking…';
@@ -54,7 +59,51 @@ export async function showPlayer() {
   }
   if (token !== state.token) return;
   renderPlayer(res, params, cursor);
+  await showPlayerCases(early || playerCases(params, res), token);
+  if (token !== state.token) return;
   document.body.dataset.ready = 'player';
+}
+
+/**
+ * Asks a moderator's cases API for the cases of the player's recordings
+ * (GET /api/v1/cases?player=NAME or ?player_id=ID): by the URL's name or
+ * id, or by what the answer res says (a pseudonym stands for an id).
+ * Null when the key is not known yet; resolves to null for anyone who
+ * is not a moderator, who is asked nothing.
+ */
+function playerCases(params, res) {
+  let k = '';
+  if (params.get('pid')) k = 'player_id=' + encodeURIComponent(params.get('pid'));
+  else if (params.get('player')) k = 'player=' + encodeURIComponent(params.get('player'));
+  else if (res && res.id) k = 'player_id=' + encodeURIComponent(res.id);
+  else if (res && res.name) k = 'player=' + encodeURIComponent(res.name);
+  if (!k) return null;
+  return Promise.resolve(state.whoReady).then(() => (isMod() ? api(`${API}/cases?${k}`) : null));
+}
+
+/** Lists the cases p resolves to (moderators only; nothing otherwise). */
+async function showPlayerCases(p, token) {
+  const ul = $('pl-cases');
+  let r;
+  try {
+    r = await p;
+  } catch (e) {
+    if (token !== state.token) return;
+    $('pl-cases-box').hidden = false;
+    ul.append(el('li', { class: 'muted', text: 'Could not load the cases: ' + errText(e) }));
+    return;
+  }
+  if (token !== state.token || !r) return;
+  $('pl-cases-box').hidden = false;
+  for (const c of r.cases || []) {
+    const rec = `/r/${c.recording}${c.flag ? `?flag=${encodeURIComponent(c.flag)}` : ''}`;
+    ul.append(el('li', { dataset: { case: c.id } },
+      el('a', { href: caseHref(c.id), 'data-nav': true, text: `Case ${c.id.slice(0, 8)}`, title: c.id }),
+      el('span', { text: ` ${c.status}` }),
+      el('span', { class: 'muted', text: ` · ${c.flag ? c.flag + ' · ' : ''}${c.assignee || 'unassigned'} · ${wall(c.updated).slice(0, 10)} · ` }),
+      el('a', { href: rec, 'data-nav': true, text: c.recording.slice(0, 8), title: c.recording })));
+  }
+  if (!(r.cases || []).length) ul.append(el('li', { class: 'muted', text: 'none' }));
 }
 
 const seenText = (s) => `${s.recordings} recording${s.recordings === 1 ? '' : 's'}` +
