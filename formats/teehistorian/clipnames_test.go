@@ -19,9 +19,18 @@ import (
 // and its events from that tick on (commands, joins, drops) name the same
 // player and account as the original's. Files before version_minor 8 name
 // players only in start-info messages, which a clip held only when they
-// fell in its range; a login before the clip was lost too.
+// fell in its range; a login before the clip was lost too. Each file is
+// clipped as archived now and as an older archive holds it (oldLayout:
+// chunks whose resume states predate the clients' start-info messages and
+// logins): the same names either way.
 func TestClipKeepsNames(t *testing.T) {
 	files := corpusFiles(t)
+	for _, layout := range []string{"now", "old"} {
+		t.Run(layout, func(t *testing.T) { clipKeepsNames(t, files, layout == "old") })
+	}
+}
+
+func clipKeepsNames(t *testing.T, files map[string][]byte, old bool) {
 	for _, tc := range []struct {
 		file string
 		from int64
@@ -39,8 +48,13 @@ func TestClipKeepsNames(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is not in the corpus", tc.file)
 			}
-			c := New()
+			// Small chunks: the clip starts in a chunk of its own, from
+			// that chunk's resume state, as in a long file.
+			c := &Codec{ChunkSize: 1 << 10}
 			orig := formatstest.Split(t, c, file)
+			if old {
+				oldLayout(t, orig)
+			}
 			var out bytes.Buffer
 			if err := c.Clip(context.Background(), orig.Source(), formats.Ticks(tc.from, -1), &out); err != nil {
 				t.Fatal(err)
@@ -144,4 +158,31 @@ func TestResumeNameMsgAndAuth(t *testing.T) {
 	if decodeResume(&back, b) == nil {
 		t.Error("a version 1 resume with a name message was read")
 	}
+}
+
+// oldLayout rewrites rec's chunks' resume states as archives written
+// before resume version 2 hold them: the same chunks of the same native
+// bytes, each state without the clients' start-info messages and logins
+// (Intro), so in version 1. The chunks' bytes are untouched: an archive
+// keeps the file's bytes whatever its resume states.
+func oldLayout(t *testing.T, rec *formatstest.Recording) {
+	t.Helper()
+	dropped := 0
+	for i := range rec.ChunkIndex {
+		var st State
+		if err := decodeResume(&st, rec.ChunkIndex[i].Resume); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+		for k := range st.Clients {
+			if st.Clients[k].Intro != nil {
+				st.Clients[k].Intro = nil
+				dropped++
+			}
+		}
+		rec.ChunkIndex[i].Resume = appendResume(nil, &st)
+		if v := rec.ChunkIndex[i].Resume[0]; v != resumeVersion {
+			t.Fatalf("chunk %d: resume version %d after the rewrite", i, v)
+		}
+	}
+	t.Logf("old layout: %d start-info messages and logins left out of %d chunks' states", dropped, len(rec.ChunkIndex))
 }

@@ -41,6 +41,10 @@ type chunkWalker struct {
 	st     State
 	r      formats.Range // the ticks wanted: chunks past it are not read
 	peeks  int           // calls to peek, so ctx is checked every 1024th
+	// resumeV is the version of the resume state the walk started from
+	// (0 before it reads one): a clip from a version 1 state may lack the
+	// clients' start-info messages and logins (recoverIntros).
+	resumeV byte
 
 	// A pooled walker (Frames: its frames copy what they hold) keeps
 	// between calls the header it parsed and the bytes it parsed it from,
@@ -175,6 +179,7 @@ func (w *chunkWalker) peek(ctx context.Context) (*Item, error) {
 			if err := decodeResume(&w.st, resume); err != nil {
 				return nil, fmt.Errorf("teehistorian: chunk %d: %w", w.i, err)
 			}
+			w.resumeV = resume[0]
 			w.rd = w.nextReader(native, w.chunks[w.i].Offset, &w.st)
 		} else {
 			// Continue with the state the previous chunk ended in.
@@ -411,6 +416,15 @@ func (c *Codec) clip(ctx context.Context, src formats.Source, r formats.Range, w
 		if from == 0 {
 			return nil
 		}
+		if wk.resumeV == resumeVersion && namelessClient(st) {
+			// An older archive's chunk: its state predates the clients'
+			// start-info messages and logins.
+			cp := *st
+			if err := recoverIntros(ctx, src, from, &cp); err != nil {
+				return err
+			}
+			st = &cp
+		}
 		if from-1 > 0 {
 			if err := rec.BeginTick(from - 1); err != nil {
 				return err
@@ -491,6 +505,77 @@ func (c *Codec) clip(ctx context.Context, src formats.Source, r formats.Range, w
 		}
 	}
 	return rec.Finish()
+}
+
+// maxIntroChunks bounds the chunks recoverIntros decodes (64 MiB of a
+// file at the default chunk size): past it a clip starts from its chunk's
+// state alone, as before.
+const maxIntroChunks = 1024
+
+// namelessClient reports whether a client connected in st has neither a
+// name (PLAYER_NAME) nor a start-info message to name it by.
+func namelessClient(st *State) bool {
+	for i := range st.Clients {
+		c := &st.Clients[i]
+		if c.Connected && len(c.Name) == 0 && (c.Intro == nil || len(c.Intro.NameMsg) == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// recoverIntros gives the clients connected in st (the state at tick
+// from, decoded from an older archive's version 1 resume state, which
+// kept no start-info messages or logins) those the file holds: it decodes
+// src from its start to from (at most maxIntroChunks chunks) and copies
+// each connected client's start-info message and login where st lacks
+// them. A clip of such an archive then names everyone present at from,
+// as a clip of one archived now does, without re-ingesting the file.
+func recoverIntros(ctx context.Context, src formats.Source, from int64, st *State) error {
+	if formats.FindChunk(src.Chunks(), from) > maxIntroChunks {
+		return nil
+	}
+	wk, err := newChunkWalker(src, formats.Ticks(0, from-1))
+	if err != nil {
+		return err
+	}
+	for {
+		it, err := wk.peek(ctx)
+		if errIsEOF(err) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("teehistorian: names before tick %d: %w", from, err)
+		}
+		if it.Tick >= from {
+			break
+		}
+		wk.commit()
+	}
+	if wk.rd == nil {
+		return nil
+	}
+	full := wk.rd.State()
+	for cid := range st.Clients {
+		c, f := &st.Clients[cid], &full.Clients[cid]
+		if !c.Connected || !f.Connected || f.Intro == nil {
+			continue
+		}
+		in := Intro{}
+		if c.Intro != nil {
+			in = *c.Intro
+		}
+		if len(in.NameMsg) == 0 && len(c.Name) == 0 {
+			in.NameMsg = f.Intro.NameMsg
+		}
+		if in.AuthKind == ExUnknown {
+			in.AuthKind, in.Auth = f.Intro.AuthKind, f.Intro.Auth
+		}
+		if len(in.NameMsg) > 0 || in.AuthKind != ExUnknown {
+			c.Intro = &in
+		}
+	}
+	return nil
 }
 
 // clipAuthKind is the record a clip starts a logged-in client's login
