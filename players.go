@@ -26,7 +26,9 @@ func (x *Archive) SearchSorted(ctx context.Context, pq *query.Query, so query.So
 	return res, nil
 }
 
-// PlayerScanMax bounds the recordings a player's summary reads: past it the
+// PlayerScanMax bounds the recordings a player's summary reads when it
+// reads their records (the index's terms sum up all of them, see
+// query.Index.PlayerStats, once its sort numbers are read): past it the
 // summary (aliases, first and last seen, flags) is of the first
 // PlayerScanMax found, and Player says so (Scanned < Total).
 const PlayerScanMax = 20_000
@@ -182,7 +184,30 @@ func playerCacheKey(k PlayerKey) PlayerKey {
 // summary.
 func (x *Archive) summarize(ctx context.Context, ix *query.Index, k PlayerKey, pq *query.Query) (*PlayerSummary, error) {
 	out := &PlayerSummary{Key: k}
-	var err error
+	// From the index's terms when it can (no record read: a player of
+	// 5,800 recordings took 25 ms of CPU below); else from the records.
+	st, ok, err := ix.PlayerStats(ctx, k.Name, k.ID)
+	if err != nil {
+		return nil, fmt.Errorf("player: %w", err)
+	}
+	if ok {
+		seen := func(l []query.Seen) []Seen {
+			out := make([]Seen, len(l))
+			for i, s := range l {
+				out[i] = Seen(s)
+			}
+			return out
+		}
+		out.Total, out.Scanned, out.First, out.Last = st.Total, st.Total, st.First, st.Last
+		out.Names, out.IDs, out.Aliases = seen(st.Names), seen(st.IDs), seen(st.Aliases)
+		for _, f := range st.Flags {
+			out.Flags = append(out.Flags, FlagCount(f))
+		}
+		if len(out.Aliases) == 0 {
+			out.Aliases = nil
+		}
+		return out, nil
+	}
 	names, ids, flags := seenSet{}, seenSet{}, map[string]int{}
 	out.Total, err = ix.EachHit(ctx, pq, PlayerScanMax, func(h *query.Hit) error {
 		out.Scanned++

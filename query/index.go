@@ -98,6 +98,7 @@ const (
 	fREtc    = "retc"    // analysed: text of the recording's other events
 	pairs    = "2"       // suffix of the word-pair field of each of the four above
 	fOver    = "over"    // keyword: rcmd, rchat, retc when they hold only part of the text (maxRecText)
+	fSeen    = "pseen"   // keyword, as written: each player's name with its id and each id with its name, and each flag (players.go)
 
 	// The score's keywords (operators.go, formats.ScoreSearchTerms).
 	fRace   = "race"   // keyword: the players' races
@@ -220,7 +221,7 @@ func mergeFloorFor(dir string) int {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-28.4"
+const layoutVersion = "2026-11-28.5"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
@@ -325,7 +326,7 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
 		return f
 	}
-	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fSortDur, fSortPl, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs, fPCmd + pairs, fPChat + pairs, fPEtc + pairs, fOver} {
+	for _, name := range []string{fRec, fIsRec, fFormat, fSession, fPlayer, fPID, fMap, fServer, fFlag, fHeld, fKinds, fKind, fSort, fSortDur, fSortPl, fWords + pairs, fRCmd + pairs, fRChat + pairs, fREtc + pairs, fPCmd + pairs, fPChat + pairs, fPEtc + pairs, fOver, fSeen} {
 		dm.AddFieldMappingsAt(name, kw())
 	}
 	for _, name := range scoreFields {
@@ -677,6 +678,9 @@ func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 			seen["f"+f] = true
 			kw(fFlag, f)
 		}
+	}
+	for _, t := range seenTerms(r) {
+		d.AddField(document.NewTextFieldCustom(fSeen, nil, []byte(t), keywordOpts, nil))
 	}
 	addScoreFields(kw, r)
 	addFree(r.Map)
