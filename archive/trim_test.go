@@ -40,3 +40,40 @@ func TestTrimChangesInBatches(t *testing.T) {
 		t.Fatalf("%d entries left", len(left))
 	}
 }
+
+// TestLargeTrimCompactsCatalog: trimming the log of a bulk import (at
+// least trimCompactMin entries at once) leaves a compacted catalog
+// rather than a file of free pages that every open reads the list of;
+// the entries after the trimmed ones are still there.
+func TestLargeTrimCompactsCatalog(t *testing.T) {
+	a := openTest(t, t.TempDir(), Options{NoSync: true})
+	const n = trimCompactMin + 50
+	err := a.catalog.Update(func(tx *bolt.Tx) error {
+		for range n {
+			if err := appendChange(tx, ChangePut, uuid.New()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := a.catalogSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.TrimChanges(trimCompactMin); err != nil {
+		t.Fatal(err)
+	}
+	after, err := a.catalogSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.FileBytes*2 > before.FileBytes {
+		t.Errorf("catalog of %d bytes before the trim, %d after: not compacted", before.FileBytes, after.FileBytes)
+	}
+	if left, err := a.ChangesSince(0, 0); err != nil || len(left) != 50 || left[0].Seq != trimCompactMin+1 {
+		t.Fatalf("%d entries left, %v", len(left), err)
+	}
+}
