@@ -1,7 +1,9 @@
 // The map under the trails: the game layer of the map a recording was
 // played on (GET …/recordings/{id}/map: tiles as kinds, run-length
-// encoded), drawn once into an offscreen canvas of one pixel a tile and
-// blitted under the trails on every frame, in the trails' coordinates.
+// encoded), decoded into a kind per tile; the tiles in view are painted
+// into an offscreen canvas of one pixel a tile (again only when the view
+// moves to other tiles) and blitted under the trails on every frame, in
+// the trails' coordinates.
 // A recording whose map is not in the archive draws as before.
 
 import { $ } from './util.js';
@@ -49,6 +51,15 @@ export function loadMap(id, redraw) {
   }, () => { /* no map (no_map), or none for this format: the plain grid */ });
 }
 
+/**
+ * Resolves once recording id's map (asked for by loadMap) is decoded, or
+ * known to be missing; at once when it was never asked for.
+ */
+export function mapSettled(id) {
+  const m = maps.get(id);
+  return m && m.p ? m.p : Promise.resolve();
+}
+
 /** The decoded map of the open recording, or null. */
 function current() {
   const m = state.rec && maps.get(state.rec.id);
@@ -56,34 +67,55 @@ function current() {
 }
 
 /**
- * Decodes an answer into {sha256, width, height, tile, canvas}: the
- * runs (kind byte, LEB128 length) painted into an offscreen canvas of
- * width×height pixels.
+ * Decodes an answer into {sha256, width, height, tile, kinds, colours}:
+ * the runs (kind byte, LEB128 length) into one kind byte per tile, and
+ * each kind's colour as a little-endian RGBA word (0: not drawn). Only
+ * the tiles in view are ever painted (drawMap): a map is thousands of
+ * tiles wide, the picture shows a few dozen.
  */
 function decode(a) {
   const w = a.width, h = a.height, n = w * h;
   const bin = atob(a.runs);
-  const px = new Uint32Array(n);
+  const kinds = new Uint8Array(n);
   // Colours as little-endian RGBA words.
   const word = (hex) => {
     const v = parseInt(hex.slice(1), 16);
     return (0xff << 24 | (v & 0xff) << 16 | (v >> 8 & 0xff) << 8 | v >> 16) >>> 0;
   };
-  const colour = a.kinds.map((k) => (MAP_COLORS[k] ? word(MAP_COLORS[k]) : 0));
+  const colours = new Uint32Array(256);
+  a.kinds.forEach((k, i) => { if (i < 256 && MAP_COLORS[k]) colours[i] = word(MAP_COLORS[k]); });
   let at = 0;
   for (let i = 0; i < bin.length && at < n;) {
     const k = bin.charCodeAt(i++);
     let len = 0, shift = 0, b;
     do { b = bin.charCodeAt(i++); len += (b & 0x7f) * 2 ** shift; shift += 7; } while (b & 0x80 && i < bin.length);
-    const end = Math.min(n, at + len), c = colour[k] || 0;
-    if (c) px.fill(c, at, end);
+    const end = Math.min(n, at + len);
+    if (k) kinds.fill(k, at, end);
     at = end;
   }
-  const canvas = document.createElement('canvas');
+  return { sha256: a.sha256, width: w, height: h, tile: a.tile_size || 32, kinds, colours, view: null };
+}
+
+/**
+ * Returns a canvas of one pixel a tile holding tiles [sx, ex) × [sy, ey)
+ * of map m, painted once for that rectangle and kept while the view
+ * stays on it.
+ */
+function tilesIn(m, sx, sy, ex, ey) {
+  const v = m.view;
+  if (v && v.sx === sx && v.sy === sy && v.ex === ex && v.ey === ey) return v.canvas;
+  const w = ex - sx, h = ey - sy;
+  const px = new Uint32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const row = (sy + y) * m.width + sx;
+    for (let x = 0; x < w; x++) px[y * w + x] = m.colours[m.kinds[row + x]];
+  }
+  const canvas = v && v.canvas.width === w && v.canvas.height === h ? v.canvas : document.createElement('canvas');
   canvas.width = w;
   canvas.height = h;
   canvas.getContext('2d').putImageData(new ImageData(new Uint8ClampedArray(px.buffer), w, h), 0, 0);
-  return { sha256: a.sha256, width: w, height: h, tile: a.tile_size || 32, canvas };
+  m.view = { sx, sy, ex, ey, canvas };
+  return canvas;
 }
 
 /**
@@ -103,8 +135,8 @@ export function mapBounds(minX, maxX, minY, maxY) {
 
 /**
  * Draws the open recording's map on g (W×H css pixels) where position
- * (0, 0) is at canvas (x0, y0) and a position unit is s pixels: the part
- * of the offscreen tiles in view, one blit, unsmoothed.
+ * (0, 0) is at canvas (x0, y0) and a position unit is s pixels: the tiles
+ * in view, one blit, unsmoothed.
  */
 export function drawMap(g, x0, y0, s, W, H) {
   const m = current();
@@ -122,7 +154,7 @@ export function drawMap(g, x0, y0, s, W, H) {
   if (ex > sx && ey > sy) {
     const smooth = g.imageSmoothingEnabled;
     g.imageSmoothingEnabled = false;
-    g.drawImage(m.canvas, sx, sy, ex - sx, ey - sy, x0 + sx * px, y0 + sy * px, (ex - sx) * px, (ey - sy) * px);
+    g.drawImage(tilesIn(m, sx, sy, ex, ey), x0 + sx * px, y0 + sy * px, (ex - sx) * px, (ey - sy) * px);
     g.imageSmoothingEnabled = smooth;
   }
   if (c.dataset.map !== m.sha256) {

@@ -9,6 +9,7 @@ import { setDefaultRange, select, updatePos } from './moment.js';
 import { eventColumns, drawTimeline, renderEventRows, flagToOpen } from './timeline.js';
 import { AHEAD_SECONDS, trailTicks, guessTracks, tracksFor, drawTrails, showPicture, openWherePlaced } from './trails.js';
 import { renderMarks, renderAudit, renderActions } from './actions.js';
+import { mapSettled } from './mapdraw.js';
 import { clearRecCases, loadRecCases } from './cases.js';
 import { showScoreboard } from './scoreboard.js';
 import { playerHref } from './nav.js';
@@ -22,6 +23,11 @@ const nameCell = (name) => el('td', {}, name ? el('a', { href: playerHref(name),
 // joins and drops are a hundred rows and more, most of them scrolled out
 // of its box) follow once the page is usable.
 const PLAYER_ROWS_FIRST = 24;
+
+// How long the first paint of the trails waits for the map once the
+// rest is drawn (mapSettled), in ms: a map slower than that is drawn when
+// it comes.
+const MAP_WAIT_MS = 100;
 
 // The events fetched for a recording's timeline.
 const EVENT_LIMIT = 20000;
@@ -117,6 +123,10 @@ export async function showRecording(id) {
   drawTimeline();
   updatePos();
   performance.mark('replay:drawn');
+  // The map, asked for with the first positions, is drawn in the trails'
+  // first paint, not a second one, unless it takes longer still.
+  await Promise.race([mapSettled(rec.id), new Promise((r) => setTimeout(r, MAP_WAIT_MS))]);
+  if (token !== state.token) return;
   await drawTrails();
   if (token !== state.token) return;
   performance.mark('replay:trails');
