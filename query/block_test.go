@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
 	"github.com/replayarchive/replay/formats"
 )
 
@@ -203,4 +206,82 @@ func FuzzDecodeBlock(f *testing.F) {
 			t.Fatalf("%d events from %d bytes", n, len(data))
 		}
 	})
+}
+
+// TestPageBlocksMatchSearch: the blocks pageBlocks reads straight from
+// the segments for a page of recordings are those bleve's search of the
+// page's blocks finds (ids and stored data, in id order), for one term
+// and a conjunction of terms, over several segments with replaced and
+// deleted recordings; a disjunction is left to the search.
+func TestPageBlocksMatchSearch(t *testing.T) {
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	c := genConfig{Recordings: 120, Events: 150, Players: 20, Seed: 11}
+	seq := uint64(0)
+	for lo := 0; lo < c.Recordings; lo += 40 {
+		var puts []RecordingDoc
+		for i := lo; i < lo+40; i++ {
+			puts = append(puts, genRecording(c, i))
+		}
+		var dels []string
+		if lo > 0 {
+			dels = []string{genRecording(c, lo-3).ID}
+			puts = append(puts, genRecording(c, lo-10)) // put again
+		}
+		seq++
+		if err := ix.Apply(ctx, seq, puts, dels); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recs []string
+	for i := 0; i < c.Recordings; i += 6 {
+		recs = append(recs, genRecording(c, i).ID)
+	}
+	recs = append(recs, genRecording(c, 37).ID) // deleted
+	for _, q := range []string{"cmd:kick", "cmd:\"kick 3\"", "kind:chat", "chat:gg", "cmd:nothingatall"} {
+		pq, err := Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cq := &compiler{q: pq}
+		if _, err := cq.root(); err != nil {
+			t.Fatal(err)
+		}
+		evq := cq.events[0]
+		got, ok, err := ix.pageBlocks(ctx, recs, evq, 100_000)
+		if err != nil || !ok {
+			t.Fatalf("%q: ok %v, %v", q, ok, err)
+		}
+		req := bleve.NewSearchRequestOptions(blockQuery(recs, evq), 100_000, 0, false)
+		req.SortBy([]string{"_id"})
+		req.Fields = []string{fData}
+		res, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []blockRef
+		for _, h := range res.Hits {
+			s, _ := h.Fields[fData].(string)
+			want = append(want, blockRef{h.ID, s})
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %d blocks, the search %d", q, len(got), len(want))
+		}
+		if q == "cmd:kick" && len(want) < 10 {
+			t.Errorf("%q: only %d blocks: the test reads too little", q, len(want))
+		}
+		// Past max it stops at max+1.
+		if len(want) > 3 {
+			if got, _, _ := ix.pageBlocks(ctx, recs, evq, 3); len(got) != 4 {
+				t.Errorf("%q: max 3: %d blocks", q, len(got))
+			}
+		}
+	}
+	if _, ok, _ := ix.pageBlocks(ctx, recs, query.NewDisjunctionQuery([]query.Query{termQ(fCmd, "kick"), termQ(fChat, "gg")}), 10); ok {
+		t.Error("a disjunction was read directly")
+	}
 }

@@ -567,6 +567,31 @@ func (ix *Index) allEvents(ctx context.Context, hits []Hit, evq query.Query, m *
 		recs[i] = hits[i].ID
 		at[hits[i].ID] = i
 	}
+	blocks, direct, err := ix.pageBlocks(ctx, recs, evq, 4*ix.maxEvents)
+	if err != nil {
+		return err
+	}
+	if direct && len(blocks) > 4*ix.maxEvents {
+		for i := range hits {
+			if err := ix.events(ctx, &hits[i], evq, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if direct {
+		for _, b := range blocks {
+			rec, _, _ := strings.Cut(b.id, "/")
+			i, ok := at[rec]
+			if !ok {
+				return fmt.Errorf("query: event block %s of no hit", b.id)
+			}
+			if err := hitEvents(&hits[i], b.id, b.data, m, ix.maxEvents); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	req := bleve.NewSearchRequestOptions(blockQuery(recs, evq), 4*ix.maxEvents, 0, false)
 	req.SortBy([]string{"_id"})
 	req.Score = bleve.ScoreNone
