@@ -157,3 +157,41 @@ func (ix *Index) pageBlocks(ctx context.Context, recs []string, evq query.Query,
 	slices.SortFunc(out, func(a, b blockRef) int { return strings.Compare(a.id, b.id) })
 	return out, true, nil
 }
+
+// anyLive reports whether some live document of the index holds one of
+// the terms (field, term pairs), from the segments' postings, and false
+// for ok when the index is not one of scorch segments (the caller then
+// searches). Asking it of every text term of every query (are recordings
+// marked over in its class? does a live recording's part hold it?) was
+// a bleve search each.
+func (ix *Index) anyLive(terms ...*query.TermQuery) (found, ok bool, err error) {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return false, false, fmt.Errorf("query: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return false, false, fmt.Errorf("query: %w", err)
+	}
+	defer r.Close()
+	sv, ok := segViewOf(r)
+	if !ok {
+		return false, false, nil
+	}
+	for _, ss := range sv.segs {
+		for _, t := range terms {
+			d, err := ss.Segment().Dictionary(t.FieldVal)
+			if err != nil {
+				return false, false, fmt.Errorf("query: %w", err)
+			}
+			pl, err := d.PostingsList([]byte(t.Term), ss.Deleted(), nil)
+			if err != nil {
+				return false, false, fmt.Errorf("query: %w", err)
+			}
+			if pl.Count() > 0 {
+				return true, true, nil
+			}
+		}
+	}
+	return false, true, nil
+}

@@ -359,8 +359,19 @@ func (ix *Index) liveMatch(ctx context.Context, t *Term) (query.Query, error) {
 		return nil, nil
 	}
 	qs := make([]query.Query, len(op.classes))
+	var terms []*query.TermQuery // when every one is a term
 	for i, c := range op.classes {
 		qs[i] = recTextQuery(partClassFields[c], t)
+		if tq, ok := qs[i].(*query.TermQuery); ok {
+			terms = append(terms, tq)
+		}
+	}
+	// Most indexes hold no live recording's part with the word: one look
+	// at each segment's postings says so without a search.
+	if len(terms) == len(qs) {
+		if found, ok, err := ix.anyLive(terms...); err != nil || ok && !found {
+			return nil, err
+		}
 	}
 	var pq query.Query = query.NewDisjunctionQuery(qs)
 	if len(qs) == 1 {

@@ -234,6 +234,15 @@ func (ix *Index) compiler(ctx context.Context, q *Query) (compiler, error) {
 	return compiler{q: q, longest: time.Duration(longest), bounded: bounded,
 		live: func(t *Term) (query.Query, error) { return ix.liveMatch(ctx, t) },
 		marked: func(op string) (bool, error) {
+			// The over keyword is on recording documents alone.
+			o, _ := lookup(op)
+			var terms []*query.TermQuery
+			for _, c := range o.classes {
+				terms = append(terms, termQ(fOver, recClassFields[c]))
+			}
+			if found, ok, err := ix.anyLive(terms...); err != nil || ok {
+				return found, err
+			}
 			res, err := ix.bi.SearchInContext(ctx, bleve.NewSearchRequestOptions(query.NewConjunctionQuery([]query.Query{termQ(fIsRec, "r"), overQuery(op)}), 0, 0, false))
 			if err != nil {
 				return false, fmt.Errorf("query: marked: %w", err)
