@@ -310,3 +310,49 @@ func TestSegBestWaysAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestTermBitsKept: a common term's bitset is kept and found again, a
+// rare one is not kept, and past the budget (here four bitsets) the
+// least recently used goes first.
+func TestTermBitsKept(t *testing.T) {
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	c := genConfig{Recordings: 300, Events: 2, Players: 30, Seed: 2}
+	var puts []RecordingDoc
+	for i := range c.Recordings {
+		puts = append(puts, genRecording(c, i))
+	}
+	if err := ix.Apply(context.Background(), 1, puts, nil); err != nil {
+		t.Fatal(err)
+	}
+	adv, _ := ix.bi.Advanced()
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sv, _ := segViewOf(r)
+	seg := sv.segs[0].Segment()
+	n := seg.Count()
+	common, rare := roaring.New(), roaring.New()
+	common.AddRange(0, n/2)
+	rare.Add(3)
+	tb := &termBits{budget: int(4 * 8 * ((n + 63) / 64))} // room for four
+	if tb.keep(seg, "f", "rare", rare) != nil || tb.lookup(seg, "f", "rare") != nil {
+		t.Error("a rare term was kept")
+	}
+	for _, term := range []string{"a", "b", "c", "d"} {
+		if s := tb.keep(seg, "f", term, common); s == nil || !s.has(1) || s.has(uint32(n/2)) || s.card != n/2 {
+			t.Fatalf("%s: %+v", term, s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tb.lookup(seg, "f", "a") // a is used again: b is now the oldest
+	tb.keep(seg, "f", "e", common)
+	if tb.lookup(seg, "f", "b") != nil || tb.lookup(seg, "f", "a") == nil || tb.lookup(seg, "f", "e") == nil || len(tb.m) != 4 {
+		t.Errorf("after a fifth term: %d kept, b %v", len(tb.m), tb.lookup(seg, "f", "b") != nil)
+	}
+}
