@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,8 +36,19 @@ func TestHandlerRoutes(t *testing.T) {
 		if !strings.Contains(body, `id="search-form"`) || !strings.Contains(body, `id="trails"`) {
 			t.Errorf("GET %s: not the page:\n%.300s", p, body)
 		}
-		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		csp := res.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("GET %s: CSP %q", p, csp)
+		}
+		// The one inline script (boot.js) is allowed by its hash, and
+		// no other.
+		inline := regexp.MustCompile(`(?s)<script>(.*?)</script>`).FindAllStringSubmatch(body, -1)
+		if len(inline) != 1 || !strings.Contains(inline[0][1], "replayEarly") {
+			t.Fatalf("GET %s: %d inline scripts, want boot.js", p, len(inline))
+		}
+		sum := sha256.Sum256([]byte(inline[0][1]))
+		if want := "script-src 'self' 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !strings.Contains(csp, want) {
+			t.Errorf("GET %s: CSP %q does not allow the inline script (%s)", p, csp, want)
 		}
 	}
 	for _, p := range []string{"/r/", "/r/a/b", "/nope", "/static/", "/static/missing.js", "/static/../web.go", "/index.html"} {

@@ -308,6 +308,15 @@ func TestMapTimeToInteractive(t *testing.T) {
 		mapReq := eval[string](b, `(() => { const e = performance.getEntriesByType('resource').find((e) => e.name.endsWith('/map'));
 			return e ? Math.round(e.startTime) + '+' + Math.round(e.duration) + ' ms, ' + Math.round(e.transferSize / 1024) + ' KiB' : 'none'; })()`)
 		t.Logf("load %d: blank %.0f ms, page ready %.0f ms, map drawn %.0f ms (its request %s)", i, blank, ready, drawn, mapReq)
+		// boot.js asked for the page's first answers while the page was
+		// parsed: each was taken by the module that needs it (the same
+		// URL), none sent twice.
+		if left := eval[[]string](b, `[...window.replayEarly.keys()]`); len(left) > 0 {
+			t.Errorf("load %d: boot.js's requests %q were not taken: the modules ask for other URLs", i, left)
+		}
+		if n := eval[int](b, `performance.getEntriesByType('resource').filter((e) => /\/api\/v1\/(whoami|recordings\/[^/?]+(\/(events|map|tracks)|$))/.test(e.name) && !/from=/.test(e.name)).length`); n != 5 {
+			t.Errorf("load %d: %d requests for the page's first answers, want boot.js's 5", i, n)
+		}
 		if i > 0 {
 			pages, blanks, own = append(pages, page), append(blanks, blank), append(own, page-blank)
 		}

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"html/template"
@@ -42,6 +43,9 @@ type asset struct {
 type handler struct {
 	index  []byte
 	assets map[string]asset
+	// csp is the pages' Content-Security-Policy: the page's own origin,
+	// and the one inline script (boot.js) by its hash.
+	csp string
 }
 
 // Handler serves the moderators' page: the search at "/", a recording's
@@ -71,6 +75,13 @@ func Handler() http.Handler {
 		panic("web: embedded assets: " + err.Error())
 	}
 	version := hex.EncodeToString(all.Sum(nil)[:8])
+	// boot.js is inlined into the page (so it runs as soon as it is
+	// parsed, before the modules are compiled), not served on its own.
+	boot := strings.TrimSpace(string(files[bootScript]))
+	delete(files, bootScript)
+	bootSum := sha256.Sum256([]byte(boot))
+	h.csp = "default-src 'self'; script-src 'self' 'sha256-" + base64.StdEncoding.EncodeToString(bootSum[:]) + "'; " +
+		"img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 	var modules []string
 	for p, b := range files {
 		if path.Ext(p) == ".js" {
@@ -87,14 +98,20 @@ func Handler() http.Handler {
 	var buf bytes.Buffer
 	data := struct {
 		CSS, JS string
+		Boot    template.JS
 		Modules []string
-	}{"/static/app.css?v=" + version, "/static/main.js?v=" + version, modules}
+	}{"/static/app.css?v=" + version, "/static/main.js?v=" + version, template.JS(boot), modules}
 	if err := t.Execute(&buf, data); err != nil {
 		panic("web: index template: " + err.Error())
 	}
 	h.index = buf.Bytes()
 	return h
 }
+
+// bootScript is the script the page runs inline while it is parsed
+// (static/boot.js: it sends a recording page's first requests), not a
+// module, and allowed by its hash in the page's Content-Security-Policy.
+const bootScript = "/static/boot.js"
 
 // moduleImport matches a module's import of another in static/ by its
 // relative path, up to the closing quote: "from './api.js".
@@ -107,7 +124,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	securityHeaders(w.Header())
+	securityHeaders(w.Header(), h.csp)
 	p := r.URL.Path
 	switch {
 	case p == "/" || isRecordingPath(p):
@@ -139,11 +156,12 @@ func isRecordingPath(p string) bool {
 	return ok && id != "" && !strings.Contains(id, "/")
 }
 
-// securityHeaders keeps the page to its own origin: scripts, styles and
-// fetches go only to the server that served it, and no other site may
-// frame it (a moderator's clicks cannot be hijacked).
-func securityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+// securityHeaders keeps the page to its own origin: scripts (but for the
+// inline boot script its hash allows), styles and fetches go only to the
+// server that served it, and no other site may frame it (a moderator's
+// clicks cannot be hijacked).
+func securityHeaders(h http.Header, csp string) {
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")

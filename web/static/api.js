@@ -31,7 +31,9 @@ export async function api(path, opts = {}) {
     headers.set('Content-Type', 'application/json');
     body = JSON.stringify(opts.json);
   }
-  const res = await fetch(path, { method: opts.method || 'GET', headers, body });
+  const send = () => fetch(path, { method: opts.method || 'GET', headers, body });
+  const early = opts.method || body !== undefined ? null : takeEarly(path);
+  const res = early ? await early.catch(send) : await send();
   if (res.status === 401) {
     const b = await res.json().catch(() => ({}));
     await askToken(tok ? 'That token was not accepted: ' + (b.error || 'unauthorized') : (b.error || 'The archive asks for a token.'));
@@ -42,6 +44,19 @@ export async function api(path, opts = {}) {
     throw new APIError(res.status, b);
   }
   return opts.raw ? res : res.json();
+}
+
+/**
+ * Takes the response to GET path that boot.js asked for while the page
+ * was parsed (a Promise), or null: each is taken once, by the first
+ * caller, with the token the page started with.
+ */
+function takeEarly(path) {
+  const early = window.replayEarly;
+  const p = early && early.get(path);
+  if (!p) return null;
+  early.delete(path);
+  return p;
 }
 
 /** Shows the sign-in dialog; resolves once a token is stored. */
