@@ -171,8 +171,6 @@ type Index struct {
 	maxEvents int
 	// keys are the sort keys' numbers per segment (sortkeys.go).
 	keys sortKeys
-	// bits are the bitsets of common terms per segment (termbits.go).
-	bits termBits
 	// batchDocs, when set, replaces maxBatchDocs (tests lower it to make
 	// one recording span several batches).
 	batchDocs int

@@ -522,7 +522,7 @@ func TestBestOfTermTaken(t *testing.T) {
 	ix.keys.readers.Wait()
 	view, _, _ := ix.keys.view(r, fSort)
 	top := &tsHeap{full: func(index.IndexInternalID) string { return "" }}
-	total, done, err := bestOfTerm(ctx, view, &ix.bits, termQ(fIsRec, "r"), top, 20)
+	total, done, err := bestOfTerm(ctx, view, termQ(fIsRec, "r"), top, 20)
 	r.Close()
 	if err != nil || !done || total != c.Recordings || len(top.e) != 20 {
 		t.Fatalf("bestOfTerm: total %d, done %v, %d kept, %v", total, done, len(top.e), err)

@@ -451,7 +451,7 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 			total, err = ix.walk(ctx, r, q, field, view, top, need)
 		}
 	} else if tq, ok := q.(*query.TermQuery); ok && cached {
-		if total, sorted, err = bestOfTerm(ctx, view, &ix.bits, tq, top, need); err == nil && !sorted {
+		if total, sorted, err = bestOfTerm(ctx, view, tq, top, need); err == nil && !sorted {
 			total, err = walkTerm(ctx, view, field, tq, top, need)
 		}
 	} else {

@@ -380,13 +380,10 @@ type orInto interface {
 // all for a page of 20.
 // It returns false, having offered nothing, when some segment's numbers
 // are not read yet or its postings offer no bitmap: walkTerm then does.
-func bestOfTerm(ctx context.Context, view *keyView, bits *termBits, tq *query.TermQuery, top *tsHeap, need int) (int, bool, error) {
+func bestOfTerm(ctx context.Context, view *keyView, tq *query.TermQuery, top *tsHeap, need int) (int, bool, error) {
 	type seg struct {
-		i    int
-		card uint64
-		bm   *roaring.Bitmap // the live documents, or
-		set  *termSet        // every document, kept (less del)
-		del  *roaring.Bitmap
+		i  int
+		bm *roaring.Bitmap
 	}
 	var segs []seg
 	total := 0
@@ -394,64 +391,37 @@ func bestOfTerm(ctx context.Context, view *keyView, bits *termBits, tq *query.Te
 		if view.keys[i] == nil || view.orders[i] == nil {
 			return 0, false, nil
 		}
-		del := ss.Deleted()
-		sg := seg{i: i, del: del}
-		if sg.set = bits.lookup(ss.Segment(), tq.FieldVal, tq.Term); sg.set == nil {
-			dict, err := ss.Segment().Dictionary(tq.FieldVal)
-			if err != nil {
-				return 0, false, fmt.Errorf("query: search: %w", err)
-			}
-			pl, err := dict.PostingsList([]byte(tq.Term), nil, nil)
-			if err != nil {
-				return 0, false, fmt.Errorf("query: search: %w", err)
-			}
-			bo, ok := pl.(orInto)
-			if !ok {
-				return 0, false, nil
-			}
-			bm := roaring.New()
-			bo.OrInto(bm)
-			if sg.set = bits.keep(ss.Segment(), tq.FieldVal, tq.Term, bm); sg.set == nil {
-				if del != nil {
-					bm.AndNot(del)
-				}
-				sg.bm, sg.card = bm, bm.GetCardinality()
-			}
+		dict, err := ss.Segment().Dictionary(tq.FieldVal)
+		if err != nil {
+			return 0, false, fmt.Errorf("query: search: %w", err)
 		}
-		if sg.set != nil {
-			sg.card = sg.set.card
-			if del != nil {
-				it := del.Iterator()
-				for it.HasNext() {
-					if sg.set.has(it.Next()) {
-						sg.card--
-					}
-				}
-			}
+		pl, err := dict.PostingsList([]byte(tq.Term), ss.Deleted(), nil)
+		if err != nil {
+			return 0, false, fmt.Errorf("query: search: %w", err)
 		}
-		total += int(sg.card)
-		if sg.card > 0 {
-			segs = append(segs, sg)
+		bo, ok := pl.(orInto)
+		if !ok {
+			return 0, false, nil
+		}
+		bm := roaring.New()
+		bo.OrInto(bm)
+		if del := ss.Deleted(); del != nil {
+			bm.AndNot(del)
+		}
+		total += int(bm.GetCardinality())
+		if !bm.IsEmpty() {
+			segs = append(segs, seg{i, bm})
 		}
 	}
 	// The segment with most of the term first: the others then stop at
 	// the need-th best number so far (a small segment would otherwise
 	// go far back in time for need of its own).
-	slices.SortFunc(segs, func(a, b seg) int { return cmp.Compare(b.card, a.card) })
+	slices.SortFunc(segs, func(a, b seg) int { return cmp.Compare(b.bm.GetCardinality(), a.bm.GetCardinality()) })
 	lists := make([]segList, 0, len(segs))
 	var dense []uint64
 	b := bound{asc: top.asc}
 	for _, sg := range segs {
-		var l []segCand
-		var err error
-		if sg.set != nil {
-			set, del := sg.set, sg.del
-			l, err = walkOrder(ctx, view.keys[sg.i], view.orders[sg.i], b, need, func(d uint32) bool {
-				return set.has(d) && (del == nil || !del.Contains(d))
-			})
-		} else {
-			l, err = segBest(ctx, view.keys[sg.i], view.orders[sg.i], sg.bm, b, need, segBestAuto, &dense)
-		}
+		l, err := segBest(ctx, view.keys[sg.i], view.orders[sg.i], sg.bm, b, need, segBestAuto, &dense)
 		if err != nil {
 			return 0, false, err
 		}
