@@ -59,10 +59,7 @@ type Seen struct {
 }
 
 // FlagCount is a flag and the number of a player's recordings carrying it.
-type FlagCount struct {
-	Flag       string
-	Recordings int
-}
+type FlagCount = query.FlagCount
 
 // PlayerSummary is what all recordings of one player say about it, for
 // the player page.
@@ -201,7 +198,7 @@ func (x *Archive) summarize(ctx context.Context, ix *query.Index, k PlayerKey, p
 		out.Total, out.Scanned, out.First, out.Last = st.Total, st.Total, st.First, st.Last
 		out.Names, out.IDs, out.Aliases = seen(st.Names), seen(st.IDs), seen(st.Aliases)
 		for _, f := range st.Flags {
-			out.Flags = append(out.Flags, FlagCount(f))
+			out.Flags = append(out.Flags, f)
 		}
 		if len(out.Aliases) == 0 {
 			out.Aliases = nil
@@ -238,15 +235,7 @@ func (x *Archive) summarize(ctx context.Context, ix *query.Index, k PlayerKey, p
 		return nil, fmt.Errorf("player: %w", err)
 	}
 	out.Names, out.IDs = names.list(), ids.list()
-	for f, n := range flags {
-		out.Flags = append(out.Flags, FlagCount{f, n})
-	}
-	slices.SortFunc(out.Flags, func(a, b FlagCount) int {
-		if a.Recordings != b.Recordings {
-			return b.Recordings - a.Recordings
-		}
-		return strings.Compare(a.Flag, b.Flag)
-	})
+	out.Flags = query.FlagCounts(flags)
 	if k.Name != "" && len(out.IDs) > 0 {
 		if out.Aliases, err = x.aliases(ctx, ix, k.Name, out.IDs); err != nil {
 			return nil, err

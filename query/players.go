@@ -61,6 +61,22 @@ type FlagCount struct {
 	Recordings int
 }
 
+// FlagCounts lists the counts of flags, the most carried first (then by
+// name): how the player page shows them.
+func FlagCounts(flags map[string]int) []FlagCount {
+	out := make([]FlagCount, 0, len(flags))
+	for f, n := range flags {
+		out = append(out, FlagCount{f, n})
+	}
+	slices.SortFunc(out, func(a, b FlagCount) int {
+		if a.Recordings != b.Recordings {
+			return b.Recordings - a.Recordings
+		}
+		return strings.Compare(a.Flag, b.Flag)
+	})
+	return out
+}
+
 // PlayerStats is what every recording of one player says about it.
 type PlayerStats struct {
 	// Total counts the player's recordings; First and Last are their
@@ -144,15 +160,7 @@ func (ix *Index) PlayerStats(ctx context.Context, name, id string) (st *PlayerSt
 	if err != nil {
 		return nil, false, err
 	}
-	for f, n := range flags {
-		st.Flags = append(st.Flags, FlagCount{f, n})
-	}
-	slices.SortFunc(st.Flags, func(a, b FlagCount) int {
-		if a.Recordings != b.Recordings {
-			return b.Recordings - a.Recordings
-		}
-		return strings.Compare(a.Flag, b.Flag)
-	})
+	st.Flags = FlagCounts(flags)
 	if name != "" {
 		aliases := map[string][]*roaring.Bitmap{}
 		for _, s := range st.IDs[:min(len(st.IDs), aliasIDs)] {
