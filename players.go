@@ -197,9 +197,7 @@ func (x *Archive) summarize(ctx context.Context, ix *query.Index, k PlayerKey, p
 		}
 		out.Total, out.Scanned, out.First, out.Last = st.Total, st.Total, st.First, st.Last
 		out.Names, out.IDs, out.Aliases = seen(st.Names), seen(st.IDs), seen(st.Aliases)
-		for _, f := range st.Flags {
-			out.Flags = append(out.Flags, f)
-		}
+		out.Flags = append(out.Flags, st.Flags...)
 		if len(out.Aliases) == 0 {
 			out.Aliases = nil
 		}
