@@ -20,6 +20,53 @@ import (
 	"github.com/replayarchive/replay/wire"
 )
 
+// pushSetFixture is a generated HCRP session recorded into a segment set
+// below a followed directory, as the real recorder writes it.
+type pushSetFixture struct {
+	root, dir, source string // the followed directory, the set's, its source
+	id                uuid.UUID
+	s                 *hcrpgen.Session
+	rec               *hcrp.Recorder
+}
+
+// newPushSet starts recording a generated session (seed, ticks, players)
+// as set name's uuid below a new followed directory, 3 chunks a segment.
+func newPushSet(t *testing.T, name string, seed uint64, ticks, players int) *pushSetFixture {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "hcrp")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := hcrpgen.NewSession(hcrpgen.Config{Seed: seed, Ticks: ticks, Players: players})
+	id := uuid.NewSHA1(uuid.NameSpaceOID, []byte(name))
+	o := s.Options()
+	o.SegmentChunks = 3
+	rec, err := hcrp.Create(root, id, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pushSetFixture{root: root, dir: filepath.Join(root, id.String()), source: "gs1/hcrp/" + id.String(), id: id, s: s, rec: rec}
+}
+
+// commit records 100 more ticks and commits them (a segment, then the
+// preamble); false when the session ended first (nothing committed).
+func (f *pushSetFixture) commit(t *testing.T) bool {
+	t.Helper()
+	for range 100 {
+		ok, err := f.s.Step(f.rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return false
+		}
+	}
+	if err := f.rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
 // TestPushSetFollow: an HCRP segment set written on a game-server host
 // commit by commit, as the recorder writes it (each commit a new
 // segment-NNN.dat, then preamble.dat through a temporary file and a
@@ -36,20 +83,8 @@ func TestPushSetFollow(t *testing.T) {
 	defer cancel()
 	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
 	tokFile := pushTokenFile(t, tokens["gs1"])
-	root := filepath.Join(t.TempDir(), "hcrp")
-	if err := os.Mkdir(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := hcrpgen.NewSession(hcrpgen.Config{Seed: 11, Ticks: 4800, Players: 4})
-	id := uuid.NewSHA1(uuid.NameSpaceOID, []byte("pushset-follow"))
-	o := s.Options()
-	o.SegmentChunks = 3
-	rec, err := hcrp.Create(root, id, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	setDir := filepath.Join(root, id.String())
-	setSource := "gs1/hcrp/" + id.String()
+	f := newPushSet(t, "pushset-follow", 11, 4800, 4)
+	root, rec, id, setDir, setSource := f.root, f.rec, f.id, f.dir, f.source
 
 	args := []string{"--json", "--follow", root, "--to", url, "--token-file", tokFile, "--host", "gs1", "--settle", "1m"}
 	agents := []*pushAgent{startPushAgentProcess(t, ctx, args...)}
@@ -60,23 +95,7 @@ func TestPushSetFollow(t *testing.T) {
 	// 30 and started again.
 	var restarted sync.WaitGroup
 	began := time.Now()
-	for commit := 0; ; commit++ {
-		more := true
-		for range 100 {
-			ok, err := s.Step(rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if more = ok; !ok {
-				break
-			}
-		}
-		if !more {
-			break
-		}
-		if err := rec.Flush(); err != nil {
-			t.Fatal(err)
-		}
+	for commit := 0; f.commit(t); commit++ {
 		switch commit {
 		case 6:
 			n.kill()
@@ -211,41 +230,15 @@ func TestPushSetSpool(t *testing.T) {
 	defer cancel()
 	c, n, url, tokens := pushArchive(t, ctx, map[string]string{"admin": "admin", "gs1": "pusher"})
 	tokFile := pushTokenFile(t, tokens["gs1"])
-	root := filepath.Join(t.TempDir(), "hcrp")
-	if err := os.Mkdir(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	spoolDir := filepath.Join(t.TempDir(), "spool")
-	s := hcrpgen.NewSession(hcrpgen.Config{Seed: 12, Ticks: 1200, Players: 3})
-	id := uuid.NewSHA1(uuid.NameSpaceOID, []byte("pushset-spool"))
-	o := s.Options()
-	o.SegmentChunks = 3
-	rec, err := hcrp.Create(root, id, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	setDir := filepath.Join(root, id.String())
-	setSource := "gs1/hcrp/" + id.String()
+	f := newPushSet(t, "pushset-spool", 12, 1200, 3)
+	root, rec, id, setDir, setSource := f.root, f.rec, f.id, f.dir, f.source
 	args := []string{"--json", "--follow", root, "--to", url, "--token-file", tokFile, "--host", "gs1", "--settle", "1m",
 		"--spool", spoolDir}
 	agents := []*pushAgent{startPushAgent(t, ctx, args...)}
 	defer stopAgents(t, &agents)
 
-	commit := func() bool {
-		for range 100 {
-			ok, err := s.Step(rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				return false
-			}
-		}
-		if err := rec.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		return true
-	}
+	commit := func() bool { return f.commit(t) }
 	// The archive takes the first commits live, then goes.
 	for range 3 {
 		commit()
