@@ -63,6 +63,13 @@ type Options struct {
 	// Chunks written early stay invisible until the manifest commits, and
 	// are removed by Check with Repair after a crash.
 	SpillBytes int64
+	// CompressWorkers is how many goroutines split and compress the
+	// chunks of a recording being ingested, beside the codec's parse
+	// (default 1). More make a large file's ingest faster on more cores,
+	// and take those cores from whatever else runs: archivectl ingest
+	// uses every core, serve the default, so that searches keep theirs
+	// while files are uploaded.
+	CompressWorkers int
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
 	// GroupAccess lets the owner's group read the archive: files are
@@ -223,7 +230,7 @@ func newArchive(dir string, opts Options, db *bolt.DB) (*Archive, error) {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	a := &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, encoders: newEncoders(), shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}
+	a := &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, encoders: newEncoders(opts.CompressWorkers), shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}
 	if err := a.loadDicts(); err != nil {
 		db.Close()
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/replayarchive/replay/archive/internal/chunkenc"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/all"
+	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 	bolt "go.etcd.io/bbolt"
@@ -131,5 +132,60 @@ func TestExportManyChunks(t *testing.T) {
 	}
 	if got := export(t, a, m.ID); !bytes.Equal(got, game) {
 		t.Fatal("export differs from the ingested file")
+	}
+}
+
+// TestCompressWorkers ingests with one and with three compressor workers:
+// each worker compresses every third chunk, and the collector puts the
+// blobs back in chunk order, spilling as it goes. Both archives export the
+// same bytes, check clean with ReadData, and hold the same chunk table;
+// a file that fails part-way with three workers leaves nothing behind.
+func TestCompressWorkers(t *testing.T) {
+	game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 10 * time.Minute, Players: 8, Seed: 12})
+	lines := formatstest.LinesFile("lines", 400)
+	var tables [][]ChunkEntry
+	for _, workers := range []int{1, 3} {
+		a := openTest(t, "", Options{Columns: thColumnSet, CompressWorkers: workers, SpillBytes: 32 << 10})
+		res := ingestWith(t, a, all.ByName("teehistorian"), game, nil)
+		if len(res.Manifest.Chunks) < 6 {
+			t.Fatalf("%d chunks: want several for each worker", len(res.Manifest.Chunks))
+		}
+		if res.Manifest.ChunkOwner == res.ID {
+			t.Fatalf("workers %d: the recording did not spill", workers)
+		}
+		if got := export(t, a, res.ID); !bytes.Equal(got, game) {
+			t.Fatalf("workers %d: export differs from the file", workers)
+		}
+		if got := export(t, a, ingest(t, a, lines, nil).ID); !bytes.Equal(got, lines) {
+			t.Fatalf("workers %d: export of whole chunks differs", workers)
+		}
+		if rep, err := a.Check(context.Background(), CheckOptions{ReadData: true}); err != nil || !rep.OK() {
+			t.Fatalf("workers %d: check: %+v %v", workers, rep, err)
+		}
+		tables = append(tables, res.Manifest.Chunks)
+
+		p := a.NewPending("lines", "broken")
+		if _, err := (formatstest.Lines{}).Split(context.Background(), bytes.NewReader(append(formatstest.LinesFile("x", 300), "1 backwards\n"...)), p); err == nil {
+			t.Fatal("split of a broken file succeeded")
+		}
+		if err := p.Discard(); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := a.Check(context.Background(), CheckOptions{}); err != nil || !rep.OK() || rep.Orphans != 0 {
+			t.Fatalf("workers %d: after a discard: %+v %v", workers, rep, err)
+		}
+	}
+	// The blobs differ (each worker's chooser sees its own chunks), the
+	// chunks they hold do not.
+	one, three := tables[0], tables[1]
+	if len(one) != len(three) {
+		t.Fatalf("%d chunks with one worker, %d with three", len(one), len(three))
+	}
+	for i := range one {
+		a, b := one[i], three[i]
+		a.Stored, b.Stored = 0, 0
+		if a != b {
+			t.Fatalf("chunk %d: %+v with one worker, %+v with three", i, one[i], three[i])
+		}
 	}
 }

@@ -1,7 +1,8 @@
 // The write path's first half: a Pending recording collects the pieces a
-// codec splits a native file into and compresses chunks on a goroutine of
-// its own as they arrive, spilling them to the shard ahead of the commit
-// when they pile up. Commit (commit.go) then commits one or more of them.
+// codec splits a native file into and compresses chunks on goroutines of
+// its own as they arrive (Options.CompressWorkers of them), spilling them
+// to the shard ahead of the commit when they pile up. Commit (commit.go)
+// then commits one or more of them.
 
 package archive
 
@@ -29,48 +30,46 @@ const defaultSpillBytes = 4 << 20
 
 // Pending is a recording being ingested. It implements formats.Writer.
 // Every Pending must end with Finish (then Commit) or Discard, which stop
-// its compressor goroutine.
+// its compressor goroutines.
 type Pending struct {
 	a      *Archive
 	format string
 	source string
 
+	// sha hashes the native bytes in file order: the header in Header,
+	// the chunks in the collector, the trailer in Finish.
 	sha     hash.Hash
 	size    int64
 	header  []byte
 	trailer []byte
 	chunks  []ChunkEntry
 
-	// The compressor goroutine owns the fields below until wait returns:
-	// it compresses chunks in order while the codec parses the next ones.
-	jobs     chan compressJob
-	free     chan []byte   // native copies handed back for reuse
-	freeCols chan [][]byte // column sets handed back for reuse
-	done     chan struct{}
-	errMu    sync.Mutex
-	err      error     // first compressor error
-	blobs    [][]byte  // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
-	stored   []int64   // stored size of every chunk so far
-	ticks    []int64   // start tick of every blob in blobs
-	pending  int64     // bytes in blobs
-	scratch  []byte    // compression buffer reused between chunks
-	id       uuid.UUID // set once decided (first spill or commit)
-	shard    string
-	spilled  bool // some chunks are already in the shard (or being written)
+	// Chunk hands the chunks to the workers in turn (chunk i to
+	// workers[i%len(workers)]), which split and compress them while the
+	// codec parses the next ones; the collector goroutine takes their
+	// blobs back in the same turn, so in chunk order, and owns the fields
+	// from blobs to inflight until wait returns.
+	workers []*compressWorker
+	next    int // the worker of the next chunk
+	working sync.WaitGroup
+	done    chan struct{} // closed when the collector has taken every blob
+	errMu   sync.Mutex
+	err     error     // first compressor error
+	blobs   [][]byte  // blobs[i] belongs to chunks[len(chunks)-len(blobs)+i]
+	stored  []int64   // stored size of every chunk so far
+	ticks   []int64   // start tick of every blob in blobs
+	pending int64     // bytes in blobs
+	id      uuid.UUID // set once decided (first spill or commit)
+	shard   string
+	spilled bool // some chunks are already in the shard (or being written)
 	// spilling is the spill under way, if any (spillAsync).
 	spilling chan error
 	inflight bool // id is in Archive.writing until the commit or Discard
 
 	// col is the format's column transform, if it has one
-	// (Options.Columns): Chunk splits each chunk into its streams, and
-	// the compressor encodes them. enc and colEnc are the compressor's
-	// encoders of whole chunks and of streams while it runs, taken from
-	// Archive.encoders (encoders.go); choose picks between colEnc and a
-	// literals frame for each stream.
-	col    formats.Columnar
-	enc    *zstd.Encoder
-	colEnc *zstd.Encoder
-	choose chunkenc.Chooser
+	// (Options.Columns): the workers split each chunk into its streams
+	// and encode those.
+	col formats.Columnar
 
 	meta *formats.Metadata
 	sum  []byte
@@ -82,21 +81,53 @@ type Pending struct {
 	evBlob  []byte
 	evCount int
 
-	// chunkSums, kept once MayReplace is called, holds the sha256 of each
-	// chunk's native bytes: Commit compares them with the archived chunks
-	// before a grown recording may replace its earlier copy.
+	// chunkSums, kept by the collector once MayReplace is called, holds
+	// the sha256 of each chunk's native bytes: Commit compares them with
+	// the archived chunks before a grown recording may replace its
+	// earlier copy.
 	keepSums  bool
 	chunkSums [][sha256.Size]byte
 }
 
-// compressJob is one chunk for the compressor goroutine: its streams
-// when the format has a column transform, else its native bytes.
+// compressJob is one chunk for a worker: a copy of its native bytes.
 type compressJob struct {
 	tick          int64
 	resume        []byte
 	native        []byte
-	cols          [][]byte
 	precompressed bool
+}
+
+// compressed is a worker's answer for one job: its blob, or why not, and
+// the chunk's native bytes, which the collector hashes in chunk order and
+// hands back to the worker. Once the recording has failed a worker answers
+// without compressing.
+type compressed struct {
+	tick   int64
+	blob   []byte
+	err    error
+	native []byte
+	from   *compressWorker
+}
+
+// A compressWorker splits and compresses every n-th chunk of a recording.
+// Each has its own encoders and its own Chooser, which so sees every n-th
+// chunk: the blobs of a recording depend on the number of workers, and
+// every one of them decodes to the same native bytes.
+type compressWorker struct {
+	jobs    chan compressJob
+	results chan compressed
+	free    chan []byte // native copies handed back for reuse
+
+	// Owned by the worker's goroutine. enc and colEnc are its encoders
+	// of whole chunks and of streams, taken from Archive.encoders
+	// (encoders.go) when first needed: a format with a column transform
+	// needs the chunk encoder only for precompressed chunks. choose
+	// picks between colEnc and a literals frame for each stream.
+	enc     *zstd.Encoder
+	colEnc  *zstd.Encoder
+	choose  chunkenc.Chooser
+	cols    [][]byte // the column set, reused between chunks
+	scratch []byte   // compression buffer, reused between chunks
 }
 
 // NewPending starts a recording of the given format. source is the base name
@@ -147,79 +178,92 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 		Offset: p.size, Length: int64(len(native)),
 		CRC: chunkenc.Checksum(native), Precompressed: c.Precompressed,
 	})
-	p.sha.Write(native)
 	p.size += int64(len(native))
-	if p.keepSums {
-		p.chunkSums = append(p.chunkSums, sha256.Sum256(native))
+	if p.workers == nil {
+		p.startCompressors()
 	}
-	if p.jobs == nil {
-		p.jobs, p.done = make(chan compressJob, 4), make(chan struct{})
-		p.free, p.freeCols = make(chan []byte, 6), make(chan [][]byte, 6)
-		go p.compressor()
-	}
+	w := p.workers[p.next%len(p.workers)]
+	p.next++
 	j := compressJob{tick: c.StartTick, resume: bytes.Clone(c.Resume), precompressed: c.Precompressed}
-	if p.split(j) {
-		// The split copies the chunk as the copy below would, here
-		// beside the codec's parse rather than in the compressor,
-		// which is the slower of the two.
-		select {
-		case j.cols = <-p.freeCols:
-		default:
-		}
-		j.cols = p.col.SplitColumns(native, j.cols)
-	} else {
-		select {
-		case j.native = <-p.free:
-		default:
-		}
-		j.native = append(j.native[:0], native...)
+	select {
+	case j.native = <-w.free:
+	default:
 	}
-	p.jobs <- j
-	runtime.Gosched() // as the compressor does: see there
+	j.native = append(j.native[:0], native...)
+	w.jobs <- j
+	runtime.Gosched() // as the workers do: see there
 	return nil
 }
 
-// compressor compresses chunks in order and spills to the shard when
-// enough has piled up. It exits when jobs is closed. Its encoders come
-// from their pools when first needed: a format with a column transform
-// needs the chunk encoder only for precompressed chunks.
-func (p *Pending) compressor() {
-	defer close(p.done)
+// startCompressors starts the recording's workers and their collector.
+func (p *Pending) startCompressors() {
+	n := max(1, p.a.opts.CompressWorkers)
+	p.workers, p.done = make([]*compressWorker, n), make(chan struct{})
+	for i := range p.workers {
+		w := &compressWorker{jobs: make(chan compressJob, 2), results: make(chan compressed, 2), free: make(chan []byte, 4)}
+		p.workers[i] = w
+		p.working.Add(1)
+		go p.compressLoop(w)
+	}
+	go p.collect()
+}
+
+// compressLoop is a worker: it compresses its jobs in order until jobs
+// is closed, then gives its encoders back.
+func (p *Pending) compressLoop(w *compressWorker) {
+	defer p.working.Done()
+	defer close(w.results)
 	defer func() {
-		if p.enc != nil {
-			p.a.encoders.chunk.put(p.enc)
+		if w.enc != nil {
+			p.a.encoders.chunk.put(w.enc)
 		}
-		if p.colEnc != nil {
-			p.a.encoders.column.put(p.colEnc)
+		if w.colEnc != nil {
+			p.a.encoders.column.put(w.colEnc)
 		}
-		p.enc, p.colEnc = nil, nil
+		w.enc, w.colEnc = nil, nil
 	}()
-	for j := range p.jobs {
-		if p.compressErr() != nil {
-			continue // drain; the error is reported by Chunk or wait
+	for j := range w.jobs {
+		c := compressed{tick: j.tick, native: j.native, from: w}
+		if p.compressErr() == nil {
+			c.blob, c.err = p.compress(w, j)
 		}
-		blob, err := p.compress(j)
-		if p.split(j) {
-			select {
-			case p.freeCols <- j.cols:
-			default:
-			}
-		} else {
-			select {
-			case p.free <- j.native:
-			default:
-			}
-		}
-		if err != nil {
-			p.setErr(fmt.Errorf("archive: chunk at tick %d: %w", j.tick, err))
-			continue
-		}
+		w.results <- c
 		// Ingest runs beside interactive requests in a server: yielding
 		// once per chunk (about a millisecond of work) lets a waiting
 		// search run now instead of after a 10 ms scheduler slice.
 		runtime.Gosched()
+	}
+}
+
+// collect takes the workers' blobs in chunk order, hashes the chunks'
+// native bytes (off the codec's goroutine, which is the ingest's longest
+// path once the workers share the compression), and spills to the shard
+// when enough has piled up. It ends when the worker of the next chunk has
+// closed its results: every chunk before it has been taken.
+func (p *Pending) collect() {
+	defer close(p.done)
+	for i := 0; ; i++ {
+		c, ok := <-p.workers[i%len(p.workers)].results
+		if !ok {
+			break
+		}
+		p.sha.Write(c.native)
+		if p.keepSums {
+			p.chunkSums = append(p.chunkSums, sha256.Sum256(c.native))
+		}
+		select {
+		case c.from.free <- c.native:
+		default:
+		}
+		if c.err != nil {
+			p.setErr(fmt.Errorf("archive: chunk at tick %d: %w", c.tick, c.err))
+		}
+		if p.compressErr() != nil {
+			continue // drain; the error is reported by Chunk or wait
+		}
+		blob := c.blob
 		p.blobs = append(p.blobs, blob)
-		p.ticks = append(p.ticks, j.tick)
+		p.ticks = append(p.ticks, c.tick)
 		p.stored = append(p.stored, int64(len(blob)))
 		p.pending += int64(len(blob))
 		if p.pending >= p.a.opts.SpillBytes {
@@ -233,26 +277,25 @@ func (p *Pending) compressor() {
 	}
 }
 
-// split says whether Chunk split j into its streams.
-func (p *Pending) split(j compressJob) bool { return p.col != nil && !j.precompressed }
-
-// compress encodes one chunk's blob: as streams when Chunk split it.
-func (p *Pending) compress(j compressJob) ([]byte, error) {
+// compress encodes one chunk's blob with w's encoders: as streams when
+// the format has a column transform and the chunk is not precompressed.
+func (p *Pending) compress(w *compressWorker, j compressJob) ([]byte, error) {
 	var err error
-	if p.split(j) {
-		if p.colEnc == nil {
-			if p.colEnc, err = p.a.encoders.column.get(); err != nil {
+	if p.col != nil && !j.precompressed {
+		if w.colEnc == nil {
+			if w.colEnc, err = p.a.encoders.column.get(); err != nil {
 				return nil, err
 			}
 		}
-		return chunkenc.EncodeStreams(p.colEnc, &p.choose, j.cols, &p.scratch, j.resume), nil
+		w.cols = p.col.SplitColumns(j.native, w.cols)
+		return chunkenc.EncodeStreams(w.colEnc, &w.choose, w.cols, &w.scratch, j.resume), nil
 	}
-	if p.enc == nil {
-		if p.enc, err = p.a.encoders.chunk.get(); err != nil {
+	if w.enc == nil {
+		if w.enc, err = p.a.encoders.chunk.get(); err != nil {
 			return nil, err
 		}
 	}
-	return chunkenc.Encode(p.enc, &p.scratch, j.resume, j.native, j.precompressed), nil
+	return chunkenc.Encode(w.enc, &w.scratch, j.resume, j.native, j.precompressed), nil
 }
 
 // setErr records the compressor's first error.
@@ -270,16 +313,19 @@ func (p *Pending) compressErr() error {
 	return p.err
 }
 
-// wait stops the compressor once it has handled every chunk, and fills in
-// the chunks' stored sizes. It returns the compressor's error.
+// wait stops the workers once they have handled every chunk, and fills
+// in the chunks' stored sizes. It returns the compressors' error.
 func (p *Pending) wait() error {
-	if p.jobs != nil {
-		close(p.jobs)
+	if p.workers != nil {
+		for _, w := range p.workers {
+			close(w.jobs)
+		}
 		<-p.done
-		// The buffers kept for reuse would stay alive with p until its
-		// commit group is committed: drop them now.
-		p.jobs, p.free, p.freeCols, p.scratch = nil, nil, nil, nil
-		p.choose = chunkenc.Chooser{} // its Huffman buffers too
+		p.working.Wait()
+		// The workers' buffers kept for reuse (and their choosers'
+		// Huffman buffers) would stay alive with p until its commit
+		// group is committed: drop them now.
+		p.workers = nil
 	}
 	for i := range p.chunks {
 		if i < len(p.stored) {
@@ -298,8 +344,8 @@ func (p *Pending) Trailer(b []byte) error {
 	if p.trailer == nil {
 		p.trailer = []byte{}
 	}
-	p.sha.Write(b)
-	p.size += int64(len(b))
+	p.size += int64(len(b)) // hashed by Finish, after the chunks
+
 	return nil
 }
 
@@ -363,6 +409,7 @@ func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
 	}
 	p.evBlob, p.evCount = blob, n
 	p.meta = meta
+	p.sha.Write(p.trailer)
 	p.sum = p.sha.Sum(nil)
 	if p.header == nil {
 		p.header = []byte{}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -381,6 +382,9 @@ func (e *env) lib() (*replay.Archive, error) {
 		ReadOnly: e.access == readAccess,
 		Wait:     e.wait,
 		Command:  "archivectl " + strings.Join(os.Args[1:], " "),
+		// A command has the machine to itself: an ingest splits and
+		// compresses on every core (serve keeps the default of one).
+		Archive: archive.Options{CompressWorkers: runtime.GOMAXPROCS(0)},
 	})
 	if err != nil {
 		return nil, err
