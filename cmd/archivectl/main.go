@@ -383,8 +383,8 @@ func (e *env) lib() (*replay.Archive, error) {
 		Wait:     e.wait,
 		Command:  "archivectl " + strings.Join(os.Args[1:], " "),
 		// A command has the machine to itself: an ingest splits and
-		// compresses on every core (serve keeps the default of one).
-		Archive: archive.Options{CompressWorkers: runtime.GOMAXPROCS(0)},
+		// compresses on its cores (serve keeps the default of one).
+		Archive: archive.Options{CompressWorkers: min(runtime.GOMAXPROCS(0), maxCompressWorkers)},
 	})
 	if err != nil {
 		return nil, err
@@ -425,6 +425,11 @@ const defaultMemoryLimit = 48 << 20
 // the collector would run without pause (an ingest at that level took 8x
 // the CPU).
 const recompressMemoryLimit = 128 << 20
+
+// maxCompressWorkers bounds an ingest's compressor workers (each holds
+// its encoders, a few MiB): past two or three the codec's parse of a file,
+// which is sequential, is the ingest's longest path.
+const maxCompressWorkers = 4
 
 // reindexMemoryLimit is reindex's soft memory limit: bleve analyses a
 // batch of documents into an in-memory segment and merges segments while
