@@ -67,8 +67,8 @@ type Options struct {
 	// chunks of a recording being ingested, beside the codec's parse
 	// (default 1). More make a large file's ingest faster on more cores,
 	// and take those cores from whatever else runs: archivectl ingest
-	// uses every core, serve the default, so that searches keep theirs
-	// while files are uploaded.
+	// uses one a core (at most four), serve the default, so that
+	// searches keep theirs while files are uploaded.
 	CompressWorkers int
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
