@@ -435,8 +435,10 @@ const maxCompressWorkers = 4
 // batch of documents into an in-memory segment and merges segments while
 // the next batches come (a live heap of about 90 MiB), and under
 // defaultMemoryLimit the collector ran without pause (10,000 recordings:
-// 63 s instead of 12 s; a million would take hours).
-const reindexMemoryLimit = 192 << 20
+// 63 s instead of 12 s; a million would take hours). At 192 MiB the heap
+// and the mapped pages of the segments being merged passed reindex's
+// 256 MiB goal at a million recordings (docs/PERFORMANCE.md).
+const reindexMemoryLimit = 160 << 20
 
 // defaultGCPercent is the collector's GOGC for the commands that run under
 // defaultMemoryLimit, unless GOGC says otherwise. The limit already bounds
