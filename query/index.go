@@ -39,7 +39,6 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
@@ -220,16 +219,6 @@ func mergeFloorFor(dir string) int {
 	return smallMergeFloor
 }
 
-// maxSegmentDocs is the most documents a merge may put in one segment,
-// in the background merges and in Compact. A merge holds each field's
-// term dictionary whole in memory while it writes it, and the date and
-// number fields (start, end, dur) index about ten terms a recording: at a
-// million recordings a segment of 1.35 million documents had an 80 MB
-// dictionary for start, and its merge took the heap of reindex to 282 MiB
-// (docs/PERFORMANCE.md "Search at a million recordings"). An index of
-// more documents than this keeps several segments.
-const maxSegmentDocs = 800_000
-
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
 const layoutVersion = "2026-11-28.5"
@@ -257,7 +246,7 @@ func OpenWith(dir string, opt Options) (*Index, error) {
 		cfg["unsafe_batch"] = true
 	}
 	cfg["scorchMergePlanOptions"] = map[string]any{
-		"FloorSegmentSize": mergeFloorFor(dir), "MaxSegmentsPerTier": 10, "MaxSegmentSize": maxSegmentDocs,
+		"FloorSegmentSize": mergeFloorFor(dir), "MaxSegmentsPerTier": 10, "MaxSegmentSize": 5000000,
 		"TierGrowth": 10.0, "SegmentsPerMergeTask": 10, "ReclaimDeletesWeight": 2.0,
 	}
 	if opt.ReadOnly {
@@ -855,11 +844,12 @@ func mergesUnderWay(stats map[string]any) bool {
 	return n("TotFileMergePlanTasks") > n("TotFileMergePlanTasksDone")+n("TotFileMergePlanTasksErr")
 }
 
-// Compact merges the index's segments into as few as the cap on a
-// segment's documents allows (maxSegmentDocs; at 100k recordings it left
-// 3 segments), which makes searches faster after a bulk build such as
-// Rebuild. It blocks until the merge is done and needs free disk space
-// about the size of the index.
+// Compact merges the index's segments with bleve's single-segment plan
+// (at 100k recordings it left 1 segment, at a million 3), which makes
+// searches faster after a bulk build such as Rebuild: a million's index
+// capped at 800,000 documents a segment kept 5, and its searches took
+// 1.3-1.5x the CPU. It blocks until the merge is done and needs free disk
+// space about the size of the index.
 func (ix *Index) Compact(ctx context.Context) error {
 	adv, err := ix.bi.Advanced()
 	if err != nil {
@@ -869,9 +859,7 @@ func (ix *Index) Compact(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("query: compact: index is %T, not scorch", adv)
 	}
-	plan := mergeplan.SingleSegmentMergePlanOptions
-	plan.MaxSegmentSize = maxSegmentDocs
-	if err := s.ForceMerge(ctx, &plan); err != nil {
+	if err := s.ForceMerge(ctx, nil); err != nil {
 		return fmt.Errorf("query: compact: %w", err)
 	}
 	return nil
