@@ -19,8 +19,9 @@ type encoders struct {
 	event encoderPool
 }
 
-// newEncoders returns empty pools, one per use, for workers compressor
-// workers a recording (Options.CompressWorkers).
+// newEncoders returns empty pools, one per use. The chunk pools keep an
+// idle encoder for each of a recording's compressor workers
+// (Options.CompressWorkers).
 func newEncoders(workers int) *encoders {
 	keep := maxIdleEncoders + max(workers, 1) - 1
 	return &encoders{
