@@ -1,9 +1,7 @@
 package server_test
 
 import (
-	"bytes"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -23,17 +21,7 @@ func TestScoreboardOverHTTP(t *testing.T) {
 	ts := start(t, server.Config{})
 	viewer := ts.token("vera", replay.RoleViewer)
 	mod := ts.token("mia", replay.RoleModerator)
-	upload := func(path string) string {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var up struct {
-			ID string `json:"id"`
-		}
-		ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name="+filepath.Base(path), ts.owner, bytes.NewReader(b), &up)
-		return up.ID
-	}
+	upload := ts.uploadFile
 	sc2 := upload(filepath.Join(formatstest.CorpusDir(t, "sc2replay"), "lotv-3.2.2.42253-magma-mines-2v2.SC2Replay"))
 	echo := upload(filepath.Join(formatstest.CorpusDir(t, "butter"), "reference", "butter", "example_2021-11-20.zstd_3.k300.butter"))
 	th := upload(filepath.Join(formatstest.CorpusDir(t, "teehistorian"), "Tutorial.teehistorian"))

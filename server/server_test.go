@@ -131,6 +131,21 @@ func (ts *testServer) want(status int, method, path, token string, body io.Reade
 	return b
 }
 
+// uploadFile uploads the file at path as the owner and returns the new
+// recording's id.
+func (ts *testServer) uploadFile(path string) string {
+	ts.t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	var up struct {
+		ID string `json:"id"`
+	}
+	ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name="+filepath.Base(path), ts.owner, bytes.NewReader(b), &up)
+	return up.ID
+}
+
 func corpusFile(t *testing.T, name string) []byte {
 	b, err := os.ReadFile(filepath.Join(formatstest.CorpusDir(t, "teehistorian"), name))
 	if err != nil {

@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -27,17 +26,7 @@ type tracksAnswer struct {
 // window around a tick; bounded; none for a format without positions.
 func TestTracks(t *testing.T) {
 	ts := start(t, server.Config{})
-	upload := func(path string) string {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var up struct {
-			ID string `json:"id"`
-		}
-		ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name="+filepath.Base(path), ts.owner, bytes.NewReader(b), &up)
-		return "/api/v1/recordings/" + up.ID + "/tracks"
-	}
+	upload := func(path string) string { return "/api/v1/recordings/" + ts.uploadFile(path) + "/tracks" }
 	th := upload(filepath.Join(formatstest.CorpusDir(t, "teehistorian"), "7cee836b-aec8-44d9-9083-94d07d88bc05.teehistorian"))
 	sc2 := upload(filepath.Join(formatstest.CorpusDir(t, "sc2replay"), "wol-1.0.0.16117-froadac-vs-jdorty.SC2Replay"))
 
@@ -124,17 +113,7 @@ func TestTracks(t *testing.T) {
 // field=1 (the answers the page asks for every piece stay as they were).
 func TestTracksField(t *testing.T) {
 	ts := start(t, server.Config{})
-	upload := func(path string) string {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var up struct {
-			ID string `json:"id"`
-		}
-		ts.want(http.StatusCreated, "POST", "/api/v1/recordings?name="+filepath.Base(path), ts.owner, bytes.NewReader(b), &up)
-		return "/api/v1/recordings/" + up.ID + "/tracks"
-	}
+	upload := func(path string) string { return "/api/v1/recordings/" + ts.uploadFile(path) + "/tracks" }
 	type fieldAnswer struct {
 		Field *struct {
 			Box    [4]float64 `json:"box"`
