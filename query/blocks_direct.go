@@ -54,11 +54,7 @@ func (ix *Index) pageBlocks(ctx context.Context, recs []string, evq query.Query,
 	if !ok {
 		return nil, false, nil
 	}
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		return nil, false, fmt.Errorf("query: events: %w", err)
-	}
-	r, err := adv.Reader()
+	r, err := ix.reader()
 	if err != nil {
 		return nil, false, fmt.Errorf("query: events: %w", err)
 	}
@@ -165,11 +161,7 @@ func (ix *Index) pageBlocks(ctx context.Context, recs []string, evq query.Query,
 // marked over in its class? does a live recording's part hold it?) was
 // a bleve search each.
 func (ix *Index) anyLive(terms ...*query.TermQuery) (found, ok bool, err error) {
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		return false, false, fmt.Errorf("query: %w", err)
-	}
-	r, err := adv.Reader()
+	r, err := ix.reader()
 	if err != nil {
 		return false, false, fmt.Errorf("query: %w", err)
 	}

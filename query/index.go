@@ -844,6 +844,16 @@ func mergesUnderWay(stats map[string]any) bool {
 	return n("TotFileMergePlanTasks") > n("TotFileMergePlanTasksDone")+n("TotFileMergePlanTasksErr")
 }
 
+// reader returns a reader of the index's current segments, which the
+// caller closes: the direct walks of postings and sort numbers read it.
+func (ix *Index) reader() (index.IndexReader, error) {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	return adv.Reader()
+}
+
 // Compact merges the index's segments with bleve's single-segment plan
 // (at 100k recordings it left 1 segment, at a million 3), which makes
 // searches faster after a bulk build such as Rebuild: a million's index

@@ -101,11 +101,7 @@ const aliasIDs = 16
 // cannot say yet (its sort numbers are still being read): the caller
 // then reads the recordings (EachHit).
 func (ix *Index) PlayerStats(ctx context.Context, name, id string) (st *PlayerStats, ok bool, err error) {
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		return nil, false, fmt.Errorf("query: player: %w", err)
-	}
-	r, err := adv.Reader()
+	r, err := ix.reader()
 	if err != nil {
 		return nil, false, fmt.Errorf("query: player: %w", err)
 	}

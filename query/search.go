@@ -409,11 +409,7 @@ func (h *tsHeap) Pop() any {
 // which happens for recordings that started at the same instant only.
 func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bool, from, limit int) ([]recHit, int, error) {
 	need := from + limit
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		return nil, 0, fmt.Errorf("query: search: %w", err)
-	}
-	r, err := adv.Reader()
+	r, err := ix.reader()
 	if err != nil {
 		return nil, 0, fmt.Errorf("query: search: %w", err)
 	}
@@ -750,11 +746,7 @@ func (ix *Index) EachHit(ctx context.Context, q *Query, max int, fn func(h *Hit)
 	if err != nil {
 		return 0, err
 	}
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		return 0, fmt.Errorf("query: each hit: %w", err)
-	}
-	r, err := adv.Reader()
+	r, err := ix.reader()
 	if err != nil {
 		return 0, fmt.Errorf("query: each hit: %w", err)
 	}
