@@ -12,17 +12,7 @@ import (
 func TestTrimChangesInBatches(t *testing.T) {
 	a := openTest(t, t.TempDir(), Options{NoSync: true})
 	const n = 2*trimBatch + 500
-	err := a.catalog.Update(func(tx *bolt.Tx) error {
-		for range n {
-			if err := appendChange(tx, ChangePut, uuid.New()); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fillChangeLog(t, a, n)
 	if err := a.TrimChanges(2*trimBatch + 100); err != nil {
 		t.Fatal(err)
 	}
@@ -48,17 +38,7 @@ func TestTrimChangesInBatches(t *testing.T) {
 func TestLargeTrimCompactsCatalog(t *testing.T) {
 	a := openTest(t, t.TempDir(), Options{NoSync: true})
 	const n = trimCompactMin + 50
-	err := a.catalog.Update(func(tx *bolt.Tx) error {
-		for range n {
-			if err := appendChange(tx, ChangePut, uuid.New()); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fillChangeLog(t, a, n)
 	before, err := a.catalogSpace()
 	if err != nil {
 		t.Fatal(err)
@@ -75,5 +55,22 @@ func TestLargeTrimCompactsCatalog(t *testing.T) {
 	}
 	if left, err := a.ChangesSince(0, 0); err != nil || len(left) != 50 || left[0].Seq != trimCompactMin+1 {
 		t.Fatalf("%d entries left, %v", len(left), err)
+	}
+}
+
+// fillChangeLog appends n puts of new ids to a's change log in one
+// transaction.
+func fillChangeLog(t *testing.T, a *Archive, n int) {
+	t.Helper()
+	err := a.catalog.Update(func(tx *bolt.Tx) error {
+		for range n {
+			if err := appendChange(tx, ChangePut, uuid.New()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
