@@ -13,11 +13,11 @@ const Window = 1 << 20
 // EncoderOptions configure the encoders of an ingest: whole chunks
 // (Encode) and the heads record. Ingest compresses at zstd's fastest level
 // and leaves the best to the background pass (the archive's recompress.go):
-// against the default level, split and encoded as an ingest does, the
-// streams of a simulated 64-player server's hour encode 1.1× as fast for
-// 0.8% more bytes and those of teehistoriangen's 1 GB file 1.5× as fast
-// for 5% more; the kinds of docs/PERFORMANCE.md store 1.3–4.6% more after
-// ingest. Its match tables are the smallest too.
+// against the default level, split and encoded as an ingest does
+// (BenchmarkEncodeLevels), a simulated crowded server's file encodes
+// 1.05× as fast for 0.8% more bytes and teehistoriangen's 1 GB file
+// 1.10–1.12× as fast for 5% more; the kinds of docs/PERFORMANCE.md store
+// 1.3–4.6% more after ingest. Its match tables are the smallest too.
 func EncoderOptions() []zstd.EOption {
 	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(Window), zstd.WithLowerEncoderMem(true)}

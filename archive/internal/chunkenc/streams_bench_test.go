@@ -1,6 +1,7 @@
 package chunkenc
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -104,4 +105,50 @@ func BenchmarkEncodeStreams(b *testing.B) {
 		}
 		b.ReportMetric(float64(stored)/float64(native), "stored/B")
 	})
+}
+
+// BenchmarkEncodeLevels splits and encodes the chunks of a teehistorian
+// file (REPLAY_BENCH_FILE, its first 64 MB) as an ingest's worker does,
+// at zstd's fastest level (the ingest's) and at the default, and reports
+// the stored bytes per native byte: the choice in EncoderOptions. The
+// file is one the generator did not shape (docs/PERFORMANCE.md, "Data
+// nobody tuned to"), or the 1 GB teehistoriangen one.
+func BenchmarkEncodeLevels(b *testing.B) {
+	path := os.Getenv("REPLAY_BENCH_FILE")
+	if path == "" {
+		b.Skip("REPLAY_BENCH_FILE names no teehistorian file")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = data[:min(len(data), 64<<20)]
+	rec := formatstest.Split(b, &teehistorian.Codec{}, data)
+	var chunks [][]byte
+	native := 0
+	for i := range rec.ChunkIndex {
+		c, _, err := rec.ReadChunk(b.Context(), i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		chunks, native = append(chunks, c), native+len(c)
+	}
+	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
+		opts := append(StreamEncoderOptions(), zstd.WithEncoderLevel(level))
+		enc := newEncoder(b, opts)
+		b.Run(level.String(), func(b *testing.B) {
+			b.SetBytes(int64(native))
+			var cols [][]byte
+			var scratch []byte
+			stored := 0
+			for b.Loop() {
+				stored = 0
+				ch := Chooser{}
+				for _, c := range chunks {
+					stored += len(EncodeColumns(enc, &ch, thColumns, &cols, &scratch, nil, c))
+				}
+			}
+			b.ReportMetric(float64(stored)/float64(native), "stored/B")
+		})
+	}
 }
