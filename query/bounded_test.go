@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 )
 
@@ -47,7 +48,7 @@ func TestBoundedRanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plain, err := (&compiler{q: pq}).root()
+			plain, err := (&compiler{q: pq, keys: &ix.keys}).root()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,11 +93,13 @@ func TestBoundedRanges(t *testing.T) {
 
 // TestRunningFromNumbers: an at: or during: term alone, once the sort
 // numbers of both the start and the duration orders are read, is
-// answered from them (bestOfRunning), and finds what bleve's ranges find:
+// answered from them (bestOfRunning), and finds, page by page, what the
+// unbounded term finds through bleve's walk of its bitsSearcher:
 // recordings that end exactly at the window's start, a nanosecond or
 // part of a millisecond after or before it (where the millisecond does
 // not decide and the stored duration is read), zero-length ones, and
-// replaced and deleted ones over several segments, page by page.
+// replaced and deleted ones over several segments. (TestTimeTermsMatchRecords
+// checks both against the recordings themselves.)
 func TestRunningFromNumbers(t *testing.T) {
 	ix, err := Open(t.TempDir())
 	if err != nil {
@@ -168,7 +171,7 @@ func TestRunningFromNumbers(t *testing.T) {
 		if _, done, err := bestOfRunning(ctx, view, durs, rq, top, 10); err != nil || !done {
 			t.Fatalf("%q: bestOfRunning: done %v, %v", q, done, err)
 		}
-		plain, err := (&compiler{q: pq}).root()
+		plain, err := (&compiler{q: pq, keys: &ix.keys}).root()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +182,7 @@ func TestRunningFromNumbers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, total, err := ix.newest(ctx, plain, fSort, asc, page[0], page[1])
+				want, total, err := ix.newest(ctx, query.NewConjunctionQuery([]query.Query{plain, termQ(fIsRec, "r")}), fSort, asc, page[0], page[1])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -191,7 +194,7 @@ func TestRunningFromNumbers(t *testing.T) {
 					w = append(w, h.id)
 				}
 				if got.Total != total || !slices.Equal(g, w) {
-					t.Errorf("%q %v %v: %d hits %v\nbleve's ranges: %d %v", q, so, page, got.Total, g, total, w)
+					t.Errorf("%q %v %v: %d hits %v\nwalked: %d %v", q, so, page, got.Total, g, total, w)
 				}
 			}
 		}

@@ -34,11 +34,18 @@ type compiler struct {
 	// hit needs confirming. Unset, every text term assumes some are.
 	marked func(op string) (bool, error)
 	// longest, when bounded, is the longest duration of an indexed
-	// recording (Index.longest): at: and during: then search a window of
-	// start and end times instead of two half-open ranges (see running).
+	// recording (Index.longest): at: and during: then look at the
+	// recordings that started in a window before the term's only (see
+	// runningQuery.startLo).
 	longest time.Duration
 	bounded bool
+	// keys are the index's sort numbers, which time terms are answered
+	// from (timerange.go).
+	keys *sortKeys
 }
+
+// useKeys is what a query answered from the sort numbers offers.
+type usesKeys interface{ useKeys(*sortKeys) }
 
 // root compiles the whole query. A query of terms that AND together
 // compiles as it always did: a conjunction, or a boolean query when some
@@ -76,8 +83,11 @@ func (c *compiler) node(n *Node, excl bool) (query.Query, bool, error) {
 		}
 		excl = excl != t.Neg
 		rq := op.rec(t)
-		if op.kind == opWindow && c.bounded {
-			rq = boundedRunning(t, c.longest)
+		if w, ok := rq.(*runningQuery); ok && c.bounded && !t.Time.IsZero() {
+			w.startLo = t.Time.Add(-c.longest)
+		}
+		if k, ok := rq.(usesKeys); ok {
+			k.useKeys(c.keys)
 		}
 		if op.kind == opText && op.event != nil && c.live != nil {
 			lq, err := c.live(t)
@@ -177,39 +187,8 @@ func (c *compiler) startRange(nodes []*Node) (query.Query, []*Node) {
 	if n < 2 {
 		return nil, nodes
 	}
-	yes, no := true, false
-	q := query.NewDateRangeInclusiveQuery(lo, hi, &yes, &no)
-	q.SetField(fStart)
+	q := &startQuery{from: lo, until: hi}
+	q.useKeys(c.keys)
 	return q, rest
 }
 
-// boundedRunning is running (at:, during:) over an index whose recordings
-// last at most longest: one that runs at some moment of [Time, Until)
-// started in [Time-longest, Until) and ends in (Time, Until+longest), so
-// both ranges are windows around the term's instead of each holding most
-// of the index. A side the term leaves open stays open.
-func boundedRunning(t *Term, longest time.Duration) query.Query {
-	yes, no := true, false
-	var startLo, endHi time.Time
-	if !t.Time.IsZero() {
-		startLo = t.Time.Add(-longest)
-	}
-	if !t.Until.IsZero() {
-		endHi = t.Until.Add(longest)
-	}
-	sq := query.NewDateRangeInclusiveQuery(startLo, t.Until, &yes, &no)
-	sq.SetField(fStart)
-	eq := query.NewDateRangeInclusiveQuery(t.Time, endHi, &no, &no)
-	eq.SetField(fEnd)
-	return &runningQuery{ConjunctionQuery: query.NewConjunctionQuery([]query.Query{sq, eq}), from: t.Time, until: t.Until, startLo: startLo}
-}
-
-// runningQuery is boundedRunning's query: bleve's conjunction of the two
-// ranges, with the window it stands for, so that a query of this term
-// alone is answered from the sort numbers (bestOfRunning).
-type runningQuery struct {
-	*query.ConjunctionQuery
-	// from and until are the term's window (zero: open); startLo is
-	// from less the longest duration (zero: open).
-	from, until, startLo time.Time
-}

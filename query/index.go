@@ -86,12 +86,9 @@ const (
 	fFlag    = "flag"    // keyword
 	fHeld    = "held"    // keyword "true"/"false"
 	fKinds   = "kinds"   // keyword: event kinds present in the recording
-	fStart   = "start"   // date, for ranges
-	fEnd     = "end"     // date: start + duration, for at: and during:
 	fSort    = "ts"      // keyword with doc values: start and id, for sorting
 	fSortDur = "tsd"     // keyword with doc values: duration, then the ts key
 	fSortPl  = "tsp"     // keyword with doc values: player count, then the ts key
-	fDur     = "dur"     // number: duration in milliseconds
 	fWords   = "words"   // analysed: player names, map, server, attrs
 	fRCmd    = "rcmd"    // analysed: all command text of the recording
 	fRChat   = "rchat"   // analysed: all chat text of the recording
@@ -221,7 +218,7 @@ func mergeFloorFor(dir string) int {
 
 // layoutVersion names the document layout this build writes; change it
 // whenever fields or document ids change, so older indexes are rebuilt.
-const layoutVersion = "2026-11-28.5"
+const layoutVersion = "2026-11-28.6"
 
 // layoutKey is the internal key holding the index's layout version.
 var layoutKey = []byte("replay.layout")
@@ -340,15 +337,6 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		f.IncludeTermVectors = name != fText && name != fCmd && name != fChat
 		dm.AddFieldMappingsAt(name, f)
 	}
-	st := bleve.NewDateTimeFieldMapping()
-	st.Store, st.IncludeInAll = false, false
-	dm.AddFieldMappingsAt(fStart, st)
-	en := bleve.NewDateTimeFieldMapping()
-	en.Store, en.IncludeInAll = false, false
-	dm.AddFieldMappingsAt(fEnd, en)
-	du := bleve.NewNumericFieldMapping()
-	du.Store, du.IncludeInAll, du.DocValues = false, false, false
-	dm.AddFieldMappingsAt(fDur, du)
 	d := bleve.NewTextFieldMapping()
 	d.Index, d.Store, d.IncludeInAll, d.DocValues = false, true, false, false
 	dm.AddFieldMappingsAt(fData, d)
@@ -693,27 +681,18 @@ func (ix *Index) recDoc(r *RecordingDoc, t *eventText) *document.Document {
 	ix.addText(d, fWords, free)
 	// The sort key: "1", start as 16 hex digits (offset so that pre-1970
 	// starts stay in order), then the id; "0" and the id when the start is
-	// unknown. It is unique, so the order is total, and one term per document
-	// (sorting on the date field would visit its 16 precision terms per hit).
+	// unknown (or beyond what nanoseconds since 1970 hold). It is unique,
+	// so the order is total, and its number (keyNumber) is the start, which
+	// time terms are answered from (timerange.go).
 	ts := "0" + r.ID
-	if !r.Start.IsZero() {
-		if f, err := document.NewDateTimeFieldWithIndexingOptions(fStart, nil, r.Start, time.RFC3339Nano, index.IndexField); err == nil {
-			d.AddField(f)
-			// A zero-length recording (a live one before its first tick)
-			// runs at its start: at: must find it.
-			end := r.Start.Add(max(r.Duration, time.Nanosecond))
-			if e, err := document.NewDateTimeFieldWithIndexingOptions(fEnd, nil, end, time.RFC3339Nano, index.IndexField); err == nil {
-				d.AddField(e)
-			}
-			ts = fmt.Sprintf("1%016x%s", uint64(r.Start.UnixNano())^(1<<63), r.ID)
-		}
+	if !r.Start.IsZero() && r.Start.Equal(time.Unix(0, r.Start.UnixNano())) {
+		ts = fmt.Sprintf("1%016x%s", startNum(r.Start), r.ID)
 	}
 	d.AddField(document.NewTextFieldCustom(fSort, nil, []byte(ts), keywordOpts|index.DocValues, nil))
 	// The other orders' keys (Sort): the value at a fixed width, then ts,
 	// so ties go by start and id and the order stays total.
 	d.AddField(document.NewTextFieldCustom(fSortDur, nil, []byte(durKey(r.Duration)+ts), keywordOpts|index.DocValues, nil))
 	d.AddField(document.NewTextFieldCustom(fSortPl, nil, []byte(fmt.Sprintf("%08x", len(r.Players))+ts), keywordOpts|index.DocValues, nil))
-	d.AddField(document.NewNumericFieldWithIndexingOptions(fDur, nil, float64(r.Duration/time.Millisecond), index.IndexField))
 
 	for _, k := range t.kinds {
 		kw(fKinds, k)

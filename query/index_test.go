@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 	"github.com/replayarchive/replay/formats"
 )
@@ -452,7 +451,7 @@ func TestSortKeysMatchBleve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		top, err := (&compiler{q: pq}).root()
+		top, err := (&compiler{q: pq, keys: &ix.keys}).root()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -527,9 +526,9 @@ func TestBestOfTermTaken(t *testing.T) {
 	if err != nil || !done || total != c.Recordings || len(top.e) != 20 {
 		t.Fatalf("bestOfTerm: total %d, done %v, %d kept, %v", total, done, len(top.e), err)
 	}
-	rq := startAfter(&Term{Time: time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)}).(*query.DateRangeQuery)
+	lo, hi := startAfter(&Term{Time: time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)}).(*startQuery).nums()
 	top = &tsHeap{full: top.full}
-	total, done, err = bestOfStarts(ctx, view, rq, top, 20)
+	total, done, err = bestOfStarts(ctx, view, lo, hi, top, 20)
 	if err != nil || !done || total < 50 || total > 150 || len(top.e) != 20 {
 		t.Fatalf("bestOfStarts: total %d of %d, done %v, %d kept, %v", total, c.Recordings, done, len(top.e), err)
 	}

@@ -7,7 +7,6 @@ package query
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/replayarchive/replay/formats"
@@ -121,53 +120,18 @@ func flagged(*Term) query.Query {
 	return q
 }
 
-func startAfter(t *Term) query.Query {
-	yes := true
-	q := query.NewDateRangeInclusiveQuery(t.Time, time.Time{}, &yes, nil)
-	q.SetField(fStart)
-	return q
-}
+func startAfter(t *Term) query.Query { return &startQuery{from: t.Time} }
 
-func startBefore(t *Term) query.Query {
-	no := false
-	q := query.NewDateRangeInclusiveQuery(time.Time{}, t.Time, nil, &no)
-	q.SetField(fStart)
-	return q
-}
+func startBefore(t *Term) query.Query { return &startQuery{until: t.Time} }
 
 // running matches recordings that were running at some moment of the
 // term's window: start < Until and start + duration > Time, so a game
 // that began before the window and was still going is found too.
-func running(t *Term) query.Query {
-	var qs []query.Query
-	if !t.Until.IsZero() {
-		no := false
-		q := query.NewDateRangeInclusiveQuery(time.Time{}, t.Until, nil, &no)
-		q.SetField(fStart)
-		qs = append(qs, q)
-	}
-	if !t.Time.IsZero() {
-		no := false
-		q := query.NewDateRangeInclusiveQuery(t.Time, time.Time{}, &no, nil)
-		q.SetField(fEnd)
-		qs = append(qs, q)
-	}
-	return query.NewConjunctionQuery(qs)
-}
+func running(t *Term) query.Query { return &runningQuery{from: t.Time, until: t.Until} }
 
-func longer(t *Term) query.Query {
-	ms, no := float64(t.Dur/time.Millisecond), false
-	q := query.NewNumericRangeInclusiveQuery(&ms, nil, &no, nil)
-	q.SetField(fDur)
-	return q
-}
+func longer(t *Term) query.Query { return longerThan(t.Dur) }
 
-func shorter(t *Term) query.Query {
-	ms, no := float64(t.Dur/time.Millisecond), false
-	q := query.NewNumericRangeInclusiveQuery(nil, &ms, nil, &no)
-	q.SetField(fDur)
-	return q
-}
+func shorter(t *Term) query.Query { return shorterThan(t.Dur) }
 
 // scoreFields are the recording document's score keywords.
 var scoreFields = []string{fRace, fResult, fTeam, fWinner}

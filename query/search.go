@@ -231,7 +231,7 @@ func (ix *Index) compiler(ctx context.Context, q *Query) (compiler, error) {
 	if err != nil {
 		return compiler{}, err
 	}
-	return compiler{q: q, longest: time.Duration(longest), bounded: bounded,
+	return compiler{q: q, longest: time.Duration(longest), bounded: bounded, keys: &ix.keys,
 		live: func(t *Term) (query.Query, error) { return ix.liveMatch(ctx, t) },
 		marked: func(op string) (bool, error) {
 			// The over keyword is on recording documents alone.
@@ -434,8 +434,9 @@ func (ix *Index) newest(ctx context.Context, q query.Query, field string, asc bo
 	}
 	var total int
 	sorted := false // top.e is in order already (bestOfStarts, bestOfTerm)
-	if rq, ok := q.(*query.DateRangeQuery); ok && cached && field == fSort && rq.FieldVal == fStart {
-		if total, sorted, err = bestOfStarts(ctx, view, rq, top, need); err == nil && !sorted {
+	if sq, ok := q.(*startQuery); ok && cached && field == fSort {
+		lo, hi := sq.nums()
+		if total, sorted, err = bestOfStarts(ctx, view, lo, hi, top, need); err == nil && !sorted {
 			total, err = ix.walk(ctx, r, q, field, view, top, need)
 		}
 	} else if rq, ok := q.(*runningQuery); ok && cached && field == fSort {

@@ -17,7 +17,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -70,6 +69,15 @@ type keyView struct {
 	segs   segView
 	keys   [][]uint64 // each segment's numbers
 	orders [][]uint32 // each segment's documents in their order
+	// pending are the segments whose numbers were not read yet.
+	pending []pendingKeys
+}
+
+// pendingKeys is a segment of a keyView (its index) whose numbers are
+// being read.
+type pendingKeys struct {
+	i int
+	e *segKeys
 }
 
 // segView finds the segment of a document of one index snapshot.
@@ -170,6 +178,7 @@ func (sk *sortKeys) view(r index.IndexReader, field string) (v *keyView, ok bool
 				v.keys[i], v.orders[i] = e.keys, e.order
 			}
 		default:
+			v.pending = append(v.pending, pendingKeys{i, e})
 		}
 	}
 	for k, e := range sk.segs {
@@ -198,6 +207,33 @@ func (sk *sortKeys) view(r index.IndexReader, field string) (v *keyView, ok bool
 		}()
 	}
 	return v, true, nil
+}
+
+// ready is view, waiting until the numbers of every segment are read
+// (time terms are answered from them alone: timerange.go).
+func (sk *sortKeys) ready(ctx context.Context, r index.IndexReader, field string) (*keyView, error) {
+	v, ok, err := sk.view(r, field)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("query: time terms need a scorch index, not %T", r)
+	}
+	for _, p := range v.pending {
+		select {
+		case <-p.e.ready:
+		case <-sk.stop:
+			return nil, errKeysStopped
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if p.e.err != nil {
+			return nil, p.e.err
+		}
+		v.keys[p.i], v.orders[p.i] = p.e.keys, p.e.order
+	}
+	v.pending = nil
+	return v, nil
 }
 
 // close stops the reads under way, waits for them and starts no more.
@@ -259,7 +295,9 @@ func readKeys(seg segment.Segment, field string, stop <-chan struct{}) ([]uint64
 // digits of start, id; or "0" and the id) gives its start, or 0 for "0";
 // the others (16 or 8 hex digits, then the ts key) their first 16
 // characters read as hex, stopping at the first that is not a hex digit
-// (which sorts below every digit), so that the rest counts as zeros.
+// (which sorts below every digit), so that the rest counts as zeros; the
+// tsd key's plus one, so that 0 is a document without one (an event
+// block) and the number is a recording's whole milliseconds plus one.
 func keyNumber(field string, key []byte) uint64 {
 	if field == fSort {
 		if len(key) == 0 || key[0] != '1' {
@@ -282,6 +320,9 @@ func keyNumber(field string, key []byte) uint64 {
 			}
 		}
 		n = n<<4 | uint64(d)
+	}
+	if field == fSortDur && len(key) > 0 {
+		n++
 	}
 	return n
 }
@@ -659,34 +700,16 @@ func mergeBest(view *keyView, lists []segList, top *tsHeap, need int) error {
 }
 
 // bestOfStarts answers a query that is one range of start times (after:,
-// before:, or both folded into one) in the default order, from the
-// numbers alone: the ts number is the start, so the range's recordings
-// are one run of each segment's order, found by binary search, and the
-// page is read from its newest (or oldest) end. Bleve's numeric range
-// searcher instead looked up every precision term of the range in each
-// segment's dictionary (1.4 ms a day's range at a million recordings).
+// before:, or both folded into one: a startQuery's numbers [lo, hi)) in
+// the default order, from the numbers alone: the ts number is the start,
+// so the range's recordings are one run of each segment's order, found by
+// binary search, and the page is read from its newest (or oldest) end.
 // It returns false, having offered nothing, when some segment's numbers
 // are not read yet.
-func bestOfStarts(ctx context.Context, view *keyView, rq *query.DateRangeQuery, top *tsHeap, need int) (int, bool, error) {
+func bestOfStarts(ctx context.Context, view *keyView, lo, hi uint64, top *tsHeap, need int) (int, bool, error) {
 	for i := range view.segs.segs {
 		if view.keys[i] == nil || view.orders[i] == nil {
 			return 0, false, nil
-		}
-	}
-	// Numbers of the range, [lo, hi): a ts number is the start's
-	// nanoseconds with the sign bit flipped; 0 is no start.
-	lo, hi := uint64(1), uint64(math.MaxUint64)
-	startNum := func(t time.Time) uint64 { return uint64(t.UnixNano()) ^ (1 << 63) }
-	if !rq.Start.IsZero() {
-		lo = max(startNum(rq.Start.Time), 1)
-		if rq.InclusiveStart != nil && !*rq.InclusiveStart {
-			lo++
-		}
-	}
-	if !rq.End.IsZero() {
-		hi = startNum(rq.End.Time)
-		if rq.InclusiveEnd != nil && *rq.InclusiveEnd {
-			hi++
 		}
 	}
 	total := 0
@@ -723,81 +746,40 @@ func bestOfStarts(ctx context.Context, view *keyView, rq *query.DateRangeQuery, 
 }
 
 // bestOfRunning answers a query that is one at: or during: term (a
-// runningQuery) in the default order from the numbers: the recordings
-// that started in [startLo, until) are one run of each segment's order;
-// those that started at from or later are all running, and each one that
-// started before is running when its end (start plus its duration, read
-// from the duration order's numbers, tsd, in milliseconds: exact unless
-// the millisecond decides, when its stored duration is read) is after
-// from. Bleve's range searchers over start and end looked up each
-// precision term of both ranges in every segment's dictionary. It
-// returns false, having offered nothing, when some segment's numbers
-// (of either order) are not read yet.
+// runningQuery) in the default order from the numbers: the recordings of
+// each segment's window (runningQuery.runs) are one run of its order, so
+// the page is read from its newest (or oldest) end, as bestOfStarts does,
+// asking of each that started before the window whether it ends in it
+// (endsAfter). It returns false, having offered nothing, when some
+// segment's numbers (of either order) are not read yet.
 func bestOfRunning(ctx context.Context, view, durs *keyView, rq *runningQuery, top *tsHeap, need int) (int, bool, error) {
 	for i := range view.segs.segs {
 		if view.keys[i] == nil || view.orders[i] == nil || durs.keys[i] == nil {
 			return 0, false, nil
 		}
 	}
-	startNum := func(t time.Time) uint64 { return uint64(t.UnixNano()) ^ (1 << 63) }
-	lo, mid, hi := uint64(1), uint64(1), uint64(math.MaxUint64)
-	if !rq.startLo.IsZero() {
-		lo = max(startNum(rq.startLo), 1)
-	}
-	if !rq.from.IsZero() {
-		mid = max(startNum(rq.from), lo)
-	}
-	if !rq.until.IsZero() {
-		hi = startNum(rq.until)
-	}
 	from := rq.from.UnixNano()
-	var err error
-	// ends reports whether the document d of segment i, which started
-	// before from, ends after it: end = start + max(duration, 1 ns).
-	ends := func(i int, d uint32) bool {
-		start := int64(view.keys[i][d] ^ (1 << 63))
-		ms := int64(durs.keys[i][d])
-		if ms > 0 && start+ms*int64(time.Millisecond) > from {
-			return true // the duration is at least ms milliseconds
-		}
-		if start+(ms+1)*int64(time.Millisecond) <= from {
-			return false // and less than ms+1
-		}
-		id := binary.BigEndian.AppendUint64(nil, view.segs.offsets[i]+uint64(d))
-		ext, data, e := view.segs.stored(id)
-		var h Hit
-		if e == nil {
-			e = decodeRec(ext, data, &h)
-		}
-		if e != nil {
-			err = e
-			return false
-		}
-		return start+int64(max(h.Duration, time.Nanosecond)) > from
-	}
 	total := 0
 	var lists []segList
 	for i, ss := range view.segs.segs {
-		keys, order := view.keys[i], view.orders[i]
-		a := sort.Search(len(order), func(k int) bool { return keys[order[k]] >= lo })
-		c := sort.Search(len(order), func(k int) bool { return keys[order[k]] >= mid })
-		b := sort.Search(len(order), func(k int) bool { return keys[order[k]] >= hi })
-		c = min(max(c, a), b)
+		a, c, b := rq.runs(view, i)
 		if a >= b {
 			continue
 		}
+		keys, order := view.keys[i], view.orders[i]
 		del := ss.Deleted()
 		runs := make(map[uint32]bool, c-a) // of [a, c): running or not
 		for _, d := range order[a:c] {
 			if del == nil || !del.Contains(d) {
-				runs[d] = ends(i, d)
-				if runs[d] {
+				in, err := endsAfter(view, durs, i, d, from)
+				if err != nil {
+					return 0, false, err
+				}
+				runs[d] = in
+				if in {
 					total++
 				}
 			}
-		}
-		if err != nil {
-			return 0, false, err
 		}
 		for _, d := range order[c:b] {
 			if del == nil || !del.Contains(d) {
@@ -808,7 +790,7 @@ func bestOfRunning(ctx context.Context, view, durs *keyView, rq *runningQuery, t
 			if r, ok := runs[d]; ok {
 				return r
 			}
-			return keys[d] >= mid && (del == nil || !del.Contains(d))
+			return del == nil || !del.Contains(d) // [c, b) runs; [a, c) is in runs but the deleted
 		}
 		l, err := walkOrder(ctx, keys, order[a:b], bound{asc: top.asc}, need, in)
 		if err != nil {
