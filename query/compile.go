@@ -191,4 +191,3 @@ func (c *compiler) startRange(nodes []*Node) (query.Query, []*Node) {
 	q.useKeys(c.keys)
 	return q, rest
 }
-
