@@ -91,6 +91,32 @@ func TestBoundedRanges(t *testing.T) {
 	check("without a longest duration")
 }
 
+// windowStart is the moment nearWindow's recordings are placed around.
+var windowStart = time.Date(2024, 3, 5, 10, 0, 0, 0, time.UTC)
+
+// nearWindow is genRecording(c, i) placed for the edges of time terms
+// around windowStart: a third end at it, give or take a nanosecond or
+// part of a millisecond; a sixth last no time, near it; some have no
+// start; a sixth last whole minutes, or half a millisecond off.
+func nearWindow(c genConfig, i int) RecordingDoc {
+	edges := []time.Duration{0, -time.Nanosecond, time.Nanosecond, time.Millisecond / 2, -time.Millisecond / 2,
+		time.Millisecond, -time.Millisecond, time.Millisecond + time.Nanosecond, -time.Millisecond - time.Nanosecond}
+	r := genRecording(c, i)
+	switch k := i % 6; {
+	case k < 2:
+		r.Start = windowStart.Add(-time.Duration(1+i%90) * time.Minute)
+		r.Duration = windowStart.Sub(r.Start) + edges[i/6%len(edges)]
+	case k == 2:
+		r.Start = windowStart.Add(time.Duration(i%7-3) * time.Nanosecond)
+		r.Duration = 0
+	case k == 3 && i%4 == 1:
+		r.Start = time.Time{}
+	case k == 4:
+		r.Duration = time.Duration(i%40)*time.Minute + time.Duration(i%3-1)*time.Millisecond/2
+	}
+	return r
+}
+
 // TestRunningFromNumbers: an at: or during: term alone, once the sort
 // numbers of both the start and the duration orders are read, is
 // answered from them (bestOfRunning), and finds, page by page, what the
@@ -108,23 +134,11 @@ func TestRunningFromNumbers(t *testing.T) {
 	defer ix.Close()
 	ctx := context.Background()
 	c := genConfig{Recordings: 600, Events: 1, Players: 40, Seed: 8}
-	at := time.Date(2024, 3, 5, 10, 0, 0, 0, time.UTC)
-	edges := []time.Duration{0, -time.Nanosecond, time.Nanosecond, time.Millisecond / 2, -time.Millisecond / 2,
-		time.Millisecond, -time.Millisecond, time.Millisecond + time.Nanosecond, -time.Millisecond - time.Nanosecond}
 	seq := uint64(0)
 	for lo := 0; lo < c.Recordings; lo += 150 {
 		var puts []RecordingDoc
 		for i := lo; i < lo+150; i++ {
-			r := genRecording(c, i)
-			switch k := i % 5; {
-			case k < 3: // ends at the window's start, give or take an edge
-				r.Start = at.Add(-time.Duration(1+i%90) * time.Minute)
-				r.Duration = at.Sub(r.Start) + edges[i/5%len(edges)]
-			case k == 3: // zero-length, near the window
-				r.Start = at.Add(time.Duration(i%7-3) * time.Nanosecond)
-				r.Duration = 0
-			}
-			puts = append(puts, r)
+			puts = append(puts, nearWindow(c, i))
 		}
 		var dels []string
 		if lo > 0 {

@@ -39,7 +39,9 @@ func (k *keyed) ready(ctx context.Context, r index.IndexReader, field string) (*
 	return k.keys.ready(ctx, r, field)
 }
 
-// startNum is the ts number of a start (see the ts key in index.go).
+// startNum is the ts number of a start (see the ts key in index.go). A
+// query's times are within what nanoseconds since 1970 hold (Parse takes
+// years 1700 to 2200).
 func startNum(t time.Time) uint64 { return uint64(t.UnixNano()) ^ (1 << 63) }
 
 // startQuery matches the recordings that started in [from, until); a zero

@@ -49,27 +49,12 @@ func TestTimeTermsMatchRecords(t *testing.T) {
 	defer ix.Close()
 	ctx := context.Background()
 	c := genConfig{Recordings: 500, Events: 2, Players: 30, Seed: 11}
-	at := time.Date(2024, 3, 5, 10, 0, 0, 0, time.UTC)
-	edges := []time.Duration{0, -time.Nanosecond, time.Nanosecond, time.Millisecond / 2, -time.Millisecond / 2,
-		time.Millisecond, -time.Millisecond, time.Millisecond + time.Nanosecond}
 	docs := map[string]RecordingDoc{}
 	seq := uint64(0)
 	for lo := 0; lo < c.Recordings; lo += 100 {
 		var puts []RecordingDoc
 		for i := lo; i < lo+100; i++ {
-			r := genRecording(c, i)
-			switch k := i % 6; {
-			case k < 2: // ends at the window's start, give or take an edge
-				r.Start = at.Add(-time.Duration(1+i%90) * time.Minute)
-				r.Duration = at.Sub(r.Start) + edges[i/6%len(edges)]
-			case k == 2: // zero-length, near the window
-				r.Start = at.Add(time.Duration(i%7-3) * time.Nanosecond)
-				r.Duration = 0
-			case k == 3 && i%4 == 1: // no start
-				r.Start = time.Time{}
-			case k == 4: // a duration of whole minutes, or one millisecond off
-				r.Duration = time.Duration(i%40)*time.Minute + time.Duration(i%3-1)*time.Millisecond/2
-			}
+			r := nearWindow(c, i)
 			puts = append(puts, r)
 			docs[r.ID] = r
 		}
@@ -98,6 +83,7 @@ func TestTimeTermsMatchRecords(t *testing.T) {
 		"longer:5m", "shorter:5m", "longer:1m shorter:1h", "shorter:1ms", "longer:0s",
 		"-after:2024-03-05", "-at:2024-03-05T10:00", "-longer:30m", "at:2024-03-05T10:00 -shorter:1m",
 		"after:2024-03-01 longer:10m -during:2024-03-05T09:00..2024-03-05T09:30",
+		"after:2200-01-01", "before:1700-01-01", "-before:1700-01-01", "at:2199-12-31", "during:1700-01-01..2199-01-01", "during:..1700-01-01", "longer:10000w",
 	}
 	check := func(stage string) {
 		t.Helper()
