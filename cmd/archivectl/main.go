@@ -438,8 +438,8 @@ const maxCompressWorkers = 4
 // 63 s instead of 12 s; a million would take hours). At 192 MiB the heap
 // and the mapped pages of the segments being merged passed reindex's
 // 256 MiB goal at a million recordings, and at 160 MiB still did (by 6-11
-// MiB); at 144 MiB a million peaked 250 MiB over in as much time, at 128
-// MiB it took 27 min instead of 15-17 (docs/PERFORMANCE.md).
+// MiB); at 144 MiB a million peaked 245-250 MiB over in about as much
+// time, at 128 MiB it took 27 min instead of 15-17 (docs/PERFORMANCE.md).
 const reindexMemoryLimit = 144 << 20
 
 // defaultGCPercent is the collector's GOGC for the commands that run under
