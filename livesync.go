@@ -65,7 +65,7 @@ func (x *Archive) stopLiveSync() {
 // IndexedAt returns when the last index sync began: every change committed
 // before it is searchable (the zero time before the first sync).
 func (x *Archive) IndexedAt() time.Time {
-	x.syncMu.Lock()
-	defer x.syncMu.Unlock()
+	x.ixMu.RLock()
+	defer x.ixMu.RUnlock()
 	return x.indexedAt
 }

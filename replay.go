@@ -92,15 +92,20 @@ type Archive struct {
 	log    *slog.Logger
 	codecs []formats.Codec
 
-	// syncMu serialises bringing the index up to date.
+	// syncMu serialises opening, bringing up to date and rebuilding the
+	// index. A search does not take it: it would wait for a whole sync
+	// (a second after a 1 GB upload's commit).
 	syncMu sync.Mutex
-	ix     *query.Index
-	lock   *lockFile
+	// ixMu guards ix, which is set and cleared under syncMu too, and
+	// indexedAt.
+	ixMu sync.RWMutex
+	ix   *query.Index
+	lock *lockFile
 	// shared is the catalog shared with other nodes (shared.go), or nil.
 	shared *shared
 	// live schedules the index syncs of live grows (livesync.go).
 	live liveSync
-	// indexedAt is when the last index sync began (guarded by syncMu).
+	// indexedAt is when the last index sync began.
 	indexedAt time.Time
 	// shareMu serialises changes to the shared links' state (shares.go).
 	shareMu sync.Mutex
@@ -170,9 +175,8 @@ func (x *Archive) Close() error {
 	x.stopLiveSync()
 	var errs []error
 	x.syncMu.Lock()
-	if x.ix != nil {
-		errs = append(errs, x.ix.Close())
-		x.ix = nil
+	if ix := x.takeIndex(); ix != nil {
+		errs = append(errs, ix.Close())
 	}
 	x.syncMu.Unlock()
 	if x.shared != nil {
@@ -283,8 +287,37 @@ func (x *Archive) Check(ctx context.Context, opts archive.CheckOptions) (*archiv
 // it up to date with the catalog first (rebuilding a stale index); a
 // read-only archive reads it as the writer left it.
 func (x *Archive) index(ctx context.Context) (*query.Index, error) {
+	x.ixMu.RLock()
+	ix := x.ix
+	x.ixMu.RUnlock()
+	if ix != nil {
+		return ix, nil
+	}
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
+	return x.openIndex(ctx)
+}
+
+// setIndex makes ix the open index.
+func (x *Archive) setIndex(ix *query.Index) {
+	x.ixMu.Lock()
+	x.ix = ix
+	x.ixMu.Unlock()
+}
+
+// takeIndex returns the open index, if any, and forgets it, for the
+// caller (holding syncMu) to close.
+func (x *Archive) takeIndex() *query.Index {
+	x.ixMu.Lock()
+	defer x.ixMu.Unlock()
+	ix := x.ix
+	x.ix = nil
+	return ix
+}
+
+// openIndex opens the index (brought up to date, or rebuilt when stale)
+// unless it is open; the caller holds syncMu.
+func (x *Archive) openIndex(ctx context.Context) (*query.Index, error) {
 	if x.ix != nil {
 		return x.ix, nil
 	}
@@ -298,7 +331,7 @@ func (x *Archive) index(ctx context.Context) (*query.Index, error) {
 		if err != nil {
 			return nil, fmt.Errorf("search index: %w", err)
 		}
-		x.ix = ix
+		x.setIndex(ix)
 		return ix, nil
 	}
 	ix, err := query.OpenWith(dir, x.opts.Index)
@@ -314,24 +347,26 @@ func (x *Archive) index(ctx context.Context) (*query.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	x.ix = ix
+	x.setIndex(ix)
 	return ix, nil
 }
 
 // sync brings the search index up to date after a catalog change. Every
 // change method ends with it: this is the one place the rule lives.
 func (x *Archive) sync(ctx context.Context) error {
-	ix, err := x.index(ctx)
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
+	ix, err := x.openIndex(ctx)
 	if err != nil {
 		return err
 	}
-	x.syncMu.Lock()
-	defer x.syncMu.Unlock()
 	began := time.Now()
 	if _, err := query.Sync(ctx, ix, x.a); err != nil {
 		return fmt.Errorf("%w: %w", ErrIndexSync, err)
 	}
+	x.ixMu.Lock()
 	x.indexedAt = began
+	x.ixMu.Unlock()
 	return nil
 }
 
@@ -343,15 +378,14 @@ func (x *Archive) Reindex(ctx context.Context) (int, error) {
 	}
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
-	if x.ix != nil {
-		x.ix.Close()
-		x.ix = nil
+	if ix := x.takeIndex(); ix != nil {
+		ix.Close()
 	}
 	ix, n, err := query.Rebuild(ctx, filepath.Join(x.dir, "index"), x.a, x.opts.Index)
 	if err != nil {
 		return 0, err
 	}
-	x.ix = ix
+	x.setIndex(ix)
 	return n, nil
 }
 
