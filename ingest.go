@@ -105,7 +105,9 @@ func (x *Archive) IngestStream(ctx context.Context, name string, r io.Reader, li
 	if limit > 0 {
 		src = io.LimitReader(r, limit+1)
 	}
-	n, err := io.Copy(io.MultiWriter(f, h), contextReader{ctx, src})
+	// The receipt, hashed and spooled, gives way to a server's requests
+	// as the ingest after it does.
+	n, err := io.Copy(io.MultiWriter(f, h), &pacedReader{r: contextReader{ctx, src}, turn: x.a.Background})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -136,6 +138,28 @@ func (c contextReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// pacedReader takes a background turn (archive.Archive.Background) each
+// time another pacedPiece bytes were read through it.
+type pacedReader struct {
+	r     io.Reader
+	turn  func() (end func())
+	since int // bytes read since the last turn
+}
+
+// pacedPiece is how many bytes of an upload are received between two
+// background turns.
+const pacedPiece = 1 << 20
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if p.since >= pacedPiece {
+		p.turn()()
+		p.since = 0
+	}
+	n, err := p.r.Read(b)
+	p.since += n
+	return n, err
 }
 
 // audit appends entries to the audit log. The change they record has

@@ -142,6 +142,11 @@ func Open(dir string, opts Options) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Index.Pace == nil {
+		// The index's updates give way to a server's requests as an
+		// ingest's parse and compression do.
+		opts.Index.Pace = a.Background
+	}
 	x := &Archive{dir: dir, opts: opts, a: a, log: opts.Logger, codecs: codecs}
 	if sp := a.SpoolsRemovedAtOpen(); sp.Count > 0 {
 		x.log.Info("removed upload spools a killed process left", "spools", sp.Count, "bytes", sp.Bytes)
@@ -193,6 +198,11 @@ func (x *Archive) Close() error {
 	errs = append(errs, x.a.Close())
 	return errors.Join(errs...)
 }
+
+// Interactive marks work a person waits on (a server's request) until
+// end is called: meanwhile ingests run on one core fewer than the machine
+// has (archive.Archive.Interactive).
+func (x *Archive) Interactive() (end func()) { return x.a.Interactive() }
 
 // Dir returns the archive's directory.
 func (x *Archive) Dir() string { return x.dir }

@@ -140,6 +140,7 @@ type Archive struct {
 	tier tierState // the remote store and chunk cache (remote.go)
 
 	encoders *encoders // idle encoders of chunks, streams and events
+	turns    *turns    // background work's share of the cores (turns.go)
 
 	// writing holds the chunk owners written ahead of their manifests
 	// (inflight.go), which Check leaves alone.
@@ -230,7 +231,7 @@ func newArchive(dir string, opts Options, db *bolt.DB) (*Archive, error) {
 		db.Close()
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	a := &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, encoders: newEncoders(opts.CompressWorkers), shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}
+	a := &Archive{dir: dir, opts: opts, catalog: &catalogDB{db: db}, enc: enc, encoders: newEncoders(opts.CompressWorkers), turns: newTurns(), shards: map[string]*bolt.DB{}, gates: map[string]*shardGate{}}
 	if err := a.loadDicts(); err != nil {
 		db.Close()
 		return nil, err

@@ -66,6 +66,11 @@ type Pending struct {
 	spilling chan error
 	inflight bool // id is in Archive.writing until the commit or Discard
 
+	// endTurn ends the codec goroutine's turn (turns.go): taken as Chunk
+	// returns, ended as the next Chunk, Finish or Discard begins, so the
+	// parse between two chunks takes its turn as compression does.
+	endTurn func()
+
 	// col is the format's column transform, if it has one
 	// (Options.Columns): the workers split each chunk into its streams
 	// and encode those.
@@ -160,6 +165,8 @@ func (p *Pending) Header(b []byte) error {
 
 // Chunk implements formats.Writer.
 func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
+	p.turnDone()
+	defer func() { p.endTurn = p.a.turns.background() }()
 	if p.trailer != nil {
 		return errors.New("archive: chunk after trailer")
 	}
@@ -225,7 +232,9 @@ func (p *Pending) compressLoop(w *compressWorker) {
 	for j := range w.jobs {
 		c := compressed{tick: j.tick, native: j.native, from: w}
 		if p.compressErr() == nil {
+			end := p.a.turns.background()
 			c.blob, c.err = p.compress(w, j)
+			end()
 		}
 		w.results <- c
 		// Ingest runs beside interactive requests in a server: yielding
@@ -392,6 +401,7 @@ func (p *Pending) spillDone() error {
 // Finish records the codec's metadata once Split has returned, and decides
 // the recording id. It returns the sha256 of the native bytes.
 func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
+	p.turnDone()
 	if meta == nil {
 		return nil, errors.New("archive: no metadata")
 	}
@@ -423,6 +433,7 @@ func (p *Pending) Finish(meta *formats.Metadata) ([]byte, error) {
 // Discard drops a pending recording that will not be committed, removing any
 // chunks it spilled.
 func (p *Pending) Discard() error {
+	p.turnDone()
 	p.wait()
 	p.events.drop()
 	p.evBlob = nil
@@ -431,6 +442,14 @@ func (p *Pending) Discard() error {
 		return nil
 	}
 	return p.a.deleteChunks(p.shard, p.id)
+}
+
+// turnDone ends the codec goroutine's turn, if it holds one.
+func (p *Pending) turnDone() {
+	if p.endTurn != nil {
+		p.endTurn()
+		p.endTurn = nil
+	}
 }
 
 // landed takes a spilled recording out of Archive.writing: its manifest

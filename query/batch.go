@@ -71,6 +71,9 @@ func (ix *Index) newBatcher(ctx context.Context) (*batcher, error) {
 // document counts as its events (n), so a batch holds at most maxDocs
 // events' worth of text to analyse.
 func (bt *batcher) add(d *document.Document, n int) error {
+	if bt.ix.pace != nil {
+		bt.ix.pace()()
+	}
 	if bt.docs >= bt.maxDocs || bt.b.TotalDocsSize() >= bt.maxBytes {
 		if err := bt.write(0, false); err != nil {
 			return err
@@ -235,6 +238,9 @@ func (bt *batcher) write(seq uint64, setSeq bool) error {
 	}
 	if bt.b.Size() == 0 {
 		return nil
+	}
+	if bt.ix.pace != nil {
+		defer bt.ix.pace()()
 	}
 	if err := bt.ix.bi.Batch(bt.b); err != nil {
 		if setSeq {

@@ -155,6 +155,10 @@ type Options struct {
 	// ReadOnly opens an existing index for searching only, sharing it with
 	// other read-only openers (a writer keeps it up to date).
 	ReadOnly bool
+	// Pace, if set, is called before each document an update builds and
+	// each batch it writes, and the function it returns after: a server
+	// lets the requests it answers go first (archive.Archive.Background).
+	Pace func() (done func())
 }
 
 // Index is a search index of recordings. It is safe for concurrent use.
@@ -166,6 +170,7 @@ type Index struct {
 	gap       analysis.Analyzer
 	pairs     analysis.Analyzer
 	maxEvents int
+	pace      func() (done func()) // Options.Pace, or nil
 	// keys are the sort keys' numbers per segment (sortkeys.go).
 	keys sortKeys
 	// batchDocs, when set, replaces maxBatchDocs (tests lower it to make
@@ -232,7 +237,7 @@ func Open(dir string) (*Index, error) { return OpenWith(dir, Options{}) }
 
 // OpenWith is Open with options.
 func OpenWith(dir string, opt Options) (*Index, error) {
-	ix := &Index{text: textAnalyzer(), maxEvents: opt.MaxEvents}
+	ix := &Index{text: textAnalyzer(), maxEvents: opt.MaxEvents, pace: opt.Pace}
 	ix.gap = gapAnalyzer{ix.text}
 	ix.pairs = pairAnalyzer{ix.gap}
 	if ix.maxEvents <= 0 {

@@ -140,6 +140,10 @@ func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.Ha
 			writeError(sw, http.StatusForbidden, "forbidden", a.Role.String()+" "+a.Name+" may not do this: it needs the "+role.String()+" role")
 			return
 		}
+		if interactive(name) {
+			sw.answering = s.x.Interactive()
+			defer sw.answered()
+		}
 		ctx := context.WithValue(r.Context(), actorKey{}, a)
 		if owner {
 			ctx = context.WithValue(ctx, ownerKey{}, true)
@@ -148,23 +152,48 @@ func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.Ha
 	}
 }
 
-// statusWriter remembers the status a handler wrote, for the metrics.
+// interactive reports whether a person waits on the answer of the route
+// called name, so that the archive's background work leaves a core free
+// until the answer begins (replay.Archive.Interactive). Uploads, pushes and
+// the long administrative runs are background work themselves.
+func interactive(name string) bool {
+	switch name {
+	case "upload", "ingest", "push", "push-state", "cli", "reindex", "check", "prune":
+		return false
+	}
+	return true
+}
+
+// statusWriter remembers the status a handler wrote, for the metrics, and
+// ends the request's interactive mark (answering) at its first byte: a
+// slow reader of a long answer does not hold the background back.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
-	wrote  bool
+	status    int
+	wrote     bool
+	answering func()
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if !w.wrote {
 		w.status, w.wrote = code, true
 	}
+	w.answered()
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	w.wrote = true
+	w.answered()
 	return w.ResponseWriter.Write(b)
+}
+
+// answered ends the request's interactive mark, if it holds one.
+func (w *statusWriter) answered() {
+	if w.answering != nil {
+		w.answering()
+		w.answering = nil
+	}
 }
 
 // Flush lets streamed responses (frames) reach the client as they go.

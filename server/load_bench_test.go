@@ -140,6 +140,7 @@ func BenchmarkServeUnderUpload(b *testing.B) {
 		}()
 		var mu sync.Mutex
 		var searchLat, clipLat []time.Duration
+		var searchAt []time.Duration // when each search began
 		var errs atomic.Int64
 		var wg sync.WaitGroup
 		for c := range 32 {
@@ -168,6 +169,7 @@ func BenchmarkServeUnderUpload(b *testing.B) {
 					}
 					mu.Lock()
 					searchLat = append(searchLat, d)
+					searchAt = append(searchAt, t0.Sub(upStart))
 					clipLat = append(clipLat, cd)
 					mu.Unlock()
 				}
@@ -178,6 +180,7 @@ func BenchmarkServeUnderUpload(b *testing.B) {
 			b.Fatal(uploadErr)
 		}
 		upTook := time.Since(upStart)
+		b.Logf("the slowest 1%% of searches by tenth of the upload: %v", slowByTenth(searchLat, searchAt, upTook))
 		slices.Sort(searchLat)
 		slices.Sort(clipLat)
 		pct := func(l []time.Duration, p float64) float64 {
@@ -195,6 +198,23 @@ func BenchmarkServeUnderUpload(b *testing.B) {
 		b.ReportMetric(float64(peakHeap.Load())/(1<<20), "peak-heap-MiB")
 		b.Logf("uploaded %d MB in %s while 32 clients made %d searches and %d clips", st.Size()>>20, upTook.Round(time.Millisecond), len(searchLat), len(clipLat))
 	}
+}
+
+// slowByTenth counts the searches at or over the 99th percentile by the
+// tenth of the upload they began in: where the tail comes from (the
+// upload's receipt, its ingest, the index update after its commit).
+func slowByTenth(lat, at []time.Duration, took time.Duration) [10]int {
+	var out [10]int
+	if len(lat) == 0 {
+		return out
+	}
+	p99 := slices.Sorted(slices.Values(lat))[len(lat)*99/100]
+	for i, d := range lat {
+		if d >= p99 {
+			out[min(9, int(10*at[i]/took))]++
+		}
+	}
+	return out
 }
 
 // bearerTransport sends every request with a moderator's token, as the

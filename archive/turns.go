@@ -1,0 +1,73 @@
+// Turns on the cores between what a person waits on and the background: a
+// server's searches and clips against an upload's receipt, parse,
+// compression and index update.
+
+package archive
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// turns lets background work use every core while nobody waits. While a
+// person does, each piece of background work first pauses for turnPause
+// and then runs on one core fewer than the machine has.
+//
+// Why the pause: Go's scheduler looks for network events when a core has
+// nothing to run, and otherwise only every 10 ms. An upload that keeps
+// every core busy so held each request's arrival and its answer's for up
+// to 10 ms each: search p50 was 20.6 ms with 32 clients during a 1 GB
+// upload, p99 53-61 ms (docs/PERFORMANCE.md, "The service under load").
+type turns struct {
+	waiting atomic.Int64  // interactive work under way
+	slots   chan struct{} // background turns, one a core but one
+	release func()        // gives a turn back
+}
+
+// turnPause is how long a piece of background work (about a millisecond
+// of it) waits while a person waits too: long enough for an idle core to
+// look for network events, short enough that an upload beside 32 busy
+// clients still runs at about 20 MB/s.
+const turnPause = 200 * time.Microsecond
+
+func newTurns() *turns {
+	t := &turns{slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
+	t.release = func() { <-t.slots }
+	return t
+}
+
+// noTurn ends a turn that was not taken.
+func noTurn() {}
+
+// background takes a turn for a piece of background work and returns the
+// function that ends it. It waits only while interactive work is under
+// way. A goroutine holding a turn must not wait for another that needs
+// one.
+func (t *turns) background() (end func()) {
+	if t.waiting.Load() == 0 {
+		return noTurn
+	}
+	time.Sleep(turnPause)
+	t.slots <- struct{}{}
+	return t.release
+}
+
+// Interactive marks work a person is waiting on (a request to a server)
+// until end is called: meanwhile the archive's background work pauses
+// between its pieces and runs on one core fewer than the machine has
+// (turns). end may be called more than once.
+func (a *Archive) Interactive() (end func()) {
+	a.turns.waiting.Add(1)
+	var ended atomic.Bool
+	return func() {
+		if ended.CompareAndSwap(false, true) {
+			a.turns.waiting.Add(-1)
+		}
+	}
+}
+
+// Background takes a turn for a piece of background work done outside the
+// archive (an upload's receipt, the search index's update of what an
+// ingest committed) and returns the function that ends it.
+func (a *Archive) Background() (end func()) { return a.turns.background() }

@@ -1,0 +1,53 @@
+package archive
+
+import (
+	"testing"
+	"time"
+)
+
+// Background work takes no turn while nobody waits; while a person does,
+// each piece pauses first and at most one core fewer than the machine has
+// run at once; ending an interactive mark twice counts once.
+func TestTurns(t *testing.T) {
+	a := &Archive{turns: newTurns()}
+	var free []func()
+	for range 2 * cap(a.turns.slots) {
+		free = append(free, a.Background()) // would block past cap if it took turns
+	}
+	for _, end := range free {
+		end()
+	}
+
+	end := a.Interactive()
+	began := time.Now()
+	var held []func()
+	for range cap(a.turns.slots) {
+		held = append(held, a.Background())
+	}
+	if took := time.Since(began); took < time.Duration(len(held))*turnPause {
+		t.Errorf("%d turns taken in %v, want each after a pause of %v", len(held), took, turnPause)
+	}
+	got := make(chan func())
+	go func() { got <- a.Background() }()
+	select {
+	case <-got:
+		t.Fatalf("a turn past the %d cores' worth was given while a person waits", cap(a.turns.slots))
+	case <-time.After(50 * time.Millisecond):
+	}
+	held[0]()
+	select {
+	case e := <-got:
+		e()
+	case <-time.After(5 * time.Second):
+		t.Fatal("a turn given back did not go to the work waiting for one")
+	}
+	for _, e := range held[1:] {
+		e()
+	}
+
+	end()
+	end()
+	if n := a.turns.waiting.Load(); n != 0 {
+		t.Fatalf("%d interactive marks after the only one ended twice, want 0", n)
+	}
+}
