@@ -150,7 +150,7 @@ type pacedReader struct {
 
 // pacedPiece is how many bytes of an upload are received between two
 // background turns.
-const pacedPiece = 1 << 20
+const pacedPiece = 256 << 10
 
 func (p *pacedReader) Read(b []byte) (int, error) {
 	if p.since >= pacedPiece {

@@ -17,8 +17,8 @@ import (
 // Why the pause: Go's scheduler looks for network events when a core has
 // nothing to run, and otherwise only every 10 ms. An upload that keeps
 // every core busy so held each request's arrival and its answer's for up
-// to 10 ms each: search p50 was 20.6 ms with 32 clients during a 1 GB
-// upload, p99 53-61 ms (docs/PERFORMANCE.md, "The service under load").
+// to 10 ms each: search p50 20.5 ms beside a 1 GB upload and 32 clients,
+// p99 47.6-61.2 ms (docs/PERFORMANCE.md, "The service under load").
 type turns struct {
 	waiting atomic.Int64  // interactive work under way
 	slots   chan struct{} // background turns, one a core but one
