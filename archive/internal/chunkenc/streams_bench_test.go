@@ -51,39 +51,15 @@ func BenchmarkEncodeStreams(b *testing.B) {
 	var games [][][]byte
 	var native int
 	for seed := range uint64(8) {
-		game := teehistoriangen.Must(b, teehistoriangen.Options{Duration: 5 * time.Minute, Players: 8, Seed: 20 + seed})
-		rec := formatstest.Split(b, &teehistorian.Codec{}, game)
-		var chunks [][]byte
-		for i := range rec.ChunkIndex {
-			c, _, err := rec.ReadChunk(b.Context(), i)
-			if err != nil {
-				b.Fatal(err)
-			}
-			chunks, native = append(chunks, c), native+len(c)
-		}
-		games = append(games, chunks)
+		chunks, n := teehistorianChunks(b, teehistoriangen.Must(b, teehistoriangen.Options{Duration: 5 * time.Minute, Players: 8, Seed: 20 + seed}))
+		games, native = append(games, chunks), native+n
 	}
 	enc := newEncoder(b, StreamEncoderOptions())
 	for _, bc := range []struct {
 		name   string
 		chunks int // a chooser from 1 never tries literals frames
 	}{{"chooser", 0}, {"encoder-alone", 1}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(native))
-			var cols [][]byte
-			var scratch []byte
-			stored := 0
-			for b.Loop() {
-				stored = 0
-				for _, chunks := range games {
-					ch := Chooser{chunks: bc.chunks}
-					for _, c := range chunks {
-						stored += len(EncodeColumns(enc, &ch, thColumns, &cols, &scratch, nil, c))
-					}
-				}
-			}
-			b.ReportMetric(float64(stored)/float64(native), "stored/B")
-		})
+		b.Run(bc.name, func(b *testing.B) { encodeGames(b, enc, games, native, bc.chunks) })
 	}
 	// What the baseline, zstd -3, does with the same chunks.
 	level3, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
@@ -122,10 +98,17 @@ func BenchmarkEncodeLevels(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	data = data[:min(len(data), 64<<20)]
-	rec := formatstest.Split(b, &teehistorian.Codec{}, data)
-	var chunks [][]byte
-	native := 0
+	chunks, native := teehistorianChunks(b, data[:min(len(data), 64<<20)])
+	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
+		enc := newEncoder(b, append(StreamEncoderOptions(), zstd.WithEncoderLevel(level)))
+		b.Run(level.String(), func(b *testing.B) { encodeGames(b, enc, [][][]byte{chunks}, native, 0) })
+	}
+}
+
+// teehistorianChunks returns the native chunks the codec cuts file into,
+// and their bytes.
+func teehistorianChunks(b *testing.B, file []byte) (chunks [][]byte, native int) {
+	rec := formatstest.Split(b, &teehistorian.Codec{}, file)
 	for i := range rec.ChunkIndex {
 		c, _, err := rec.ReadChunk(b.Context(), i)
 		if err != nil {
@@ -133,22 +116,25 @@ func BenchmarkEncodeLevels(b *testing.B) {
 		}
 		chunks, native = append(chunks, c), native+len(c)
 	}
-	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
-		opts := append(StreamEncoderOptions(), zstd.WithEncoderLevel(level))
-		enc := newEncoder(b, opts)
-		b.Run(level.String(), func(b *testing.B) {
-			b.SetBytes(int64(native))
-			var cols [][]byte
-			var scratch []byte
-			stored := 0
-			for b.Loop() {
-				stored = 0
-				ch := Chooser{}
-				for _, c := range chunks {
-					stored += len(EncodeColumns(enc, &ch, thColumns, &cols, &scratch, nil, c))
-				}
+	return chunks, native
+}
+
+// encodeGames encodes each game's chunks as an ingest's worker does, a
+// chooser per game (Chooser.chunks set to from), and reports the stored
+// bytes per native byte.
+func encodeGames(b *testing.B, enc *zstd.Encoder, games [][][]byte, native, from int) {
+	b.SetBytes(int64(native))
+	var cols [][]byte
+	var scratch []byte
+	stored := 0
+	for b.Loop() {
+		stored = 0
+		for _, chunks := range games {
+			ch := Chooser{chunks: from}
+			for _, c := range chunks {
+				stored += len(EncodeColumns(enc, &ch, thColumns, &cols, &scratch, nil, c))
 			}
-			b.ReportMetric(float64(stored)/float64(native), "stored/B")
-		})
+		}
 	}
+	b.ReportMetric(float64(stored)/float64(native), "stored/B")
 }
