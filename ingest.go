@@ -107,7 +107,7 @@ func (x *Archive) IngestStream(ctx context.Context, name string, r io.Reader, li
 	}
 	// The receipt, hashed and spooled, gives way to a server's requests
 	// as the ingest after it does.
-	n, err := io.Copy(io.MultiWriter(f, h), &pacedReader{r: contextReader{ctx, src}, turn: x.a.Background})
+	n, err := io.Copy(io.MultiWriter(f, h), &pacedReader{r: contextReader{ctx, src}, turn: func() func() { return x.a.Background(ctx) }})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -200,9 +200,11 @@ func (x *Archive) Close() error {
 }
 
 // Interactive marks work a person waits on (a server's request) until
-// end is called: meanwhile ingests run on one core fewer than the machine
-// has (archive.Archive.Interactive).
-func (x *Archive) Interactive() (end func()) { return x.a.Interactive() }
+// end is called, and returns the context to do it under: meanwhile
+// ingests and index updates give way to it (archive.Archive.Interactive).
+func (x *Archive) Interactive(ctx context.Context) (context.Context, func()) {
+	return x.a.Interactive(ctx)
+}
 
 // Dir returns the archive's directory.
 func (x *Archive) Dir() string { return x.dir }

@@ -5,6 +5,7 @@
 package archive
 
 import (
+	"context"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -53,21 +54,33 @@ func (t *turns) background() (end func()) {
 	return t.release
 }
 
+// interactiveKey marks a context as the one of interactive work.
+type interactiveKey struct{}
+
 // Interactive marks work a person is waiting on (a request to a server)
 // until end is called: meanwhile the archive's background work pauses
 // between its pieces and runs on one core fewer than the machine has
-// (turns). end may be called more than once.
-func (a *Archive) Interactive() (end func()) {
+// (turns). Work done under the returned context takes no turns itself: a
+// request that flags a long recording re-indexes its thousands of event
+// blocks, and must not pause before each. end may be called more than
+// once.
+func (a *Archive) Interactive(ctx context.Context) (context.Context, func()) {
 	a.turns.waiting.Add(1)
 	var ended atomic.Bool
-	return func() {
+	return context.WithValue(ctx, interactiveKey{}, true), func() {
 		if ended.CompareAndSwap(false, true) {
 			a.turns.waiting.Add(-1)
 		}
 	}
 }
 
-// Background takes a turn for a piece of background work done outside the
-// archive (an upload's receipt, the search index's update of what an
-// ingest committed) and returns the function that ends it.
-func (a *Archive) Background() (end func()) { return a.turns.background() }
+// Background takes a turn for a piece of background work done under ctx
+// outside the archive (an upload's receipt, the search index's update of
+// what an ingest committed) and returns the function that ends it. Work
+// under a context Interactive returned takes none.
+func (a *Archive) Background(ctx context.Context) (end func()) {
+	if ctx.Value(interactiveKey{}) != nil {
+		return noTurn
+	}
+	return a.turns.background()
+}

@@ -7,32 +7,37 @@ import (
 
 // Background work takes no turn while nobody waits; while a person does,
 // each piece pauses first and at most one core fewer than the machine has
-// run at once; ending an interactive mark twice counts once.
+// run at once, and the person's own work takes none; ending an
+// interactive mark twice counts once.
 func TestTurns(t *testing.T) {
 	a := &Archive{turns: newTurns()}
+	ctx := t.Context()
 	var free []func()
 	for range 2 * cap(a.turns.slots) {
-		free = append(free, a.Background()) // would block past cap if it took turns
+		free = append(free, a.Background(ctx)) // would block past cap if it took turns
 	}
 	for _, end := range free {
 		end()
 	}
 
-	end := a.Interactive()
+	own, end := a.Interactive(ctx)
 	began := time.Now()
 	var held []func()
 	for range cap(a.turns.slots) {
-		held = append(held, a.Background())
+		held = append(held, a.Background(ctx))
 	}
 	if took := time.Since(began); took < time.Duration(len(held))*turnPause {
 		t.Errorf("%d turns taken in %v, want each after a pause of %v", len(held), took, turnPause)
 	}
 	got := make(chan func())
-	go func() { got <- a.Background() }()
+	go func() { got <- a.Background(ctx) }()
 	select {
 	case <-got:
 		t.Fatalf("a turn past the %d cores' worth was given while a person waits", cap(a.turns.slots))
 	case <-time.After(50 * time.Millisecond):
+	}
+	for range 2 * cap(a.turns.slots) {
+		a.Background(own)() // would block if it took turns
 	}
 	held[0]()
 	select {

@@ -72,7 +72,7 @@ func (ix *Index) newBatcher(ctx context.Context) (*batcher, error) {
 // events' worth of text to analyse.
 func (bt *batcher) add(d *document.Document, n int) error {
 	if bt.ix.pace != nil {
-		bt.ix.pace()()
+		bt.ix.pace(bt.ctx)()
 	}
 	if bt.docs >= bt.maxDocs || bt.b.TotalDocsSize() >= bt.maxBytes {
 		if err := bt.write(0, false); err != nil {
@@ -240,7 +240,7 @@ func (bt *batcher) write(seq uint64, setSeq bool) error {
 		return nil
 	}
 	if bt.ix.pace != nil {
-		defer bt.ix.pace()()
+		defer bt.ix.pace(bt.ctx)()
 	}
 	if err := bt.ix.bi.Batch(bt.b); err != nil {
 		if setSeq {

@@ -155,10 +155,11 @@ type Options struct {
 	// ReadOnly opens an existing index for searching only, sharing it with
 	// other read-only openers (a writer keeps it up to date).
 	ReadOnly bool
-	// Pace, if set, is called before each document an update builds and
-	// each batch it writes, and the function it returns after: a server
-	// lets the requests it answers go first (archive.Archive.Background).
-	Pace func() (done func())
+	// Pace, if set, is called with the update's context before each
+	// document it builds and each batch it writes, and the function it
+	// returns after: a server lets the requests it answers go first
+	// (archive.Archive.Background).
+	Pace func(ctx context.Context) (done func())
 }
 
 // Index is a search index of recordings. It is safe for concurrent use.
@@ -170,7 +171,7 @@ type Index struct {
 	gap       analysis.Analyzer
 	pairs     analysis.Analyzer
 	maxEvents int
-	pace      func() (done func()) // Options.Pace, or nil
+	pace      func(context.Context) (done func()) // Options.Pace, or nil
 	// keys are the sort keys' numbers per segment (sortkeys.go).
 	keys sortKeys
 	// batchDocs, when set, replaces maxBatchDocs (tests lower it to make

@@ -286,3 +286,42 @@ func TestEventTextOnce(t *testing.T) {
 		t.Errorf("cmd %q chat %q etc %q", et.cmd, et.chat, et.etc)
 	}
 }
+
+// An update calls Pace with its own context before each document and
+// each batch, and ends every turn it takes: the archive's Background
+// tells a request's own update (which takes no turns) from an ingest's by
+// that context.
+func TestSyncPaces(t *testing.T) {
+	dir := t.TempDir()
+	a, err := archive.Open(dir, archive.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ingestLines(t, a, "alpha", 200)
+	type key struct{}
+	var taken, ended, foreign int
+	pace := func(ctx context.Context) func() {
+		if ctx.Value(key{}) == nil {
+			foreign++
+		}
+		taken++
+		return func() { ended++ }
+	}
+	ix, err := OpenWith(filepath.Join(dir, "index"), Options{NoSync: true, Pace: pace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.batchDocs, ix.blockEvents = 3, 1 // a document an event, several batches
+	if _, err := Sync(context.WithValue(t.Context(), key{}, true), ix, a); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := ix.DocCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if taken < int(docs) || ended != taken || foreign != 0 {
+		t.Errorf("%d turns taken, %d ended, %d under another context, for %d documents", taken, ended, foreign, docs)
+	}
+}

@@ -140,11 +140,12 @@ func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.Ha
 			writeError(sw, http.StatusForbidden, "forbidden", a.Role.String()+" "+a.Name+" may not do this: it needs the "+role.String()+" role")
 			return
 		}
+		ctx := r.Context()
 		if interactive(name) {
-			sw.answering = s.x.Interactive()
+			ctx, sw.answering = s.x.Interactive(ctx)
 			defer sw.answered()
 		}
-		ctx := context.WithValue(r.Context(), actorKey{}, a)
+		ctx = context.WithValue(ctx, actorKey{}, a)
 		if owner {
 			ctx = context.WithValue(ctx, ownerKey{}, true)
 		}
