@@ -19,7 +19,7 @@ import (
 // nothing to run, and otherwise only every 10 ms. An upload that keeps
 // every core busy so held each request's arrival and its answer's for up
 // to 10 ms each: search p50 20.5 ms beside a 1 GB upload and 32 clients,
-// p99 47.6-61.2 ms (docs/PERFORMANCE.md, "The service under load").
+// p99 46.9-61.2 ms (docs/PERFORMANCE.md, "The service under load").
 type turns struct {
 	waiting atomic.Int64  // interactive work under way
 	slots   chan struct{} // background turns, one a core but one
@@ -29,7 +29,7 @@ type turns struct {
 // turnPause is how long a piece of background work (about a millisecond
 // of it) waits while a person waits too: long enough for an idle core to
 // look for network events, short enough that an upload beside 32 busy
-// clients still runs at about 20 MB/s.
+// clients still runs at 23-26 MB/s (33-39 MB/s without them).
 const turnPause = 200 * time.Microsecond
 
 func newTurns() *turns {

@@ -35,6 +35,12 @@ const (
 	maxBatchBytes = 4 << 20
 )
 
+// paceDocs is how many documents an update adds between two calls of
+// Options.Pace (besides one before each batch): about a millisecond of
+// building them, so that a live sync of a fleet's hundreds of grown
+// recordings pauses a few times, not once for each.
+const paceDocs = 16
+
 // batcher accumulates index operations and flushes them in bounded
 // batches. Intermediate flushes leave the stored seq alone; flush(seq)
 // stores it with the last batch. The caller holds ix.mu.
@@ -51,6 +57,8 @@ type batcher struct {
 	kept, grown bool
 	// flushes counts batches written (for tests).
 	flushes int
+	// unpaced counts the documents added since Index.pace was last called.
+	unpaced int
 	// block is the event block being filled (reused between recordings).
 	block block
 }
@@ -71,8 +79,9 @@ func (ix *Index) newBatcher(ctx context.Context) (*batcher, error) {
 // document counts as its events (n), so a batch holds at most maxDocs
 // events' worth of text to analyse.
 func (bt *batcher) add(d *document.Document, n int) error {
-	if bt.ix.pace != nil {
+	if bt.unpaced++; bt.ix.pace != nil && bt.unpaced >= paceDocs {
 		bt.ix.pace(bt.ctx)()
+		bt.unpaced = 0
 	}
 	if bt.docs >= bt.maxDocs || bt.b.TotalDocsSize() >= bt.maxBytes {
 		if err := bt.write(0, false); err != nil {

@@ -155,10 +155,10 @@ type Options struct {
 	// ReadOnly opens an existing index for searching only, sharing it with
 	// other read-only openers (a writer keeps it up to date).
 	ReadOnly bool
-	// Pace, if set, is called with the update's context before each
-	// document it builds and each batch it writes, and the function it
-	// returns after: a server lets the requests it answers go first
-	// (archive.Archive.Background).
+	// Pace, if set, is called with the update's context before every
+	// paceDocs documents it builds and each batch it writes, and the
+	// function it returns after: a server lets the requests it answers go
+	// first (archive.Archive.Background).
 	Pace func(ctx context.Context) (done func())
 }
 

@@ -287,8 +287,8 @@ func TestEventTextOnce(t *testing.T) {
 	}
 }
 
-// An update calls Pace with its own context before each document and
-// each batch, and ends every turn it takes: the archive's Background
+// An update calls Pace with its own context before every paceDocs
+// documents and each batch, and ends every turn it takes: the archive's Background
 // tells a request's own update (which takes no turns) from an ingest's by
 // that context.
 func TestSyncPaces(t *testing.T) {
@@ -298,7 +298,7 @@ func TestSyncPaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	ingestLines(t, a, "alpha", 200)
+	ingestLines(t, a, "alpha", 3000)
 	type key struct{}
 	var taken, ended, foreign int
 	pace := func(ctx context.Context) func() {
@@ -313,7 +313,7 @@ func TestSyncPaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	ix.batchDocs, ix.blockEvents = 3, 1 // a document an event, several batches
+	ix.blockEvents = 1 // a document an event
 	if _, err := Sync(context.WithValue(t.Context(), key{}, true), ix, a); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestSyncPaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if taken < int(docs) || ended != taken || foreign != 0 {
+	if taken < int(docs)/paceDocs || ended != taken || foreign != 0 {
 		t.Errorf("%d turns taken, %d ended, %d under another context, for %d documents", taken, ended, foreign, docs)
 	}
 }
