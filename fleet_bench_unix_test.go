@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,11 @@ import (
 // FLEET_INDEX_MS, default 250; 0 syncs in every grow), p50 and p99; the process's CPU (getrusage) per grow; and the
 // most Go heap in use above what the generated files take before the clock
 // starts (sampled every 100 ms).
+//
+// FLEET_SEARCHERS (default 0) moderators search the http path's serve
+// meanwhile, each once every 100 ms, with a viewer's token: the index
+// syncs then give way to their requests (archive/turns.go). Their p99 is
+// reported too.
 //
 //	go test . -run '^$' -bench Fleet -benchtime=1x
 func BenchmarkFleet(b *testing.B) {
@@ -304,6 +310,31 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 		srvProc.markCPU()
 	}
 	start := time.Now()
+	var searchLat []time.Duration
+	stopSearch := make(chan struct{})
+	var searching sync.WaitGroup
+	if srvProc != nil {
+		for i := range envInt(b, "FLEET_SEARCHERS", 0, 0) {
+			searching.Go(func() {
+				queries := []string{"cmd:kick", "player:nameless*", "cmd:rank", "map:kobra*"}
+				for n := 0; ; n++ {
+					select {
+					case <-stopSearch:
+						return
+					case <-time.After(100 * time.Millisecond):
+					}
+					t0 := time.Now()
+					if err := srvProc.search(queries[(i+n)%len(queries)]); err != nil {
+						b.Error(err)
+						return
+					}
+					mu.Lock()
+					searchLat = append(searchLat, time.Since(t0))
+					mu.Unlock()
+				}
+			})
+		}
+	}
 	b.ResetTimer()
 	play(b, srv, warm, start, &mu)
 	want := totalCmds(srv)
@@ -316,6 +347,8 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 		}
 	}
 	wall := time.Since(start)
+	close(stopSearch)
+	searching.Wait()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 	b.StopTimer()
 	close(stopSample)
@@ -352,17 +385,23 @@ func fleetRun(b *testing.B, path string, files, players int, game, indexEvery ti
 		b.ReportMetric(float64(peak-base)/(1<<20), "heap-peak-MiB")
 	}
 	b.ReportMetric(float64(failed), "failed")
+	if len(searchLat) > 0 {
+		slices.Sort(searchLat)
+		b.ReportMetric(float64(searchLat[len(searchLat)*99/100].Microseconds())/1000, "search-p99-ms")
+	}
 }
 
 // fleetServe is `archivectl serve` as a process of its own, built for the
 // benchmark, with a pusher token: the http path's archive.
 type fleetServe struct {
-	b        *testing.B
-	cmd      *exec.Cmd
-	url      string
-	token    string
-	hc       *http.Client
-	cpuStart time.Duration
+	b     *testing.B
+	cmd   *exec.Cmd
+	url   string
+	token string
+	// viewToken is a viewer's, for the searches of FLEET_SEARCHERS.
+	viewToken string
+	hc        *http.Client
+	cpuStart  time.Duration
 }
 
 func startFleetServe(b *testing.B, dir string) *fleetServe {
@@ -379,7 +418,12 @@ func startFleetServe(b *testing.B, dir string) *fleetServe {
 	if err != nil {
 		b.Fatalf("token create: %v", err)
 	}
-	fs := &fleetServe{b: b, token: strings.TrimSpace(string(out)), hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	view, err := exec.Command(bin, "--archive", dir, "token", "create", "--name", "moderator", "--role", "viewer").Output()
+	if err != nil {
+		b.Fatalf("token create: %v", err)
+	}
+	fs := &fleetServe{b: b, token: strings.TrimSpace(string(out)), viewToken: strings.TrimSpace(string(view)),
+		hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	fs.cmd = exec.Command(bin, "--archive", dir, "serve", "--listen", "127.0.0.1:0")
 	stdout, err := fs.cmd.StdoutPipe()
 	if err != nil {
@@ -435,6 +479,27 @@ func (fs *fleetServe) push(ctx context.Context, source string, offset int64, dat
 		return 0, fmt.Errorf("push %s: %s: %s", source, resp.Status, body)
 	}
 	return a.Have, nil
+}
+
+// search asks serve for the first page of q, as a viewer.
+func (fs *fleetServe) search(q string) error {
+	req, err := http.NewRequest(http.MethodGet, fs.url+"/api/v1/recordings?q="+url.QueryEscape(q), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+fs.viewToken)
+	resp, err := fs.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("search %q: %s", q, resp.Status)
+	}
+	return nil
 }
 
 // indexedAt reads serve's replay_index_synced_timestamp_seconds.
