@@ -29,12 +29,7 @@ func TestCorpusIsSearchable(t *testing.T) {
 	for _, sub := range []string{"teehistorian", "sc2replay", "vtx"} {
 		dirs = append(dirs, formatstest.CorpusDir(t, sub))
 	}
-	dir := t.TempDir()
-	a, err := archive.Open(dir, archive.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	dir, a := newTestArchive(t)
 	p := &ingest.Pipeline{Archive: a, Codecs: []formats.Codec{teehistorian.New(), sc2replay.New(), vtx.Codec{}}}
 	if err := p.Run(context.Background(), dirs, func(r ingest.FileResult) {
 		if r.Outcome == ingest.OutcomeFailed {

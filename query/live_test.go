@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/replayarchive/replay/archive"
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/all"
 	"github.com/replayarchive/replay/ingest"
@@ -26,12 +25,7 @@ import (
 // events): the index must then hold every event once, and answer as an
 // index rebuilt from the catalog does.
 func TestGrowRewritesOpenBlock(t *testing.T) {
-	dir := t.TempDir()
-	a, err := archive.Open(dir, archive.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	dir, a := newTestArchive(t)
 	ctx := context.Background()
 	open := func(name string) *Index {
 		ix, err := OpenWith(filepath.Join(dir, name), Options{NoSync: true, MaxEvents: 1000})
@@ -96,12 +90,7 @@ func TestGrowRewritesOpenBlock(t *testing.T) {
 // parts stay at most log2(grows)+1, and once sealed the parts are gone and
 // the index answers as one rebuilt from the catalog.
 func TestLiveTextInParts(t *testing.T) {
-	dir := t.TempDir()
-	a, err := archive.Open(dir, archive.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	dir, a := newTestArchive(t)
 	ctx := context.Background()
 	ix, err := OpenWith(filepath.Join(dir, "live"), Options{NoSync: true})
 	if err != nil {

@@ -15,6 +15,19 @@ import (
 	"github.com/replayarchive/replay/internal/crash"
 )
 
+// newTestArchive opens a new archive in a test's directory, closed when
+// the test ends; the index goes beside it.
+func newTestArchive(t testing.TB) (dir string, a *archive.Archive) {
+	t.Helper()
+	dir = t.TempDir()
+	a, err := archive.Open(dir, archive.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return dir, a
+}
+
 func ingestLines(t testing.TB, a *archive.Archive, session string, n int) *archive.Manifest {
 	t.Helper()
 	p := a.NewPending("lines", session+".lines")
@@ -40,12 +53,7 @@ func hits(t *testing.T, ix *Index, q string) int {
 }
 
 func TestSyncFollowsCatalog(t *testing.T) {
-	dir := t.TempDir()
-	a, err := archive.Open(dir, archive.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	dir, a := newTestArchive(t)
 	ix, err := OpenWith(filepath.Join(dir, "index"), Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -178,12 +186,7 @@ func TestCrashBetweenCatalogAndIndex(t *testing.T) {
 // An index written with another document layout is refused on open, and
 // Rebuild replaces it.
 func TestOldLayoutIsRebuilt(t *testing.T) {
-	dir := t.TempDir()
-	a, err := archive.Open(dir, archive.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	dir, a := newTestArchive(t)
 	ingestLines(t, a, "gamma", 20)
 	ixDir := filepath.Join(dir, "index")
 	ix, err := Open(ixDir)
@@ -211,12 +214,7 @@ func TestOldLayoutIsRebuilt(t *testing.T) {
 // batches (3 documents each) and checks every document and query is there,
 // through Sync, a re-put, and a rebuild.
 func TestSyncSmallBatches(t *testing.T) {
-	dir := t.TempDir()
-	a, err := archive.Open(dir, archive.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	dir, a := newTestArchive(t)
 	ctx := context.Background()
 	m1 := ingestLines(t, a, "alpha", 200)
 	m2 := ingestLines(t, a, "beta", 70)
@@ -292,12 +290,7 @@ func TestEventTextOnce(t *testing.T) {
 // tells a request's own update (which takes no turns) from an ingest's by
 // that context.
 func TestSyncPaces(t *testing.T) {
-	dir := t.TempDir()
-	a, err := archive.Open(dir, archive.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	dir, a := newTestArchive(t)
 	ingestLines(t, a, "alpha", 3000)
 	type key struct{}
 	var taken, ended, foreign int
