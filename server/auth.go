@@ -155,11 +155,13 @@ func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.Ha
 
 // interactive reports whether a person waits on the answer of the route
 // called name, so that the archive's background work leaves a core free
-// until the answer begins (replay.Archive.Interactive). Uploads, pushes and
-// the long administrative runs are background work themselves.
+// until the answer begins (replay.Archive.Interactive). Uploads (of
+// recordings and of maps), pushes and the long administrative runs are
+// background work themselves: a client sending a large body slowly must
+// not hold the mark while it does.
 func interactive(name string) bool {
 	switch name {
-	case "upload", "ingest", "push", "push-state", "cli", "reindex", "check", "prune":
+	case "upload", "map-add", "ingest", "push", "push-state", "cli", "reindex", "check", "prune":
 		return false
 	}
 	return true

@@ -25,7 +25,7 @@ func TestInteractiveMark(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]bool{"search": true, "clip": true, "player": true, "show": true,
-		"upload": false, "push": false, "ingest": false, "reindex": false} {
+		"upload": false, "map-add": false, "push": false, "ingest": false, "reindex": false} {
 		if got := interactive(name); got != want {
 			t.Errorf("interactive(%q) = %v, want %v", name, got, want)
 		}
