@@ -16,6 +16,7 @@ import (
 	"github.com/replayarchive/replay/formats"
 	"github.com/replayarchive/replay/formats/formatstest"
 	"github.com/replayarchive/replay/formats/teehistorian"
+	"github.com/replayarchive/replay/internal/gen/ddnetsim"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
@@ -87,13 +88,37 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(items), "items/op")
 }
 
+// BenchmarkSplit splits the generated hour and a quarter of an hour of
+// ddnetsim's crowded server (data the codec was not shaped on), with the
+// skim of common records and record by record.
 func BenchmarkSplit(b *testing.B) {
-	file := hourFile(b)
-	b.SetBytes(int64(len(file)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := teehistorian.New().Split(context.Background(), bytes.NewReader(file), formatstest.Discard{}); err != nil {
-			b.Fatal(err)
+	crowd, err := ddnetsim.Lookup("crowd")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sim bytes.Buffer
+	s := ddnetsim.NewSession(crowd.Scaled(15/crowd.Minutes[1]), 1)
+	if _, err := s.Write(&sim, s.Next()); err != nil {
+		b.Fatal(err)
+	}
+	for _, data := range []struct {
+		name string
+		file []byte
+	}{{"hour", hourFile(b)}, {"crowd", sim.Bytes()}} {
+		for _, way := range []struct {
+			name  string
+			codec *teehistorian.Codec
+		}{{"skim", teehistorian.New()}, {"records", teehistorian.WithoutSkim(teehistorian.New())}} {
+			c := way.codec
+			b.Run(data.name+"/"+way.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data.file)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := c.Split(context.Background(), bytes.NewReader(data.file), formatstest.Discard{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

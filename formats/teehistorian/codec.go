@@ -8,6 +8,7 @@ package teehistorian
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -79,6 +80,9 @@ type Codec struct {
 	// (formats.EventWriter, as the archive does), nor to SplitTail: a live
 	// recording keeps every event, so nothing is left out.
 	MaxEvents int
+
+	// noSkim reads every record one by one (skimCommon's tests compare).
+	noSkim bool
 }
 
 // New returns a Codec with the default chunk size.
@@ -185,6 +189,14 @@ func (c *Codec) splitRecords(ctx context.Context, rd *Reader, mb *metaBuilder, w
 		}
 		rd.commit()
 		records++
+		if !c.noSkim && !rd.finished {
+			n, err := skimCommon(rd, mb, target, observeFrom)
+			if err != nil {
+				return 0, err
+			}
+			records += n
+			items += n
+		}
 		if rd.finished {
 			tail, err := rd.rest(maxTrailing)
 			if err != nil {
@@ -202,6 +214,67 @@ func (c *Codec) splitRecords(ctx context.Context, rd *Reader, mb *metaBuilder, w
 		}
 	}
 	return records, nil
+}
+
+// skimCommon applies the run of records at rd's position that parseCommon
+// decodes (a PLAYER_DIFF of a present player, an INPUT_DIFF of a client
+// with an input, each field one byte) straight to rd's state: as
+// splitRecords would, but without an Item, a peek and an apply each. Most
+// of a file is such runs (the 200 five-minute games: 0.96 s of 3.8 s of
+// CPU went to reading them one by one). They name no player and make no
+// event; of the metadata only the expiry of a JOIN's wait for its
+// player's name (metaBuilder.expire) moves with their ticks. It stops
+// before a record it does not take, and before a PLAYER_DIFF whose new
+// tick may start a chunk (target bytes reached) or would pass
+// MaxChunkBytes: splitRecords decides those. It returns how many records
+// it applied.
+func skimCommon(rd *Reader, mb *metaBuilder, target int, observeFrom int64) (int, error) {
+	st := &rd.st
+	b := rd.buf[:rd.end]
+	p, n := rd.pos, 0
+	limit := rd.keep + MaxChunkBytes
+	for {
+		rest := b[p:]
+		if len(rest) >= 3 && rest[0] < 0x40 && rest[1] < 0x80 && rest[2] < 0x80 {
+			cid := int32(rest[0])
+			c := &st.Clients[cid]
+			if !c.Alive || p+3 > limit {
+				break
+			}
+			if cid <= st.LastCid {
+				// The record starts the next tick.
+				if p-rd.keep >= target || st.Tick+1 > maxTick {
+					break
+				}
+				st.Tick++
+				if rd.base+int64(p) >= observeFrom {
+					mb.expire(st.Tick)
+				}
+			}
+			c.X += oneByteVarint(rest[1])
+			c.Y += oneByteVarint(rest[2])
+			st.LastCid = cid
+			p += 3
+			n++
+			continue
+		}
+		if len(rest) >= inputRecordLen && rest[0] == inputDiffByte && rest[1] < 0x40 &&
+			binary.LittleEndian.Uint64(rest[2:])&0x8080808080808080 == 0 && (rest[10]|rest[11])&0x80 == 0 {
+			c := &st.Clients[rest[1]]
+			if !c.HasInput || p+inputRecordLen > limit {
+				break
+			}
+			for i := range c.Input {
+				c.Input[i] += oneByteVarint(rest[2+i])
+			}
+			p += inputRecordLen
+			n++
+			continue
+		}
+		break
+	}
+	rd.pos = p
+	return n, mb.err
 }
 
 // metaBuilder gathers metadata from the records.

@@ -62,3 +62,10 @@ func VectorFiles(t testing.TB) [][]byte {
 
 // CheckParseCommon is checkParseCommon, for generated files.
 var CheckParseCommon = checkParseCommon
+
+// WithoutSkim returns a copy of c that reads every record one by one.
+func WithoutSkim(c *Codec) *Codec {
+	d := *c
+	d.noSkim = true
+	return &d
+}

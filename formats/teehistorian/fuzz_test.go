@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -40,6 +42,13 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		codec := &teehistorian.Codec{ChunkSize: 64}
 		rec, err := formatstest.TrySplit(codec, b)
+		// Skimming the common records must not change what a split
+		// gives, nor where it fails.
+		if slow, serr := formatstest.TrySplit(teehistorian.WithoutSkim(codec), b); fmt.Sprint(serr) != fmt.Sprint(err) {
+			t.Fatalf("split: %v; record by record: %v", err, serr)
+		} else if err == nil && (!reflect.DeepEqual(rec.ChunkIndex, slow.ChunkIndex) || !reflect.DeepEqual(rec.Metadata, slow.Metadata)) {
+			t.Fatalf("split and split record by record differ")
+		}
 		if err != nil {
 			var fe *formats.Error
 			if !errors.As(err, &fe) {
