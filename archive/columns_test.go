@@ -189,3 +189,43 @@ func TestCompressWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersKept: a recording's workers are kept for the next one, and a
+// kept worker's chooser starts afresh: a game stores the same blobs after
+// another game as in an archive of its own. A worker whose buffers grew
+// past maxIdleWorkerBytes is not kept.
+func TestWorkersKept(t *testing.T) {
+	first := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 3 * time.Minute, Players: 12, Seed: 21})
+	second := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 4 * time.Minute, Players: 5, Seed: 22})
+	codec := all.ByName("teehistorian")
+	opts := Options{Columns: thColumnSet, CompressWorkers: 2}
+
+	alone := openTest(t, "", opts)
+	want := ingestWith(t, alone, codec, second, nil).Manifest.Chunks
+
+	a := openTest(t, "", opts)
+	ingestWith(t, a, codec, first, nil)
+	if n := len(a.idleWorkers.idle); n != 2 {
+		t.Fatalf("%d workers kept after a recording, want 2", n)
+	}
+	kept := a.idleWorkers.idle[0]
+	if cap(kept.scratch) == 0 || len(kept.cols) == 0 {
+		t.Fatalf("a kept worker has no buffers: scratch %d, %d columns", cap(kept.scratch), len(kept.cols))
+	}
+	got := ingestWith(t, a, codec, second, nil).Manifest.Chunks
+	if len(got) != len(want) {
+		t.Fatalf("%d chunks after another game, %d alone", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("chunk %d: %+v after another game, %+v alone", i, got[i], want[i])
+		}
+	}
+
+	big := &compressWorker{free: make(chan []byte, 4), scratch: make([]byte, maxIdleWorkerBytes+1)}
+	pool := &idleWorkers{keep: 4}
+	pool.put(big)
+	if len(pool.idle) != 0 {
+		t.Fatal("a worker with buffers past maxIdleWorkerBytes was kept")
+	}
+}

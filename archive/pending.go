@@ -135,6 +135,66 @@ type compressWorker struct {
 	scratch []byte   // compression buffer, reused between chunks
 }
 
+// idleWorkers keeps the compressor workers of recordings that are done,
+// with their column set, compression buffer, native copies and Huffman
+// scratch: the next recording's workers start with buffers grown to a
+// chunk's size instead of growing them again (200 five-minute games: 0.14
+// s of 3.6 s of CPU went to that). A worker is kept only while its
+// buffers are small (maxIdleWorkerBytes), so one huge chunk is not held
+// for the archive's life.
+type idleWorkers struct {
+	keep int
+	mu   sync.Mutex
+	idle []*compressWorker
+}
+
+// maxIdleWorkerBytes bounds the buffers of a kept worker: a few times the
+// 64 KiB teehistorian chunk, and the size of most other formats' chunks.
+const maxIdleWorkerBytes = 4 << 20
+
+// get returns a kept worker, ready for a recording's chunks, or a new one.
+func (p *idleWorkers) get() *compressWorker {
+	p.mu.Lock()
+	var w *compressWorker
+	if n := len(p.idle); n > 0 {
+		w, p.idle = p.idle[n-1], p.idle[:n-1]
+	}
+	p.mu.Unlock()
+	if w == nil {
+		w = &compressWorker{free: make(chan []byte, 4)}
+	}
+	w.jobs, w.results = make(chan compressJob, 2), make(chan compressed, 2)
+	w.choose.Reset()
+	return w
+}
+
+// put keeps a worker whose goroutine and collector have ended.
+func (p *idleWorkers) put(w *compressWorker) {
+	free := make([][]byte, 0, cap(w.free))
+	for len(w.free) > 0 {
+		free = append(free, <-w.free)
+	}
+	size := cap(w.scratch)
+	for _, c := range w.cols[:cap(w.cols)] {
+		size += cap(c)
+	}
+	for _, b := range free {
+		size += cap(b)
+	}
+	if size > maxIdleWorkerBytes {
+		return
+	}
+	for _, b := range free {
+		w.free <- b
+	}
+	w.jobs, w.results = nil, nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle) < p.keep {
+		p.idle = append(p.idle, w)
+	}
+}
+
 // NewPending starts a recording of the given format. source is the base name
 // of the file it comes from, for show and ls.
 func (a *Archive) NewPending(format, source string) *Pending {
@@ -207,7 +267,7 @@ func (p *Pending) startCompressors() {
 	n := max(1, p.a.opts.CompressWorkers)
 	p.workers, p.done = make([]*compressWorker, n), make(chan struct{})
 	for i := range p.workers {
-		w := &compressWorker{jobs: make(chan compressJob, 2), results: make(chan compressed, 2), free: make(chan []byte, 4)}
+		w := p.a.idleWorkers.get()
 		p.workers[i] = w
 		p.working.Add(1)
 		go p.compressLoop(w)
@@ -331,9 +391,11 @@ func (p *Pending) wait() error {
 		}
 		<-p.done
 		p.working.Wait()
-		// The workers' buffers kept for reuse (and their choosers'
-		// Huffman buffers) would stay alive with p until its commit
-		// group is committed: drop them now.
+		// The workers' buffers would stay alive with p until its
+		// commit group is committed: the next recording takes them.
+		for _, w := range p.workers {
+			p.a.idleWorkers.put(w)
+		}
 		p.workers = nil
 	}
 	for i := range p.chunks {

@@ -102,6 +102,12 @@ type Chooser struct {
 	useLits  [maxStreams]bool
 }
 
+// Reset readies ch for another recording's chunks; it keeps its buffers.
+func (ch *Chooser) Reset() {
+	ch.chunks = 0
+	ch.useLits = [maxStreams]bool{}
+}
+
 // probeEvery is how often a chooser tries both ways on every stream.
 const probeEvery = 16
 
