@@ -30,7 +30,11 @@ func newEncoders(workers int) *encoders {
 		// Concurrency 2 compresses each full block of the events'
 		// stream on a goroutine of the encoder's while the codec goes on
 		// (0.66 s of the 1 GB file's parse, on the ingest's longest path).
-		event: encoderPool{opts: []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+		// The fastest level, as for chunks: the better level's 4 MiB
+		// match table cost a cache miss a byte on a recording's few KB of
+		// events (24 small DDNet files: 11% of an ingest's time), for
+		// 0.1% of the stored bytes (docs/PERFORMANCE.md).
+		event: encoderPool{opts: []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest),
 			zstd.WithEncoderConcurrency(2), zstd.WithWindowSize(eventWindow), zstd.WithLowerEncoderMem(true)}},
 	}
 }
