@@ -178,12 +178,9 @@ func (a *Archive) portableHeads(rec []byte, headerLen, trailerLen int64) ([]byte
 // its format use. The dictionary is in the catalog before any record can
 // name it, and in the decoder before any encoder uses it.
 func (a *Archive) addDict(dict chunkenc.Dict) error {
-	rec, err := chunkenc.EncodeDict(dict)
-	if err != nil {
-		return fmt.Errorf("archive: store dictionary: %w", err)
-	}
+	rec := chunkenc.EncodeDict(a.enc, dict)
 	dict.Stored = len(rec)
-	err = a.catalog.Update(func(tx *bolt.Tx) error {
+	err := a.catalog.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketDicts)
 		if err != nil {
 			return err

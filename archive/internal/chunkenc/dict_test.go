@@ -106,10 +106,8 @@ func TestHeadsTrainerFull(t *testing.T) {
 func TestDictRecord(t *testing.T) {
 	content := append(serverHeader(1, 1), serverHeader(2, 2)...)
 	d := Dict{ID: DictID(content), Format: "teehistorian", Created: time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC), Headers: 42, Content: content}
-	rec, err := EncodeDict(d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	enc := newEncoder(t, EncoderOptions())
+	rec := EncodeDict(enc, d)
 	if len(rec) >= len(content) {
 		t.Errorf("record %d bytes for %d of content: want it compressed", len(rec), len(content))
 	}
@@ -123,10 +121,7 @@ func TestDictRecord(t *testing.T) {
 	}
 
 	other := Dict{ID: DictID([]byte("something else entirely")), Format: "x", Content: []byte("something else entirely")}
-	otherRec, err := EncodeDict(other)
-	if err != nil {
-		t.Fatal(err)
-	}
+	otherRec := EncodeDict(enc, other)
 	for _, tc := range []struct {
 		name     string
 		key, rec []byte
@@ -224,10 +219,7 @@ func TestHeadsDictID(t *testing.T) {
 // FuzzDecodeDict: no record panics or allocates beyond a dictionary.
 func FuzzDecodeDict(f *testing.F) {
 	content := serverHeader(1, 1)
-	rec, err := EncodeDict(Dict{Format: "teehistorian", Content: content})
-	if err != nil {
-		f.Fatal(err)
-	}
+	rec := EncodeDict(newEncoder(f, EncoderOptions()), Dict{Format: "teehistorian", Content: content})
 	f.Add(DictKey(DictID(content)), rec)
 	f.Add([]byte{0, 0, 0, 1}, []byte{1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, key, rec []byte) {
