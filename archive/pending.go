@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"hash"
 	"path/filepath"
-	"runtime"
 	"sync"
 
 	"github.com/google/uuid"
@@ -258,7 +257,7 @@ func (p *Pending) Chunk(c formats.Chunk, native []byte) error {
 	}
 	j.native = append(j.native[:0], native...)
 	w.jobs <- j
-	runtime.Gosched() // as the workers do: see there
+	p.a.turns.yield() // as the workers do: see there
 	return nil
 }
 
@@ -297,10 +296,7 @@ func (p *Pending) compressLoop(w *compressWorker) {
 			end()
 		}
 		w.results <- c
-		// Ingest runs beside interactive requests in a server: yielding
-		// once per chunk (about a millisecond of work) lets a waiting
-		// search run now instead of after a 10 ms scheduler slice.
-		runtime.Gosched()
+		p.a.turns.yield()
 	}
 }
 

@@ -54,6 +54,17 @@ func (t *turns) background() (end func()) {
 	return t.release
 }
 
+// yield lets other goroutines run between two pieces of background work
+// while interactive work is under way: a waiting search runs now instead
+// of after a 10 ms scheduler slice. With nobody waiting it does nothing:
+// an ingest's codec and workers only gave each other their cores (the
+// 200 five-minute games: 0.96x the wall time and 0.95x the CPU without).
+func (t *turns) yield() {
+	if t.waiting.Load() > 0 {
+		runtime.Gosched()
+	}
+}
+
 // interactiveKey marks a context as the one of interactive work.
 type interactiveKey struct{}
 
