@@ -156,12 +156,13 @@ func (c *Codec) splitRecords(ctx context.Context, rd *Reader, mb *metaBuilder, w
 		}
 		return nil
 	}
-	items, records := 0, 0
+	records, checkAt := 0, 0 // ctx is checked every 4096 records or so
 	for {
-		if items++; items&4095 == 0 {
+		if records >= checkAt {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
+			checkAt = records + 4096
 		}
 		it, err := rd.peek()
 		if err != nil {
@@ -195,7 +196,6 @@ func (c *Codec) splitRecords(ctx context.Context, rd *Reader, mb *metaBuilder, w
 				return 0, err
 			}
 			records += n
-			items += n
 		}
 		if rd.finished {
 			tail, err := rd.rest(maxTrailing)

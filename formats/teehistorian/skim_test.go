@@ -3,6 +3,7 @@ package teehistorian_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -83,5 +84,36 @@ func TestSkimSplitsAsRecordByRecord(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// cancelAfter is a Writer that cancels its context once it has taken n
+// chunks, and counts the chunks it gets.
+type cancelAfter struct {
+	formatstest.Discard
+	n, got int
+	cancel func()
+}
+
+func (w *cancelAfter) Chunk(c formats.Chunk, b []byte) error {
+	if w.got++; w.got == w.n {
+		w.cancel()
+	}
+	return nil
+}
+
+// TestSplitStopsWhenCancelled: a split whose context is cancelled stops
+// within a chunk or two, though the skim takes whole runs of records.
+func TestSplitStopsWhenCancelled(t *testing.T) {
+	file := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 10 * time.Minute, Players: 16, Seed: 8})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelAfter{n: 3, cancel: cancel}
+	_, err := teehistorian.New().Split(ctx, bytes.NewReader(file), w)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("split after cancel: %v, want context.Canceled", err)
+	}
+	if w.got > w.n+2 {
+		t.Fatalf("%d chunks written after the cancel at chunk %d", w.got-w.n, w.n)
 	}
 }
