@@ -147,8 +147,9 @@ type idleWorkers struct {
 	idle []*compressWorker
 }
 
-// maxIdleWorkerBytes bounds the buffers of a kept worker: a few times the
-// 64 KiB teehistorian chunk, and the size of most other formats' chunks.
+// maxIdleWorkerBytes bounds the buffers of a kept worker: eight times a
+// teehistorian worker's (about 0.5 MiB for its 64 KiB chunks), above most
+// other formats' chunks.
 const maxIdleWorkerBytes = 4 << 20
 
 // get returns a kept worker, ready for a recording's chunks, or a new one.
