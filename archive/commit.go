@@ -243,6 +243,7 @@ func (a *Archive) commit(ctx context.Context, pend []*Pending) ([]Result, error)
 			results[i] = Result{ID: results[i].ID, Outcome: Refused, Err: err}
 		}
 	}
+	a.firstDicts(pend, results)
 	defer a.dropUnwritten(pend, results)
 	defer func() {
 		for _, p := range pend {

@@ -109,6 +109,51 @@ func TestHeadsDictFirstIngest(t *testing.T) {
 	}
 }
 
+// TestHeadsDictFirstCommit: a commit that writes firstTrain or more
+// recordings of a format without a dictionary trains it from their
+// headers before it writes them, so their heads are written once, with
+// it, and the stored bytes the commit reports are the archive's. A
+// duplicate in the group is not offered to the training.
+func TestHeadsDictFirstCommit(t *testing.T) {
+	a := openTest(t, "", Options{Columns: thColumnSet})
+	codec := all.ByName("teehistorian")
+	var pend []*Pending
+	var natives [][]byte
+	for i := range 8 {
+		game := teehistoriangen.Must(t, teehistoriangen.Options{Duration: 5 * time.Second, Players: 2, Seed: 400 + uint64(i)})
+		natives = append(natives, game)
+		pend = append(pend, finished(t, a, codec, game, nil))
+	}
+	pend = append(pend, finished(t, a, codec, natives[0], nil)) // a duplicate
+	results, err := a.Commit(context.Background(), pend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dicts := a.Dicts()
+	if len(dicts) != 1 || !dicts[0].Current || dicts[0].Headers != len(natives) {
+		t.Fatalf("dictionaries %+v: want one, current, from the %d recordings written", dicts, len(natives))
+	}
+	for i, r := range results[:len(natives)] {
+		if r.Outcome != Ingested {
+			t.Fatalf("recording %d: %v", i, r.Outcome)
+		}
+		if got := headsDict(t, a, r.ID); got != dicts[0].ID {
+			t.Errorf("%s: heads use dictionary %d, want %d", r.ID, got, dicts[0].ID)
+		}
+		// What the commit reported (ingest's stored bytes) is what the
+		// archive holds: the heads were not written again after it.
+		if got := manifest(t, a, r.ID).StoredBytes; got != r.Manifest.StoredBytes {
+			t.Errorf("%s: the commit reported %d stored bytes, the archive holds %d", r.ID, r.Manifest.StoredBytes, got)
+		}
+		if !bytes.Equal(export(t, a, r.ID), natives[i]) {
+			t.Errorf("%s: export differs", r.ID)
+		}
+	}
+	if compacted, err := a.TidyCatalog(); err != nil || compacted {
+		t.Errorf("the catalog was compacted after the first commit (%v, %v): its heads were written twice", compacted, err)
+	}
+}
+
 // TestHeadsDictRetrain: recompress with Retrain makes a new current
 // dictionary from the newest recordings (another server's), keeps the
 // old one, and compresses every heads record again with the new one; a
