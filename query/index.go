@@ -290,13 +290,13 @@ func OpenWith(dir string, opt Options) (*Index, error) {
 		if err != nil {
 			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
 		}
-		if err := ix.bi.SetInternal(layoutKey, []byte(layoutVersion)); err != nil {
-			ix.bi.Close()
-			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
-		}
-		// Known from the start: an index created by an earlier build has
-		// no longest duration, and at: stays unbounded there.
-		if err := ix.bi.SetInternal(longestKey, make([]byte, 8)); err != nil {
+		// One batch, one segment for the index to take in: the layout,
+		// and the longest duration known from the start (an index created
+		// by an earlier build has none, and at: stays unbounded there).
+		b := ix.bi.NewBatch()
+		b.SetInternal(layoutKey, []byte(layoutVersion))
+		b.SetInternal(longestKey, make([]byte, 8))
+		if err := ix.bi.Batch(b); err != nil {
 			ix.bi.Close()
 			return nil, fmt.Errorf("query: create index %s: %w", dir, err)
 		}
