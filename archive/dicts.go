@@ -8,8 +8,9 @@
 // recompress the heads records of the corpus's six real DDNet files take
 // 548 bytes instead of 7,636.
 //
-// A format's first dictionaries are trained by the commits (learnHeads:
-// from its 4th recording, again as their number doubles), later ones by
+// A format's first dictionaries are trained by the commits (firstDicts
+// before a commit that brings 4 or more at once, learnHeads after one
+// that brings the 4th; again as their number doubles), later ones by
 // the background pass (Recompress). They are kept forever: a heads record
 // names its dictionary's id, so every record written with an older
 // dictionary stays readable, and a dictionary's content is a few KB to
