@@ -144,10 +144,14 @@ type input struct {
 }
 
 // Run ingests every path (files, and directories walked recursively) and
-// calls report once per input, in input order within each commit group.
-// It returns an error only for failures that stop the whole run (the
-// archive cannot be written, ctx cancelled); a bad file is reported and
-// the others go on.
+// calls report once per input, in input order. It returns an error only
+// for failures that stop the whole run (the archive cannot be written,
+// ctx cancelled); a bad file is reported and the others go on.
+//
+// A commit group is committed while the next is read: the commit's writes
+// and fsyncs leave a core idle that the next files' parse can use. At
+// most one group is being committed, so at most two groups' compressed
+// chunks are held; report and Progress are called from Run's goroutine.
 func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResult)) error {
 	inputs, bad := p.expand(paths)
 	for _, r := range bad {
@@ -167,55 +171,20 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 	start := time.Now()
 	prog := Progress{Files: len(inputs), Bytes: total}
 
-	type queued struct {
-		res     FileResult
-		pending *archive.Pending
-	}
-	var group []queued
-	var groupSize int64
-	flush := func() error {
-		var pend []*archive.Pending
-		for _, q := range group {
-			if q.pending != nil {
-				pend = append(pend, q.pending)
-			}
-		}
-		var results []archive.Result
-		if len(pend) > 0 {
-			var err error
-			if results, err = p.Archive.Commit(ctx, pend); err != nil {
-				for _, q := range group {
-					if q.pending != nil {
-						q.pending.Discard()
-					}
-				}
-				return err
-			}
-		}
-		k := 0
-		for _, q := range group {
-			r := q.res
-			if q.pending != nil {
-				res := results[k]
-				k++
-				r.ID = res.ID
-				r.Note = res.Note
-				r.Outcome = res.Outcome
-				if res.Err != nil {
-					r.Err, r.Cause = fmt.Sprintf("%s: %v", r.Path, res.Err), res.Err
-				}
-				if res.Manifest != nil {
-					r.StoredBytes = res.Manifest.StoredBytes
-				}
-			}
-			report(r)
-		}
-		group, groupSize = group[:0], 0
-		return nil
-	}
-
+	var (
+		group     []queued
+		groupSize int64
+		c         committer
+	)
+	// A run that stops early still reports a group whose commit ended.
+	defer c.wait(report)
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
+			discardAll(group)
+			return err
+		}
+		if err := c.reportIfDone(report); err != nil {
+			discardAll(group)
 			return err
 		}
 		var read func(int)
@@ -237,6 +206,7 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 			if pending != nil {
 				pending.Discard()
 			}
+			discardAll(group)
 			return ctx.Err()
 		}
 		group = append(group, queued{res, pending})
@@ -247,15 +217,122 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 		prog.BytesDone += in.size
 		prog.Elapsed = time.Since(start)
 		if len(group) >= groupFiles || groupSize >= groupBytes {
-			if err := flush(); err != nil {
+			if err := c.wait(report); err != nil {
+				discardAll(group)
 				return err
 			}
+			c.start(ctx, p.Archive, group)
+			group, groupSize = nil, 0
 		}
 		if p.Progress != nil {
 			p.Progress(prog)
 		}
 	}
-	return flush()
+	if err := c.wait(report); err != nil {
+		discardAll(group)
+		return err
+	}
+	c.start(ctx, p.Archive, group)
+	return c.wait(report)
+}
+
+// queued is one input of a commit group: its result so far and, unless
+// that is final, the recording to commit.
+type queued struct {
+	res     FileResult
+	pending *archive.Pending
+}
+
+// discardAll drops a group's recordings uncommitted.
+func discardAll(group []queued) {
+	for _, q := range group {
+		if q.pending != nil {
+			q.pending.Discard()
+		}
+	}
+}
+
+// committer commits one group at a time in its own goroutine and hands
+// its results back to Run's goroutine, which reports them.
+type committer struct {
+	group []queued
+	done  chan commitDone // nil when no group is being committed
+}
+
+type commitDone struct {
+	results []archive.Result
+	err     error
+}
+
+// start commits group in a goroutine; the previous group has been waited
+// for. An empty group is reported at the next wait without a commit.
+func (c *committer) start(ctx context.Context, a *archive.Archive, group []queued) {
+	var pend []*archive.Pending
+	for _, q := range group {
+		if q.pending != nil {
+			pend = append(pend, q.pending)
+		}
+	}
+	c.group, c.done = group, make(chan commitDone, 1)
+	if len(pend) == 0 {
+		c.done <- commitDone{}
+		return
+	}
+	go func() {
+		results, err := a.Commit(ctx, pend)
+		c.done <- commitDone{results, err}
+	}()
+}
+
+// reportIfDone reports the group under commit if its commit has ended.
+func (c *committer) reportIfDone(report func(FileResult)) error {
+	if c.done == nil {
+		return nil
+	}
+	select {
+	case d := <-c.done:
+		return c.finish(d, report)
+	default:
+		return nil
+	}
+}
+
+// wait waits for the group under commit, if any, and reports it.
+func (c *committer) wait(report func(FileResult)) error {
+	if c.done == nil {
+		return nil
+	}
+	return c.finish(<-c.done, report)
+}
+
+// finish reports a committed group in input order. A failed commit
+// discards the group and stops the run.
+func (c *committer) finish(d commitDone, report func(FileResult)) error {
+	group := c.group
+	c.group, c.done = nil, nil
+	if d.err != nil {
+		discardAll(group)
+		return d.err
+	}
+	k := 0
+	for _, q := range group {
+		r := q.res
+		if q.pending != nil {
+			res := d.results[k]
+			k++
+			r.ID = res.ID
+			r.Note = res.Note
+			r.Outcome = res.Outcome
+			if res.Err != nil {
+				r.Err, r.Cause = fmt.Sprintf("%s: %v", r.Path, res.Err), res.Err
+			}
+			if res.Manifest != nil {
+				r.StoredBytes = res.Manifest.StoredBytes
+			}
+		}
+		report(r)
+	}
+	return nil
 }
 
 // one reads, checks and splits one input. A nil Pending means the result

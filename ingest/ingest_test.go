@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,5 +110,87 @@ func TestSameSizeOtherBytes(t *testing.T) {
 		if got := runAll(t, p, path(step.name))[step.name]; got.Outcome != step.want || got.NativeBytes != int64(len(files[step.name])) {
 			t.Errorf("%s again: %v, %d bytes; want %v, %d", step.name, got.Outcome, got.NativeBytes, step.want, len(files[step.name]))
 		}
+	}
+}
+
+// TestGroupsCommitBehind ingests files in groups of two, each committed
+// while the next is read: every input is reported once, in input order;
+// a file that repeats one of the group being committed is a duplicate of
+// it; and a run cancelled mid-way leaves every reported recording
+// committed and nothing else behind.
+func TestGroupsCommitBehind(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 9 {
+		name := fmt.Sprintf("f%d.bin", i)
+		body := formatstest.LinesFile(fmt.Sprintf("s%d", i), 40)
+		if i == 3 {
+			body = formatstest.LinesFile("s1", 40) // the same bytes as f1
+		}
+		paths = append(paths, filepath.Join(dir, name))
+		if err := os.WriteFile(paths[i], body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	p := &Pipeline{Archive: a, Codecs: []formats.Codec{formatstest.Lines{}}, GroupFiles: 2}
+	var got []FileResult
+	if err := p.Run(context.Background(), paths, func(r FileResult) { got = append(got, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(paths) {
+		t.Fatalf("%d reports for %d inputs", len(got), len(paths))
+	}
+	for i, r := range got {
+		if r.Path != paths[i] {
+			t.Fatalf("report %d is of %s, want %s: reports out of input order", i, r.Path, paths[i])
+		}
+		want := OutcomeIngested
+		if i == 3 {
+			want = OutcomeDup
+		}
+		if r.Outcome != want {
+			t.Errorf("%s: %s (%s), want %s", r.Path, r.Outcome, r.Err, want)
+		}
+	}
+	if got[3].ID != got[1].ID {
+		t.Errorf("f3 is a duplicate of %s, want f1's %s", got[3].ID, got[1].ID)
+	}
+
+	// Cancelled after the fifth report: what was reported is archived,
+	// and the archive checks clean (no chunks of an uncommitted group).
+	b, err := archive.Open(filepath.Join(dir, "second"), archive.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p.Archive = b
+	var reported []FileResult
+	err = p.Run(ctx, paths, func(r FileResult) {
+		if reported = append(reported, r); len(reported) == 5 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	ingested := 0
+	for _, r := range reported {
+		if r.Outcome == OutcomeIngested {
+			ingested++
+			if _, err := b.Manifest(r.ID); err != nil {
+				t.Errorf("%s reported %s, but: %v", r.Path, r.Outcome, err)
+			}
+		}
+	}
+	rep, err := b.Check(context.Background(), archive.CheckOptions{})
+	if err != nil || !rep.OK() || rep.Orphans != 0 || rep.Recordings != ingested {
+		t.Fatalf("check after a cancelled run: %+v %v; %d reported ingested", rep, err, ingested)
 	}
 }
