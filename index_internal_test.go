@@ -1,11 +1,13 @@
 package replay
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/replayarchive/replay/ingest"
 	"github.com/replayarchive/replay/internal/gen/teehistoriangen"
 )
 
@@ -51,4 +53,47 @@ func TestSearchDuringSync(t *testing.T) {
 	if x.IndexedAt().IsZero() {
 		t.Error("IndexedAt is zero after the ingest's sync")
 	}
+}
+
+// An ingest indexes each commit group behind its commit (syncBehind): a
+// recording committed and kicked is searchable once synced returns,
+// without the ingest's closing sync, and a failing background sync stops
+// the goroutine without blocking kick or synced.
+func TestSyncBehind(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "game.teehistorian")
+	if err := os.WriteFile(path, teehistoriangen.Must(t, teehistoriangen.Options{Players: 2, Seed: 6, Duration: 5e9}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := Open(filepath.Join(dir, "archive"), Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if _, err := x.index(t.Context()); err != nil { // open, so a search does not sync
+		t.Fatal(err)
+	}
+	kick, synced := x.syncBehind(t.Context())
+	p := &ingest.Pipeline{Archive: x.a, Codecs: x.codecs}
+	if err := p.Run(t.Context(), []string{path}, func(r ingest.FileResult) {
+		if r.Outcome != ingest.OutcomeIngested {
+			t.Errorf("%s: %s", r.Outcome, r.Err)
+		}
+		kick()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	synced()
+	res, err := x.Search(t.Context(), "format:teehistorian", 0, 10)
+	if err != nil || len(res.Hits) != 1 {
+		t.Fatalf("after synced: %v, %v; want the committed recording", res, err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	kick, synced = x.syncBehind(ctx)
+	kick()
+	kick()
+	kick()
+	synced()
 }

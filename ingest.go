@@ -41,16 +41,19 @@ func (x *Archive) Ingest(ctx context.Context, paths []string, opts IngestOptions
 	}
 	p := &ingest.Pipeline{Archive: x.a, Codecs: x.codecs, Progress: opts.Progress, Stdin: opts.Stdin, FollowOutside: opts.FollowOutside}
 	var audit []archive.AuditEntry
+	kick, synced := x.syncBehind(ctx)
 	err := p.Run(ctx, paths, func(r ingest.FileResult) {
 		switch r.Outcome {
 		case ingest.OutcomeIngested, ingest.OutcomeReplaced:
 			audit = append(audit, archive.AuditEntry{Who: opts.By.Name, Action: archive.AuditIngest,
 				Recording: r.ID, Detail: r.Outcome.String() + " " + filepath.Base(r.Path)})
+			kick()
 		}
 		if report != nil {
 			report(r)
 		}
 	})
+	synced()
 	x.audit(audit...)
 	if err != nil {
 		return err
@@ -64,6 +67,37 @@ func (x *Archive) Ingest(ctx context.Context, paths []string, opts IngestOptions
 		}
 	}
 	return nil
+}
+
+// syncBehind brings the search index up to date behind an ingest's
+// commits: a commit group's recordings are indexed, and searchable, while
+// the next groups are read and committed, instead of all of them after
+// the last (200 five-minute games: 0.94x the wall time; before commits
+// ran behind the reading too, it gained nothing for 6% more CPU). kick
+// asks for an update after a commit, never blocking; kicks while one runs
+// make one more. synced waits for the update under way. The caller's own
+// sync afterwards indexes what is left and reports any error.
+func (x *Archive) syncBehind(ctx context.Context) (kick, synced func()) {
+	want := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range want {
+			if x.sync(ctx) != nil {
+				return // the caller's sync reports it
+			}
+		}
+	}()
+	kick = func() {
+		select {
+		case want <- struct{}{}:
+		default:
+		}
+	}
+	return kick, func() {
+		close(want)
+		<-done
+	}
 }
 
 // ErrTooLarge is returned by IngestStream when the stream exceeds its limit.
