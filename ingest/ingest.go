@@ -120,7 +120,11 @@ type Pipeline struct {
 	// wins.
 	Codecs []formats.Codec
 	// GroupBytes and GroupFiles bound a commit group (defaults 32 MiB of
-	// native bytes, 256 files): small recordings are committed together.
+	// native bytes, 64 files): small recordings are committed together,
+	// one fsync for many, and each group is committed and indexed while
+	// the next is read. 64 rather than 256 files: 200 small games in 4
+	// groups instead of 2 took 0.885x the wall time (10 alternating
+	// pairs), while 32 and 16 cost more CPU than they saved.
 	GroupBytes int64
 	GroupFiles int
 	// Progress, if set, is called before and after each input.
@@ -162,7 +166,7 @@ func (p *Pipeline) Run(ctx context.Context, paths []string, report func(FileResu
 		groupBytes = 32 << 20
 	}
 	if groupFiles <= 0 {
-		groupFiles = 256
+		groupFiles = 64
 	}
 	var total int64
 	for _, in := range inputs {
