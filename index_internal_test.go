@@ -17,16 +17,7 @@ import (
 // The sync's lock is held here as a sync holds it; the search must answer
 // meanwhile, from the index as it is.
 func TestSearchDuringSync(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "game.teehistorian")
-	if err := os.WriteFile(path, teehistoriangen.Must(t, teehistoriangen.Options{Players: 2, Seed: 5, Duration: 5e9}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	x, err := Open(filepath.Join(dir, "archive"), Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x, path := newArchiveAndGame(t, 5)
 	if err := x.Ingest(t.Context(), []string{path}, IngestOptions{By: LocalActor()}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -60,16 +51,7 @@ func TestSearchDuringSync(t *testing.T) {
 // without the ingest's closing sync, and a failing background sync stops
 // the goroutine without blocking kick or synced.
 func TestSyncBehind(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "game.teehistorian")
-	if err := os.WriteFile(path, teehistoriangen.Must(t, teehistoriangen.Options{Players: 2, Seed: 6, Duration: 5e9}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	x, err := Open(filepath.Join(dir, "archive"), Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
+	x, path := newArchiveAndGame(t, 6)
 	if _, err := x.index(t.Context()); err != nil { // open, so a search does not sync
 		t.Fatal(err)
 	}
@@ -96,4 +78,21 @@ func TestSyncBehind(t *testing.T) {
 	kick()
 	kick()
 	synced()
+}
+
+// newArchiveAndGame returns a new archive, closed when the test ends, and
+// the path of a five-second generated game beside it (seed picks it).
+func newArchiveAndGame(t *testing.T, seed uint64) (*Archive, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "game.teehistorian")
+	if err := os.WriteFile(path, teehistoriangen.Must(t, teehistoriangen.Options{Players: 2, Seed: seed, Duration: 5e9}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := Open(filepath.Join(dir, "archive"), Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x, path
 }
