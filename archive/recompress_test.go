@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +232,71 @@ func TestRecompressLeavesDamagedChunk(t *testing.T) {
 	if after := manifest(t, a, res.ID); after.Recompressed.IsZero() || after.Chunks[1].Stored != int64(len(damaged)) {
 		t.Errorf("manifest after the pass: recompressed %v, damaged chunk's size %d (blob %d)", after.Recompressed, after.Chunks[1].Stored, len(damaged))
 	}
+}
+
+// TestRecompressEvents encodes a recording's events again at the best
+// level: the value shrinks, the events read back the same, the manifest
+// counts the new size (check is clean), and a value whose JSON exceeds
+// the limit is left as it is.
+func TestRecompressEvents(t *testing.T) {
+	a := openTest(t, "", Options{})
+	ctx := context.Background()
+	// Chat of a few players from a small vocabulary, in no simple order
+	// (counting lines compress as well at the fastest level as at the
+	// best).
+	words := strings.Fields("gg nice wp lol where hook me pls finish unfreeze kill vote yes no spec afk brb thx sorry again")
+	res := ingestWith(t, a, formatstest.Lines{}, formatstest.LinesFile("events", 500), func(m *formats.Metadata) {
+		for i := range 4000 {
+			m.Events = append(m.Events, formats.Event{Tick: int64(i * 37), Time: time.Duration(i) * 740 * time.Millisecond,
+				Kind: formats.EventChat, Player: fmt.Sprintf("racer%d", i%9),
+				Text: fmt.Sprintf("%s %s %d", words[i*7919%len(words)], words[i*104729/3%len(words)], i*31337%997)})
+		}
+	})
+	want, err := a.Events(res.ID)
+	if err != nil || len(want) < 4000 {
+		t.Fatalf("events before: %d, %v", len(want), err)
+	}
+	before := eventsBytes(t, a, res.ID)
+
+	var encs bestEncoders
+	if vals, err := a.encodeEventsAgain(ctx, res.ID, &encs, 1000); err != nil || len(vals) != 0 {
+		t.Fatalf("with a 1000-byte limit: %d values encoded again, %v; want none", len(vals), err)
+	}
+
+	stored := manifest(t, a, res.ID).StoredBytes
+	rep, err := a.Recompress(ctx, RecompressOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := eventsBytes(t, a, res.ID)
+	if after >= before || rep.EventsSaved != before-after {
+		t.Fatalf("events value %d -> %d bytes, report says %d saved", before, after, rep.EventsSaved)
+	}
+	t.Logf("events value %d -> %d bytes", before, after)
+	m := manifest(t, a, res.ID)
+	if saved := stored - m.StoredBytes; saved < rep.EventsSaved || rep.StoredAfter != m.StoredBytes {
+		t.Errorf("manifest stored %d -> %d (report: after %d), events saved %d", stored, m.StoredBytes, rep.StoredAfter, rep.EventsSaved)
+	}
+	got, err := a.Events(res.ID)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("events after: %d, %v", len(got), err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("event %d after recompress: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if chk, err := a.Check(ctx, CheckOptions{}); err != nil || !chk.OK() {
+		t.Fatalf("check after recompress: %+v, %v", chk, err)
+	}
+}
+
+// eventsBytes returns the bytes recording id's events values hold.
+func eventsBytes(t *testing.T, a *Archive, id uuid.UUID) int64 {
+	t.Helper()
+	var n int64
+	if err := a.catalog.View(func(tx *bolt.Tx) error { n = eventsStored(tx, id); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

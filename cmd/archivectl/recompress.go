@@ -116,6 +116,9 @@ func runRecompress(ctx context.Context, e *env, o *recompressOptions, args []str
 		fmt.Fprintf(e.stdout, "re-encoded %s (%d of %d chunks smaller): %s -> %s stored, %s (%.1f%%) saved, in %s\n",
 			plural(rep.Recordings, "recording", ""), rep.ChunksWritten, rep.Chunks, humanBytes(rep.StoredBefore), humanBytes(rep.StoredAfter),
 			humanBytes(saved), pct, rep.Elapsed.Round(time.Millisecond))
+		if rep.EventsSaved > 0 {
+			fmt.Fprintf(e.stdout, "events compressed again: %s of that saved\n", humanBytes(rep.EventsSaved))
+		}
 		if len(rep.DictsTrained) > 0 || rep.HeadsRewritten > 0 {
 			fmt.Fprintf(e.stdout, "header dictionaries trained for %v; %s compressed again, %s saved\n",
 				rep.DictsTrained, plural(rep.HeadsRewritten, "header", ""), humanBytes(rep.HeadsSaved))
