@@ -100,14 +100,20 @@ async function listCases(token) {
   $('cases-empty').textContent = r.cases.length ? '' : 'No cases here.';
 }
 
-// The list's filter is part of the URL.
+// The list's filter is part of the URL. A change is a navigation of its
+// own (state.token): a list still loading for the filter before is
+// dropped when it comes, or both would add their rows.
 function filterChanged() {
   const q = new URLSearchParams({ cases: '' });
   const s = $('cs-status').value;
   if (s !== 'open') q.set('status', s);
   if ($('cs-mine').checked) q.set('assignee', 'me');
   history.replaceState(history.state, '', `/?${q}`.replace('cases=&', 'cases&').replace(/cases=$/, 'cases'));
-  listCases(state.token);
+  const token = ++state.token;
+  delete document.body.dataset.ready;
+  listCases(token).then(() => {
+    if (token === state.token) document.body.dataset.ready = 'cases';
+  });
 }
 $('cs-status').addEventListener('change', filterChanged);
 $('cs-mine').addEventListener('change', filterChanged);
