@@ -206,6 +206,16 @@ func (x *Archive) Interactive(ctx context.Context) (context.Context, func()) {
 	return x.a.Interactive(ctx)
 }
 
+// InteractiveLater is Interactive for work a person waits on from begin
+// on: a request whose body is still arriving
+// (archive.Archive.InteractiveLater).
+func (x *Archive) InteractiveLater(ctx context.Context) (_ context.Context, begin, end func()) {
+	return x.a.InteractiveLater(ctx)
+}
+
+// InteractiveNow returns how many marks of interactive work are under way.
+func (x *Archive) InteractiveNow() int64 { return x.a.InteractiveNow() }
+
 // Dir returns the archive's directory.
 func (x *Archive) Dir() string { return x.dir }
 

@@ -76,14 +76,41 @@ type interactiveKey struct{}
 // blocks, and must not pause before each. end may be called more than
 // once.
 func (a *Archive) Interactive(ctx context.Context) (context.Context, func()) {
-	a.turns.waiting.Add(1)
-	var ended atomic.Bool
-	return context.WithValue(ctx, interactiveKey{}, true), func() {
-		if ended.CompareAndSwap(false, true) {
+	ctx, begin, end := a.InteractiveLater(ctx)
+	begin()
+	return ctx, end
+}
+
+// InteractiveLater is Interactive for work a person will wait on once
+// begin is called: a request whose body is still arriving. Work under the
+// returned context takes no turns from the start; background work gives
+// way only from begin to end, so a client that sends slowly does not
+// hold it back. begin and end may be called more than once; begin after
+// end does nothing.
+func (a *Archive) InteractiveLater(ctx context.Context) (_ context.Context, begin, end func()) {
+	const (
+		waiting = iota
+		begun
+		ended
+	)
+	var st atomic.Int32
+	begin = func() {
+		if st.CompareAndSwap(waiting, begun) {
+			a.turns.waiting.Add(1)
+		}
+	}
+	end = func() {
+		if st.Swap(ended) == begun {
 			a.turns.waiting.Add(-1)
 		}
 	}
+	return context.WithValue(ctx, interactiveKey{}, true), begin, end
 }
+
+// InteractiveNow returns how many marks of interactive work are under
+// way (Interactive): while any is, background work runs on one core fewer
+// and pauses between its pieces.
+func (a *Archive) InteractiveNow() int64 { return a.turns.waiting.Load() }
 
 // Background takes a turn for a piece of background work done under ctx
 // outside the archive (an upload's receipt, the search index's update of

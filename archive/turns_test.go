@@ -56,3 +56,33 @@ func TestTurns(t *testing.T) {
 		t.Fatalf("%d interactive marks after the only one ended twice, want 0", n)
 	}
 }
+
+// A later mark counts from begin to end only: not before begin, once for
+// a begin called twice, and not at all when begun after its end; its
+// context takes no turns from the start.
+func TestInteractiveLater(t *testing.T) {
+	a := &Archive{turns: newTurns()}
+	ctx, begin, end := a.InteractiveLater(t.Context())
+	if n := a.InteractiveNow(); n != 0 {
+		t.Fatalf("%d marks before begin, want 0", n)
+	}
+	for range 2 * cap(a.turns.slots) {
+		a.Background(ctx)() // would block if it took turns
+	}
+	begin()
+	begin()
+	if n := a.InteractiveNow(); n != 1 {
+		t.Fatalf("%d marks after begin twice, want 1", n)
+	}
+	end()
+	end()
+	if n := a.InteractiveNow(); n != 0 {
+		t.Fatalf("%d marks after end, want 0", n)
+	}
+	_, begin, end = a.InteractiveLater(t.Context())
+	end()
+	begin()
+	if n := a.InteractiveNow(); n != 0 {
+		t.Fatalf("%d marks after a begin that came after its end, want 0", n)
+	}
+}

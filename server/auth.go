@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -111,7 +112,7 @@ func bearer(r *http.Request) (string, bool) {
 // with wraps h: the caller must be authenticated and hold at least role,
 // and a request that changes the archive must come from this server's
 // page or from no page, with a body of a type no other origin can send.
-func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.HandlerFunc {
+func (s *Server) with(role replay.Role, name string, kind routeKind, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -141,9 +142,15 @@ func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.Ha
 			return
 		}
 		ctx := r.Context()
-		if interactive(name) {
-			ctx, sw.answering = s.x.Interactive(ctx)
+		if kind == waitedOn {
+			var begin func()
+			ctx, begin, sw.answering = s.x.InteractiveLater(ctx)
 			defer sw.answered()
+			if r.ContentLength == 0 {
+				begin()
+			} else {
+				r.Body = &bodyThenMark{ReadCloser: r.Body, left: r.ContentLength, begin: begin}
+			}
 		}
 		ctx = context.WithValue(ctx, actorKey{}, a)
 		if owner {
@@ -153,18 +160,41 @@ func (s *Server) with(role replay.Role, name string, h http.HandlerFunc) http.Ha
 	}
 }
 
-// interactive reports whether a person waits on the answer of the route
-// called name, so that the archive's background work leaves a core free
-// until the answer begins (replay.Archive.Interactive). Uploads (of
-// recordings and of maps), pushes and the long administrative runs are
-// background work themselves: a client sending a large body slowly must
-// not hold the mark while it does.
-func interactive(name string) bool {
-	switch name {
-	case "upload", "map-add", "ingest", "push", "push-state", "cli", "reindex", "check", "prune":
-		return false
+// routeKind says whether a person waits on a route's answer.
+type routeKind int
+
+const (
+	// waitedOn: the archive's background work leaves a core free from
+	// the moment the request's body is in until its answer begins
+	// (replay.Archive.InteractiveLater), not while the body arrives: a
+	// client that sends slowly does not hold the background back.
+	waitedOn routeKind = iota
+	// background: the route's work is background work itself (uploads
+	// of recordings and maps, pushes, the long administrative runs) and
+	// takes its turns like an ingest's.
+	background
+)
+
+// bodyThenMark begins a request's interactive mark once its body is in:
+// when its declared length has been read, or at its end when no length
+// was declared. A handler that never reads the body never begins it.
+type bodyThenMark struct {
+	io.ReadCloser
+	left  int64 // bytes still to come; negative: unknown
+	begin func()
+}
+
+func (b *bodyThenMark) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.left > 0 {
+		if b.left -= int64(n); b.left <= 0 {
+			b.begin()
+		}
 	}
-	return true
+	if err == io.EOF {
+		b.begin()
+	}
+	return n, err
 }
 
 // statusWriter remembers the status a handler wrote, for the metrics, and

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"testing/iotest"
 )
 
-// A request's interactive mark ends at its answer's first byte, once, and
-// only the routes a person waits on take one.
+// A request's interactive mark ends at its answer's first byte, once.
 func TestInteractiveMark(t *testing.T) {
 	for _, first := range []func(*statusWriter){
 		func(w *statusWriter) { w.WriteHeader(200) },
@@ -24,10 +26,29 @@ func TestInteractiveMark(t *testing.T) {
 			t.Errorf("the mark ended %d times, want once at the first byte", ended)
 		}
 	}
-	for name, want := range map[string]bool{"search": true, "clip": true, "player": true, "show": true,
-		"upload": false, "map-add": false, "push": false, "ingest": false, "reindex": false} {
-		if got := interactive(name); got != want {
-			t.Errorf("interactive(%q) = %v, want %v", name, got, want)
+}
+
+// A body's mark begins once its declared length is read, or at its end
+// when none was declared; never while bytes are still to come.
+func TestBodyThenMark(t *testing.T) {
+	body := "0123456789"
+	for _, declared := range []int64{10, -1} {
+		began := 0
+		b := &bodyThenMark{ReadCloser: io.NopCloser(iotest.OneByteReader(strings.NewReader(body))), left: declared, begin: func() { began++ }}
+		buf := make([]byte, 4)
+		read := 0
+		for {
+			n, err := b.Read(buf)
+			read += n
+			if read < len(body) && began != 0 {
+				t.Fatalf("declared %d: the mark began after %d of %d bytes", declared, read, len(body))
+			}
+			if err != nil {
+				break
+			}
+		}
+		if began == 0 {
+			t.Errorf("declared %d: the whole body read, the mark never began", declared)
 		}
 	}
 }

@@ -22,8 +22,13 @@ import (
 
 func (s *Server) routes() {
 	v, m, a := replay.RoleViewer, replay.RoleModerator, replay.RoleAdmin
+	// h registers a route a person waits on; bg one whose work is
+	// background work itself (routeKind).
 	h := func(pattern string, role replay.Role, name string, fn http.HandlerFunc) {
-		s.mux.HandleFunc(pattern, s.with(role, name, fn))
+		s.mux.HandleFunc(pattern, s.with(role, name, waitedOn, fn))
+	}
+	bg := func(pattern string, role replay.Role, name string, fn http.HandlerFunc) {
+		s.mux.HandleFunc(pattern, s.with(role, name, background, fn))
 	}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
@@ -32,8 +37,8 @@ func (s *Server) routes() {
 	h("GET /api/v1/whoami", v, "whoami", s.whoami)
 	h("GET /api/v1/formats", v, "formats", s.formats)
 	h("GET /api/v1/recordings", v, "search", s.search)
-	h("POST /api/v1/recordings", m, "upload", s.upload)
-	h("POST /api/v1/ingest", a, "ingest", s.ingestPaths)
+	bg("POST /api/v1/recordings", m, "upload", s.upload)
+	bg("POST /api/v1/ingest", a, "ingest", s.ingestPaths)
 	h("GET /api/v1/recordings/{id}", v, "show", s.show)
 	h("GET /api/v1/recordings/{id}/events", v, "events", s.events)
 	h("GET /api/v1/recordings/{id}/frames", v, "frames", s.frames)
@@ -47,7 +52,7 @@ func (s *Server) routes() {
 	h("GET /api/v1/players", v, "player", s.player)
 	h("GET /api/v1/players/{key}", v, "player", s.player)
 	h("GET /api/v1/maps", v, "maps", s.listMaps)
-	h("POST /api/v1/maps", m, "map-add", s.addMap)
+	bg("POST /api/v1/maps", m, "map-add", s.addMap)
 	h("GET /api/v1/maps/{sha256}/game", v, "map-game", s.mapGame)
 	h("PUT /api/v1/recordings/{id}/flags/{name}", m, "flag", s.mark(s.flag))
 	h("DELETE /api/v1/recordings/{id}/flags/{name}", m, "unflag", s.mark(s.unflag))
@@ -63,10 +68,10 @@ func (s *Server) routes() {
 	h("GET /api/v1/retention", v, "retention", s.getRetention)
 	h("PUT /api/v1/retention", a, "retention-set", s.putRetention)
 	h("DELETE /api/v1/retention", a, "retention-clear", s.clearRetention)
-	h("POST /api/v1/prune", a, "prune", s.prune)
+	bg("POST /api/v1/prune", a, "prune", s.prune)
 	h("GET /api/v1/stats", v, "stats", s.stats)
-	h("POST /api/v1/check", a, "check", s.check)
-	h("POST /api/v1/reindex", a, "reindex", s.reindex)
+	bg("POST /api/v1/check", a, "check", s.check)
+	bg("POST /api/v1/reindex", a, "reindex", s.reindex)
 	h("GET /api/v1/tokens", a, "tokens", s.listTokens)
 	h("POST /api/v1/tokens", a, "token-create", s.createToken)
 	h("DELETE /api/v1/tokens/{name}", a, "token-revoke", s.revokeToken)
@@ -79,10 +84,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/watch/{id}/events", s.watchEvents)
 	// Pushes take a pusher or an admin (checked in push.go: a viewer or a
 	// moderator may not push).
-	h("GET /api/v1/push/{source...}", replay.RolePusher, "push-state", s.pushState)
-	h("PUT /api/v1/push/{source...}", replay.RolePusher, "push", s.pushAppend)
+	bg("GET /api/v1/push/{source...}", replay.RolePusher, "push-state", s.pushState)
+	bg("PUT /api/v1/push/{source...}", replay.RolePusher, "push", s.pushAppend)
 	if s.cfg.CLI != nil {
-		h("POST /api/v1/cli", a, "cli", func(w http.ResponseWriter, r *http.Request) {
+		bg("POST /api/v1/cli", a, "cli", func(w http.ResponseWriter, r *http.Request) {
 			if !isOwnerCLI(r) {
 				writeError(w, http.StatusForbidden, "forbidden", "only the archive's owner's command line (a challenge answered with the local secret) may run commands on the server")
 				return

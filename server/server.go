@@ -143,6 +143,10 @@ func New(x *replay.Archive, cfg Config) *Server {
 		}
 		return float64(t.UnixNano()) / 1e9
 	}))
+	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "replay_interactive_requests",
+		Help: "Requests a person waits on, their body in and their answer not begun: while above 0, ingests and index updates run on one core fewer and pause between their pieces.",
+	}, func() float64 { return float64(x.InteractiveNow()) }))
 	s.routes()
 	return s
 }

@@ -473,7 +473,7 @@ func (s *Server) joinRoom(r *http.Request) (*watchRoom, *watchParticipant, error
 // caller joins).
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("participant") == "" {
-		s.with(replay.RoleViewer, "watch-events", func(w http.ResponseWriter, r *http.Request) {
+		s.with(replay.RoleViewer, "watch-events", waitedOn, func(w http.ResponseWriter, r *http.Request) {
 			room, p, err := s.joinRoom(r)
 			if err != nil {
 				s.watchFail(w, err)
