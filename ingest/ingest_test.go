@@ -193,4 +193,33 @@ func TestGroupsCommitBehind(t *testing.T) {
 	if err != nil || !rep.OK() || rep.Orphans != 0 || rep.Recordings != ingested {
 		t.Fatalf("check after a cancelled run: %+v %v; %d reported ingested", rep, err, ingested)
 	}
+
+	// Cancelled once the last file is read: the last group's commit
+	// starts under a cancelled context. Its recordings are not reported,
+	// nor archived, nor left behind.
+	c, err := archive.Open(filepath.Join(dir, "third"), archive.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	p.Archive = c
+	p.Progress = func(pr Progress) {
+		if pr.Done == len(paths) && pr.Current == "" {
+			cancel()
+		}
+	}
+	reported = nil
+	err = p.Run(ctx, paths, func(r FileResult) { reported = append(reported, r) })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("run cancelled after its last file: %v", err)
+	}
+	if len(reported) != len(paths)-1 {
+		t.Errorf("%d reports, want the %d of the groups before the last", len(reported), len(paths)-1)
+	}
+	rep, err = c.Check(context.Background(), archive.CheckOptions{})
+	if err != nil || !rep.OK() || rep.Orphans != 0 || rep.Recordings != len(paths)-2 {
+		t.Fatalf("check after a run cancelled after its last file: %+v %v; want the %d distinct recordings reported", rep, err, len(paths)-2)
+	}
 }
