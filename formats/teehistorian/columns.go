@@ -311,6 +311,25 @@ const (
 	inputNewByte   = 0x40 | ^wireInputNew
 )
 
+// oneByteInputs writes an input record's eleven varints to o when each is
+// one byte, the next of its stream in in (at says where), and moves past
+// them; it reports false, moving nothing, when one is longer or a stream
+// is used up.
+func oneByteInputs(in *[inputRecordLen - 1][]byte, at *[inputRecordLen - 1]int, o []byte) bool {
+	o = o[:len(in)]
+	for k := range in {
+		c, q := in[k], at[k]
+		if q >= len(c) || c[q] >= 0x80 {
+			return false
+		}
+		o[k] = c[q]
+	}
+	for k := range at {
+		at[k]++
+	}
+	return true
+}
+
 // errColumns is wrapped by every JoinColumns error.
 var errColumns = errors.New("corrupt record columns")
 
@@ -368,17 +387,33 @@ func (*Codec) JoinColumns(dst []byte, cols [][]byte) ([]byte, error) {
 		gm = 0xff
 	}
 	usedX, usedY := 0, 0
+	// The input records' streams (the client id's, then the ten
+	// fields'), and where each is (in pos), for their fast path.
+	var in [inputRecordLen - 1][]byte
+	copy(in[:], cols[colInCid:])
+	at := (*[inputRecordLen - 1]int)(pos[colInCid:])
 	for pos[colType] < len(types) {
 		p := pos[colType]
+		t := types[p]
 		// Fast path: a PLAYER_DIFF whose three varints are one byte each,
 		// most records of a chunk.
-		if t := types[p]; t < 0x40 {
+		if t < 0x40 {
 			g := t & gm
 			if i, j := px[g], py[g]; i < ex[g] && j < ey[g] && dx[i] < 0x80 && dy[j] < 0x80 {
 				out[w], out[w+1], out[w+2] = t, dx[i], dy[j]
 				w += 3
 				pos[colType], px[g], py[g] = p+1, i+1, j+1
 				usedX, usedY = usedX+1, usedY+1
+				continue
+			}
+		}
+		// Fast path: an INPUT_DIFF or INPUT_NEW whose eleven varints are
+		// one byte each, the next most.
+		if (t == inputDiffByte || t == inputNewByte) && w+inputRecordLen <= len(out) {
+			if o := out[w : w+inputRecordLen]; oneByteInputs(&in, at, o[1:]) {
+				o[0] = t
+				w += inputRecordLen
+				pos[colType] = p + 1
 				continue
 			}
 		}
