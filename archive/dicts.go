@@ -299,12 +299,19 @@ func (a *Archive) firstDicts(pend []*Pending, results []Result) {
 				break // full
 			}
 		}
-		content := t.Content()
-		if len(content) < minDictContent {
-			continue // learnHeads finds it barren
-		}
-		_ = a.addDict(chunkenc.Dict{ID: chunkenc.DictID(content), Format: format, Created: a.opts.Now().UTC().Truncate(time.Second), Headers: len(hs), Content: content})
+		_, _ = a.addTrained(format, len(hs), &t) // too little is found barren by learnHeads
 	}
+}
+
+// addTrained stores what t was offered as format's dictionary, made when
+// the archive held headers recordings of it, unless it is under
+// minDictContent; it reports whether it stored one.
+func (a *Archive) addTrained(format string, headers int, t *chunkenc.HeadsTrainer) (bool, error) {
+	content := t.Content()
+	if len(content) < minDictContent {
+		return false, nil
+	}
+	return true, a.addDict(chunkenc.Dict{ID: chunkenc.DictID(content), Format: format, Created: a.opts.Now().UTC().Truncate(time.Second), Headers: headers, Content: content})
 }
 
 // learnHeads notes the recordings a commit archived of formats whose
@@ -443,14 +450,13 @@ func (a *Archive) trainHeadsDicts(ctx context.Context, sample *headsSample, retr
 				break // full
 			}
 		}
-		content := t.Content()
-		if len(content) < minDictContent {
-			continue
-		}
-		if err := a.addDict(chunkenc.Dict{ID: chunkenc.DictID(content), Format: format, Created: a.opts.Now().UTC().Truncate(time.Second), Headers: sample.count[format], Content: content}); err != nil {
+		added, err := a.addTrained(format, sample.count[format], &t)
+		if err != nil {
 			return trained, err
 		}
-		trained = append(trained, format)
+		if added {
+			trained = append(trained, format)
+		}
 	}
 	return trained, nil
 }
